@@ -1,0 +1,37 @@
+# runner-manager build, test and demo entry points. Everything here needs only Go (and, for a few
+# checks, tools this Makefile installs itself).
+GO       ?= go
+VERSION  ?= 0.1.0
+LDFLAGS  := -X github.com/runner-manager/runner-manager/internal/version.Version=$(VERSION)
+BIN      := bin
+FUZZTIME ?= 60s
+
+.PHONY: all build test lint demo bench fuzz test-crash test-e2e tools clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/runner-manager ./cmd/runner-manager
+	$(GO) build -o $(BIN)/ghsim ./cmd/ghsim
+
+# The one command CI runs (.ci/run) and the README gives.
+test: lint
+	$(GO) test -race -timeout 9m ./...
+
+lint:
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './bin/*')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+
+demo: build
+	$(GO) run ./cmd/demo
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+fuzz:
+	$(GO) test ./config -run '^$$' -fuzz FuzzLoadTOML -fuzztime $(FUZZTIME)
+	$(GO) test ./config -run '^$$' -fuzz FuzzLoadYAML -fuzztime $(FUZZTIME)
+
+clean:
+	rm -rf $(BIN)
