@@ -15,7 +15,7 @@ build:
 	$(GO) build -o $(BIN)/ghsim ./cmd/ghsim
 
 # The one command CI runs (.ci/run) and the README gives.
-test: lint
+test: tools lint
 	$(GO) test -race -timeout 9m ./...
 
 lint:
@@ -32,6 +32,11 @@ bench:
 fuzz:
 	$(GO) test ./config -run '^$$' -fuzz FuzzLoadTOML -fuzztime $(FUZZTIME)
 	$(GO) test ./config -run '^$$' -fuzz FuzzLoadYAML -fuzztime $(FUZZTIME)
+
+# Host tools some tests drive for real; each line installs one only when it is missing.
+# promtool (Debian package prometheus) lints a live scrape in internal/metrics' tests.
+tools:
+	command -v promtool >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; }
 
 clean:
 	rm -rf $(BIN)

@@ -1,0 +1,261 @@
+// Package metrics owns runner-manager's Prometheus instrumentation: one private registry, the metric
+// definitions, the small typed methods the daemon, engine and GitHub adapters call to record what
+// happened, and the HTTP endpoint that serves a scrape. It never decides anything from a metric's
+// value, never touches the default global registry, and never puts a secret, token or JIT config
+// in a label: labels are target names, states, endpoint templates, status codes and resources only.
+package metrics
+
+import (
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Namespace prefixes every metric this package defines.
+const Namespace = "runner_manager"
+
+// Scale-up stages of the latency histogram: a job waits for a runner to start, then for that
+// runner to pick it up. Both are measured from the job's own timestamps.
+const (
+	StageQueuedToStarted     = "queued_to_started"      // job queued -> runner process started
+	StageStartedToInProgress = "started_to_in_progress" // runner started -> job in progress
+	StageQueuedToInProgress  = "queued_to_in_progress"  // the whole wait the user sees
+)
+
+// Results of a configuration load, the values of runner_manager_config_reloads_total{result}.
+const (
+	ReloadSuccess = "success"
+	ReloadFailure = "failure"
+)
+
+// Metrics is every metric the daemon exports, registered in its own registry.
+// All methods are safe for concurrent use. The zero value is not usable: call New.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	runners          *prometheus.GaugeVec
+	jobsPickedUp     *prometheus.CounterVec
+	scaleUpLatency   *prometheus.HistogramVec
+	githubRequests   *prometheus.CounterVec
+	githubDuration   *prometheus.HistogramVec
+	rateRemaining    *prometheus.GaugeVec
+	rateReset        *prometheus.GaugeVec
+	reconcileSeconds *prometheus.HistogramVec
+	reconcileErrors  *prometheus.CounterVec
+	reloads          *prometheus.CounterVec
+	reloadOK         prometheus.Gauge
+	reloadSuccessTS  prometheus.Gauge
+	configGeneration prometheus.Gauge
+	journalWrite     prometheus.Histogram
+	githubContact    prometheus.Gauge
+	webhookDelivery  *prometheus.CounterVec
+
+	mu           sync.Mutex
+	runnerStates map[string]map[string]bool // target -> states it has reported, so a drop to zero is exported
+}
+
+// latencyBuckets span a fast webhook-driven start (seconds) to a slow poll-driven one (minutes).
+var latencyBuckets = []float64{1, 2.5, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300, 600}
+
+// New builds the metrics and registers them, with the Go runtime, process and build-info
+// collectors, in a registry owned by the returned value. version is the daemon's build version.
+func New(version string) *Metrics {
+	m := &Metrics{
+		reg:          prometheus.NewRegistry(),
+		runnerStates: map[string]map[string]bool{},
+	}
+	m.runners = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "runners",
+		Help: "Runners this host owns, by target and journal state.",
+	}, []string{"target", "state"})
+	m.jobsPickedUp = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "jobs_picked_up_total",
+		Help: "Workflow jobs that a runner started by this host picked up, by target.",
+	}, []string{"target"})
+	m.scaleUpLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "scale_up_latency_seconds",
+		Help:    "Time from a job being queued to a runner starting for it and to the job being in progress, by target and stage.",
+		Buckets: latencyBuckets,
+	}, []string{"target", "stage"})
+	m.githubRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "github_requests_total",
+		Help: "GitHub API requests by endpoint template and HTTP status (\"error\" when no response arrived).",
+	}, []string{"endpoint", "status"})
+	m.githubDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "github_request_duration_seconds",
+		Help:    "GitHub API request latency by endpoint template.",
+		Buckets: prometheus.DefBuckets,
+	}, []string{"endpoint"})
+	m.rateRemaining = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "github_rate_limit_remaining",
+		Help: "Requests left in the current GitHub rate-limit window (x-ratelimit-remaining), by resource.",
+	}, []string{"resource"})
+	m.rateReset = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "github_rate_limit_reset_timestamp_seconds",
+		Help: "When the current GitHub rate-limit window resets (x-ratelimit-reset), by resource.",
+	}, []string{"resource"})
+	m.reconcileSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "reconcile_duration_seconds",
+		Help:    "Duration of one reconcile pass (demand, plan, launch/reap), by target.",
+		Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"target"})
+	m.reconcileErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "reconcile_errors_total",
+		Help: "Reconcile passes that ended in an error, by target.",
+	}, []string{"target"})
+	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "config_reloads_total",
+		Help: "Configuration loads (startup and reloads) by result.",
+	}, []string{"result"})
+	m.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "config_last_reload_successful",
+		Help: "Whether the last configuration load succeeded (1) or was rejected (0).",
+	})
+	m.reloadSuccessTS = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "config_last_reload_success_timestamp_seconds",
+		Help: "When the configuration was last loaded successfully.",
+	})
+	m.configGeneration = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "config_generation",
+		Help: "Generation number of the configuration the daemon is running.",
+	})
+	m.journalWrite = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "journal_write_duration_seconds",
+		Help:    "Latency of one synced journal write.",
+		Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1},
+	})
+	m.githubContact = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "github_last_successful_contact_timestamp_seconds",
+		Help: "When a GitHub API request last succeeded.",
+	})
+	m.webhookDelivery = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "webhook_deliveries_total",
+		Help: "Webhook deliveries received, by result (accepted, duplicate, ignored, or the reason for rejection).",
+	}, []string{"result"})
+
+	m.reg.MustRegister(
+		m.runners, m.jobsPickedUp, m.scaleUpLatency, m.githubRequests, m.githubDuration,
+		m.rateRemaining, m.rateReset, m.reconcileSeconds, m.reconcileErrors, m.reloads, m.reloadOK,
+		m.reloadSuccessTS, m.configGeneration, m.journalWrite, m.githubContact, m.webhookDelivery,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "build_info",
+			Help:        "Build information; the value is always 1.",
+			ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
+		}, func() float64 { return 1 }),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	// Both results exist from the start so rate() and absent() alerts work before the first failure.
+	m.reloads.WithLabelValues(ReloadSuccess)
+	m.reloads.WithLabelValues(ReloadFailure)
+	return m
+}
+
+// Registry is the registry the metrics live in, for tests and for the daemon to add collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// SetRunners records how many runners target has in each state. A state reported before and
+// missing now is set to 0 rather than dropped, so a graph falls to zero instead of ending.
+func (m *Metrics) SetRunners(target string, counts map[string]int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := m.runnerStates[target]
+	if seen == nil {
+		seen = map[string]bool{}
+		m.runnerStates[target] = seen
+	}
+	for state := range seen {
+		if _, ok := counts[state]; !ok {
+			m.runners.WithLabelValues(target, state).Set(0)
+		}
+	}
+	for state, n := range counts {
+		seen[state] = true
+		m.runners.WithLabelValues(target, state).Set(float64(n))
+	}
+}
+
+// ForgetTarget deletes every per-target series of a target removed from the config, so a
+// removed target does not linger in dashboards.
+func (m *Metrics) ForgetTarget(target string) {
+	m.mu.Lock()
+	delete(m.runnerStates, target)
+	m.mu.Unlock()
+	l := prometheus.Labels{"target": target}
+	m.runners.DeletePartialMatch(l)
+	m.jobsPickedUp.DeletePartialMatch(l)
+	m.scaleUpLatency.DeletePartialMatch(l)
+	m.reconcileSeconds.DeletePartialMatch(l)
+	m.reconcileErrors.DeletePartialMatch(l)
+}
+
+// JobPickedUp counts one job that a runner of target picked up.
+func (m *Metrics) JobPickedUp(target string) { m.jobsPickedUp.WithLabelValues(target).Inc() }
+
+// ObserveScaleUp records one stage of a job's wait for a runner (Stage* constants).
+// A negative duration (clock skew between GitHub and this host) is recorded as 0.
+func (m *Metrics) ObserveScaleUp(target, stage string, d time.Duration) {
+	m.scaleUpLatency.WithLabelValues(target, stage).Observe(max(d, 0).Seconds())
+}
+
+// ObserveGitHubRequest records one GitHub API request. endpoint must be a template such as
+// "GET /repos/{owner}/{repo}/actions/runs" (never a URL with a token or a per-job id in it);
+// status is the HTTP status, or 0 when the request failed before a response arrived.
+// A 2xx or 304 also marks the last successful GitHub contact.
+func (m *Metrics) ObserveGitHubRequest(endpoint string, status int, d time.Duration, at time.Time) {
+	code := "error"
+	if status > 0 {
+		code = strconv.Itoa(status)
+	}
+	m.githubRequests.WithLabelValues(endpoint, code).Inc()
+	m.githubDuration.WithLabelValues(endpoint).Observe(d.Seconds())
+	if (status >= 200 && status < 300) || status == 304 {
+		m.GitHubContact(at)
+	}
+}
+
+// GitHubContact records a successful GitHub contact at t (for example one restored from the journal at startup).
+func (m *Metrics) GitHubContact(t time.Time) { m.githubContact.Set(unixSeconds(t)) }
+
+// SetRateLimit records GitHub's x-ratelimit-remaining and x-ratelimit-reset for a resource ("core", ...).
+func (m *Metrics) SetRateLimit(resource string, remaining int, reset time.Time) {
+	m.rateRemaining.WithLabelValues(resource).Set(float64(remaining))
+	m.rateReset.WithLabelValues(resource).Set(unixSeconds(reset))
+}
+
+// ObserveReconcile records one reconcile pass of target; a non-nil err also counts an error.
+func (m *Metrics) ObserveReconcile(target string, d time.Duration, err error) {
+	m.reconcileSeconds.WithLabelValues(target).Observe(d.Seconds())
+	if err != nil {
+		m.reconcileErrors.WithLabelValues(target).Inc()
+	}
+}
+
+// ConfigReload records the outcome of one configuration load at time at. A success also sets the
+// generation now running and the last-success timestamp; a failure leaves both as they were,
+// because the last good config keeps running.
+func (m *Metrics) ConfigReload(ok bool, generation int64, at time.Time) {
+	if !ok {
+		m.reloads.WithLabelValues(ReloadFailure).Inc()
+		m.reloadOK.Set(0)
+		return
+	}
+	m.reloads.WithLabelValues(ReloadSuccess).Inc()
+	m.reloadOK.Set(1)
+	m.reloadSuccessTS.Set(unixSeconds(at))
+	m.configGeneration.Set(float64(generation))
+}
+
+// ObserveJournalWrite records the latency of one synced journal write.
+func (m *Metrics) ObserveJournalWrite(d time.Duration) { m.journalWrite.Observe(d.Seconds()) }
+
+// WebhookDelivery counts one webhook delivery by its result; it has the signature of
+// webhook.Options.OnResult so the daemon can pass it directly.
+func (m *Metrics) WebhookDelivery(result string) { m.webhookDelivery.WithLabelValues(result).Inc() }
+
+// unixSeconds keeps sub-second precision, as Prometheus' own *_timestamp_seconds metrics do.
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

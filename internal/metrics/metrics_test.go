@@ -1,0 +1,171 @@
+package metrics
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata golden files")
+
+// ours lists every metric this package defines except build_info, whose goversion label
+// depends on the toolchain (TestBuildInfo checks it).
+var ours = []string{
+	"runner_manager_runners", "runner_manager_jobs_picked_up_total",
+	"runner_manager_scale_up_latency_seconds", "runner_manager_github_requests_total",
+	"runner_manager_github_request_duration_seconds", "runner_manager_github_rate_limit_remaining",
+	"runner_manager_github_rate_limit_reset_timestamp_seconds", "runner_manager_reconcile_duration_seconds",
+	"runner_manager_reconcile_errors_total", "runner_manager_config_reloads_total",
+	"runner_manager_config_last_reload_successful", "runner_manager_config_last_reload_success_timestamp_seconds",
+	"runner_manager_config_generation", "runner_manager_journal_write_duration_seconds",
+	"runner_manager_github_last_successful_contact_timestamp_seconds", "runner_manager_webhook_deliveries_total",
+}
+
+var t0 = time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)
+
+// TestGolden drives every method the way a short daemon life would and compares the whole
+// exposition of our metrics with testdata/metrics.golden.prom.
+func TestGolden(t *testing.T) {
+	m := New("1.2.3")
+	m.ConfigReload(true, 1, t0)
+	m.ConfigReload(false, 0, t0.Add(time.Minute)) // rejected: generation and success time stay
+	m.SetRunners("web", map[string]int{"busy": 2, "started": 1})
+	m.SetRunners("infra", map[string]int{"started": 1})
+	m.JobPickedUp("web")
+	m.JobPickedUp("web")
+	m.ObserveScaleUp("web", StageQueuedToStarted, 4*time.Second)
+	m.ObserveScaleUp("web", StageStartedToInProgress, 2*time.Second)
+	m.ObserveScaleUp("web", StageQueuedToInProgress, 6*time.Second)
+	m.ObserveGitHubRequest("GET /repos/{owner}/{repo}/actions/runs", 200, 80*time.Millisecond, t0.Add(2*time.Second))
+	m.ObserveGitHubRequest("GET /repos/{owner}/{repo}/actions/runs", 304, 20*time.Millisecond, t0.Add(3*time.Second))
+	m.ObserveGitHubRequest("POST /repos/{owner}/{repo}/actions/runners/generate-jitconfig", 403, 50*time.Millisecond, t0.Add(4*time.Second))
+	m.ObserveGitHubRequest("GET /orgs/{org}/actions/runners", 0, 3*time.Second, t0.Add(5*time.Second))
+	m.SetRateLimit("core", 4990, t0.Add(time.Hour))
+	m.ObserveReconcile("web", 120*time.Millisecond, nil)
+	m.ObserveReconcile("infra", 2*time.Second, errors.New("rate limited"))
+	m.ObserveJournalWrite(3 * time.Millisecond)
+	m.WebhookDelivery("accepted")
+	m.WebhookDelivery("bad_signature")
+
+	golden := filepath.Join("testdata", "metrics.golden.prom")
+	if *update {
+		got, err := testutil.GatherAndFormat(m.Registry(), expfmt.TypeTextPlain, ours...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update once to create it)", err)
+	}
+	if err := testutil.GatherAndCompare(m.Registry(), bytes.NewReader(want), ours...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSetRunnersDropsVanishedStatesToZero(t *testing.T) {
+	m := New("test")
+	m.SetRunners("web", map[string]int{"busy": 3, "started": 1})
+	m.SetRunners("web", map[string]int{"started": 2})
+	for _, tc := range []struct {
+		state string
+		want  float64
+	}{{"busy", 0}, {"started", 2}} {
+		if got := testutil.ToFloat64(m.runners.WithLabelValues("web", tc.state)); got != tc.want {
+			t.Errorf("runners{web,%s} = %v, want %v", tc.state, got, tc.want)
+		}
+	}
+}
+
+func TestForgetTargetRemovesItsSeries(t *testing.T) {
+	m := New("test")
+	m.SetRunners("web", map[string]int{"busy": 1})
+	m.SetRunners("infra", map[string]int{"busy": 1})
+	m.JobPickedUp("web")
+	m.ObserveReconcile("web", time.Second, errors.New("x"))
+	m.ObserveScaleUp("web", StageQueuedToStarted, time.Second)
+	m.ForgetTarget("web")
+	if n := testutil.CollectAndCount(m.runners); n != 1 {
+		t.Errorf("runner series after forgetting web = %d, want 1 (infra's)", n)
+	}
+	for name, c := range map[string]int{
+		"jobs": testutil.CollectAndCount(m.jobsPickedUp), "reconcile": testutil.CollectAndCount(m.reconcileSeconds),
+		"errors": testutil.CollectAndCount(m.reconcileErrors), "latency": testutil.CollectAndCount(m.scaleUpLatency),
+	} {
+		if c != 0 {
+			t.Errorf("%s series after forgetting web = %d, want 0", name, c)
+		}
+	}
+	// A target re-added later starts from nothing, with no stale state set to 0.
+	m.SetRunners("web", map[string]int{"started": 1})
+	if n := testutil.CollectAndCount(m.runners); n != 2 {
+		t.Errorf("runner series after re-adding web = %d, want 2", n)
+	}
+}
+
+func TestGitHubContactOnlyOnSuccess(t *testing.T) {
+	for _, tc := range []struct {
+		status  int
+		contact bool
+	}{{200, true}, {201, true}, {204, true}, {304, true}, {0, false}, {401, false}, {403, false}, {429, false}, {502, false}} {
+		m := New("test")
+		m.ObserveGitHubRequest("GET /rate_limit", tc.status, time.Millisecond, t0)
+		got := testutil.ToFloat64(m.githubContact)
+		if want := map[bool]float64{true: unixSeconds(t0), false: 0}[tc.contact]; got != want {
+			t.Errorf("status %d: last contact = %v, want %v", tc.status, got, want)
+		}
+	}
+}
+
+func TestConfigReloadFailureKeepsLastGood(t *testing.T) {
+	m := New("test")
+	m.ConfigReload(true, 7, t0)
+	m.ConfigReload(false, 8, t0.Add(time.Hour))
+	for name, tc := range map[string]struct{ got, want float64 }{
+		"successful": {testutil.ToFloat64(m.reloadOK), 0},
+		"success_ts": {testutil.ToFloat64(m.reloadSuccessTS), unixSeconds(t0)},
+		"generation": {testutil.ToFloat64(m.configGeneration), 7},
+		"failures":   {testutil.ToFloat64(m.reloads.WithLabelValues(ReloadFailure)), 1},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s = %v, want %v", name, tc.got, tc.want)
+		}
+	}
+	m.ConfigReload(true, 9, t0.Add(2*time.Hour))
+	if got := testutil.ToFloat64(m.reloadOK); got != 1 {
+		t.Errorf("successful after a good reload = %v, want 1", got)
+	}
+}
+
+func TestNegativeScaleUpIsZero(t *testing.T) {
+	m := New("test")
+	m.ObserveScaleUp("web", StageQueuedToStarted, -5*time.Second)
+	out, err := testutil.GatherAndFormat(m.Registry(), expfmt.TypeTextPlain, "runner_manager_scale_up_latency_seconds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `runner_manager_scale_up_latency_seconds_sum{stage="queued_to_started",target="web"} 0`) {
+		t.Errorf("negative duration not clamped to 0:\n%s", out)
+	}
+}
+
+func TestBuildInfo(t *testing.T) {
+	out, err := testutil.GatherAndFormat(New("1.2.3").Registry(), expfmt.TypeTextPlain, "runner_manager_build_info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `version="1.2.3"} 1`) || !strings.Contains(string(out), `goversion="go`) {
+		t.Errorf("build_info:\n%s", out)
+	}
+}

@@ -1,0 +1,119 @@
+package metrics
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLiveScrapePassesPromtool serves the endpoint on 127.0.0.1, scrapes it over real HTTP and
+// pipes the scrape into `promtool check metrics` (installed by `make tools`). Under CI a missing
+// promtool is a failure, because the check is an acceptance criterion there.
+func TestLiveScrapePassesPromtool(t *testing.T) {
+	m := New("1.2.3")
+	m.ConfigReload(true, 1, t0)
+	m.SetRunners("web", map[string]int{"busy": 1})
+	m.ObserveGitHubRequest("GET /repos/{owner}/{repo}/actions/runs", 200, time.Millisecond, t0)
+	m.ObserveScaleUp("web", StageQueuedToStarted, time.Second)
+	m.ObserveReconcile("web", time.Millisecond, nil)
+	m.SetRateLimit("core", 10, t0)
+	m.ObserveJournalWrite(time.Millisecond)
+	m.WebhookDelivery("accepted")
+
+	body := scrape(t, m)
+	for _, want := range []string{"runner_manager_runners{", "runner_manager_build_info{", "go_goroutines ", "process_start_time_seconds "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("scrape lacks %q", want)
+		}
+	}
+
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool not found on PATH; CI must run `make tools` (Debian package prometheus) before the tests")
+		}
+		t.Skip("promtool not installed; run `make tools` to include the exposition lint")
+	}
+	cmd := exec.CommandContext(t.Context(), promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(body)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// scrape starts ServeListener, fetches Path once, then stops the server and checks it returned cleanly.
+func scrape(t *testing.T, m *Metrics) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.ServeListener(ctx, ln, nil) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ServeListener after cancel: %v", err)
+		}
+	}()
+	resp, err := http.Get("http://" + ln.Addr().String() + Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("scrape: %s, Content-Type %q", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	return string(b)
+}
+
+func TestServeRejectsBusyAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	err = New("test").Serve(t.Context(), ln.Addr().String(), nil)
+	if err == nil || !strings.Contains(err.Error(), "daemon.metrics_listen") {
+		t.Fatalf("Serve on a busy address: %v, want an error naming daemon.metrics_listen", err)
+	}
+}
+
+func TestOnlyGETMetricsIsServed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- New("test").ServeListener(ctx, ln, nil) }()
+	defer func() { cancel(); <-done }()
+	base := "http://" + ln.Addr().String()
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{{"POST", Path, http.StatusMethodNotAllowed}, {"GET", "/", http.StatusNotFound}, {"GET", "/debug/pprof/", http.StatusNotFound}} {
+		req, _ := http.NewRequestWithContext(t.Context(), tc.method, base+tc.path, bytes.NewReader(nil))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s = %d, want %d", tc.method, tc.path, resp.StatusCode, tc.want)
+		}
+	}
+}
