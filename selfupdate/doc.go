@@ -1,0 +1,12 @@
+// Package selfupdate replaces the runner-manager binary under a running service without interrupting
+// a job (DESIGN.md promises 5 and 6).
+//
+// The service runs a private copy of the binary, so a package manager can replace the source path at
+// any time. A Watcher stats the source cheaply and confirms a changed file by running it with
+// --version; an Orchestrator waits for the engine's upgrade drain (no deadline), an Installer swaps the
+// private copy with rollback, and the daemon exits with the "upgrade pending" code so the service
+// manager starts the new binary. A Guard rolls a crash-looping new binary back to the previous one.
+//
+// It owns the private binary, its ".old" sibling and the guard's state file. It never imports the
+// engine (it declares the Drainer it needs), never talks to GitHub, and never kills a runner.
+package selfupdate

@@ -1,0 +1,154 @@
+package selfupdate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// OldSuffix names the previous binary kept beside the private copy after an upgrade, for the
+// crash-loop guard to roll back to. The next install or upgrade removes it.
+const OldSuffix = ".old"
+
+// Installer swaps the private binary the service runs (Target) for the source binary.
+type Installer struct {
+	Target  string        // the private copy, e.g. /var/lib/runner-manager/bin/runner-manager
+	Timeout time.Duration // --version probe timeout; 0 = DefaultProbeTimeout
+	Run     RunFunc       // nil = ExecRun
+	Logger  *slog.Logger  // nil = slog.Default()
+
+	copy func(dst io.Writer, src io.Reader) error // nil = io.Copy; tests inject a failing copy
+}
+
+// Install copies c.Path over Target and proves the result runs: the copy is written to a temp file
+// in Target's directory (fsync, 0755), the current Target is renamed to Target.old, the temp file is
+// renamed into place, and the installed file must answer --version with c.Version. On any failure
+// the old file is put back and still runs. The daemon must have drained first; after a nil return it
+// exits with the "upgrade pending" code (the Orchestrator returns ErrUpgradePending for that).
+func (in *Installer) Install(ctx context.Context, c Candidate) error {
+	old := in.Target + OldSuffix
+	if err := removeIfExists(old); err != nil {
+		return fmt.Errorf("upgrade to %s: removing the leftover %s: %w (remove it by hand and the next check retries)", c.Version, old, err)
+	}
+	tmp, err := in.writeTemp(c.Path)
+	if err != nil {
+		return fmt.Errorf("upgrade to %s: copying %s beside %s: %w; the running binary is unchanged", c.Version, c.Path, in.Target, err)
+	}
+	defer os.Remove(tmp) // no-op once renamed into place
+
+	hadOld := true
+	if err := os.Rename(in.Target, old); errors.Is(err, fs.ErrNotExist) {
+		hadOld = false // first install: nothing to keep
+	} else if err != nil {
+		return fmt.Errorf("upgrade to %s: moving %s aside: %w; the running binary is unchanged", c.Version, in.Target, err)
+	}
+	fail := func(cause error) error {
+		if !hadOld {
+			_ = os.Remove(in.Target)
+			return cause
+		}
+		if rerr := os.Rename(old, in.Target); rerr != nil {
+			return fmt.Errorf("%w; AND restoring the previous binary failed: %v: the service binary %s is missing, move %s back or run `runner-manager service install`", cause, rerr, in.Target, old)
+		}
+		_ = syncDir(filepath.Dir(in.Target))
+		return fmt.Errorf("%w; the previous binary was put back", cause)
+	}
+	if err := os.Rename(tmp, in.Target); err != nil {
+		return fail(fmt.Errorf("upgrade to %s: renaming the copy into %s: %w", c.Version, in.Target, err))
+	}
+	if err := syncDir(filepath.Dir(in.Target)); err != nil {
+		return fail(fmt.Errorf("upgrade to %s: syncing %s: %w", c.Version, filepath.Dir(in.Target), err))
+	}
+	// The source may have changed again since it was confirmed; only the expected version is trusted.
+	got, err := ProbeVersion(context.WithoutCancel(ctx), in.Run, in.Target, in.Timeout)
+	if err != nil {
+		return fail(fmt.Errorf("upgrade to %s: the installed copy does not run: %w", c.Version, err))
+	}
+	if got != c.Version {
+		return fail(fmt.Errorf("upgrade to %s: the installed copy reports %s (the source changed during the drain); the next check will consider the new file", c.Version, got))
+	}
+	in.logger().Info("upgrade installed", "target", in.Target, "version", c.Version, "previous_kept_as", old)
+	return nil
+}
+
+// writeTemp copies src to a new executable temp file in Target's directory, synced to disk, and
+// returns its path. A rename from the same directory is atomic; a copy is not.
+func (in *Installer) writeTemp(src string) (string, error) {
+	s, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	dir, base := filepath.Split(in.Target)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, "."+base+".new-*")
+	if err != nil {
+		return "", err
+	}
+	cp := in.copy
+	if cp == nil {
+		cp = func(dst io.Writer, src io.Reader) error { _, err := io.Copy(dst, src); return err }
+	}
+	err = cp(f, s)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = f.Chmod(0o755)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+func (in *Installer) logger() *slog.Logger {
+	if in.Logger != nil {
+		return in.Logger
+	}
+	return slog.Default()
+}
+
+// CopyExecutable installs src at dst the way an upgrade does (temp file, fsync, 0755, rename) but
+// without keeping a .old; `service install` uses it.
+func CopyExecutable(src, dst string) error {
+	in := Installer{Target: dst}
+	tmp, err := in.writeTemp(src)
+	if err != nil {
+		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
+	}
+	return syncDir(filepath.Dir(dst))
+}
+
+func removeIfExists(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// syncDir makes a rename in dir durable: without it a power loss can undo the swap.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

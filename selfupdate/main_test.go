@@ -1,0 +1,121 @@
+package selfupdate
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeBins holds testdata/fakebin built once per package run, one file per behaviour.
+var fakeBins string
+
+var fakeVariants = map[string]string{ // file name -> -X flags
+	"v1.2.3":  "-X github.com/runner-manager/runner-manager/internal/version.Version=1.2.3",
+	"v1.2.4":  "-X github.com/runner-manager/runner-manager/internal/version.Version=1.2.4",
+	"v1.2.5":  "-X github.com/runner-manager/runner-manager/internal/version.Version=1.2.5",
+	"fail":    "-X main.Mode=fail",
+	"hang":    "-X main.Mode=hang",
+	"garbage": "-X main.Mode=garbage",
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "selfupdate-fakebin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := func() int {
+		defer os.RemoveAll(dir)
+		for name, flags := range fakeVariants {
+			cmd := exec.Command("go", "build", "-ldflags", flags, "-o", filepath.Join(dir, name), "./testdata/fakebin")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "building fake binary %s: %v\n%s", name, err, out)
+				return 1
+			}
+		}
+		fakeBins = dir
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// placeBin copies fake binary variant to path (a fresh inode each time, like a package manager).
+func placeBin(t *testing.T, variant, path string) {
+	t.Helper()
+	if err := CopyExecutable(filepath.Join(fakeBins, variant), path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runsVersion asserts the binary at path answers --version with want.
+func runsVersion(t *testing.T, path, want string) {
+	t.Helper()
+	got, err := ProbeVersion(t.Context(), nil, path, 10*time.Second)
+	if err != nil {
+		t.Fatalf("%s does not run: %v", path, err)
+	}
+	if got != want {
+		t.Fatalf("%s reports %s, want %s", path, got, want)
+	}
+}
+
+// fakeClock only moves when told; After registers a waiter that Advance fires.
+type fakeClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []fakeWaiter
+	added   chan struct{}
+}
+
+type fakeWaiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC), added: make(chan struct{}, 100)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	c.waiters = append(c.waiters, fakeWaiter{at: c.now.Add(d), ch: ch})
+	c.added <- struct{}{}
+	return ch
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if !w.at.After(c.now) {
+			w.ch <- c.now
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	c.waiters = kept
+}
+
+// awaitWaiter blocks until some goroutine called After: the watcher finished a check and sleeps.
+func (c *fakeClock) awaitWaiter(t *testing.T) {
+	t.Helper()
+	select {
+	case <-c.added:
+	case <-time.After(20 * time.Second):
+		t.Fatal("nothing started waiting on the clock")
+	}
+}
