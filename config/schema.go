@@ -1,51 +1,80 @@
 package config
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/invopop/jsonschema"
+)
 
 // Config is one immutable snapshot of the operator's file after defaults, environment overrides and
 // validation. Nothing may modify a *Config once Load has returned it: the engine keeps pointers to
 // snapshots and compares old against new on every reload.
 type Config struct {
-	Daemon  Daemon   `koanf:"daemon" json:"daemon"`
-	GitHub  GitHub   `koanf:"github" json:"github"`
-	Webhook *Webhook `koanf:"webhook" json:"webhook,omitempty"`
-	Targets []Target `koanf:"target" json:"target,omitempty"`
+	// Host-wide settings of the daemon.
+	Daemon Daemon `koanf:"daemon" json:"daemon" toml:"daemon"`
+	// GitHub endpoint and the one credential the daemon uses.
+	GitHub GitHub `koanf:"github" json:"github" toml:"github"`
+	// Optional listener for workflow_job webhook deliveries (polling still runs, slower).
+	Webhook *Webhook `koanf:"webhook" json:"webhook,omitempty" toml:"webhook,omitempty"`
+	// One entry per repository or organisation runners are kept for.
+	Targets []Target `koanf:"target" json:"target,omitempty" toml:"target,omitempty"`
 
 	// Source is the file the snapshot was loaded from (empty for the embedded default).
-	Source string `koanf:"-" json:"-"`
+	Source string `koanf:"-" json:"-" toml:"-"`
+	// Warnings are the non-fatal problems Load found (for example an over-committed host). They are
+	// returned with a valid config so the daemon can log them and validate can print them.
+	Warnings []Problem `koanf:"-" json:"-" toml:"-"`
 }
 
 // Daemon holds host-wide settings. Every scalar here can be overridden by RUNNER_MANAGER_<KEY>
 // (for example RUNNER_MANAGER_MAX_RUNNERS=8).
 type Daemon struct {
-	StateDir             string   `koanf:"state_dir" json:"state_dir"`
-	LogLevel             string   `koanf:"log_level" json:"log_level"`   // debug|info|warn|error
-	LogFormat            string   `koanf:"log_format" json:"log_format"` // auto|text|json
-	MaxRunners           int      `koanf:"max_runners" json:"max_runners"`
-	PollInterval         Duration `koanf:"poll_interval" json:"poll_interval"`
-	ShutdownDrainTimeout Duration `koanf:"shutdown_drain_timeout" json:"shutdown_drain_timeout"`
-	MetricsListen        string   `koanf:"metrics_listen" json:"metrics_listen,omitempty"` // "" = off
-	StatusListen         string   `koanf:"status_listen" json:"status_listen,omitempty"`   // "" = off; "unix" = socket in state_dir
+	// Directory of the journal, runner packages, runtime directories and device-flow credentials.
+	StateDir string `koanf:"state_dir" json:"state_dir" toml:"state_dir" jsonschema:"default=/var/lib/runner-manager"`
+	// Minimum level of log records.
+	LogLevel string `koanf:"log_level" json:"log_level" toml:"log_level" jsonschema:"enum=debug,enum=info,enum=warn,enum=error,default=info"`
+	// auto: coloured text on a terminal, JSON otherwise.
+	LogFormat string `koanf:"log_format" json:"log_format" toml:"log_format" jsonschema:"enum=auto,enum=text,enum=json,default=auto"`
+	// Host-wide bound on runners alive at once, across all targets.
+	MaxRunners int `koanf:"max_runners" json:"max_runners" toml:"max_runners" jsonschema:"minimum=1,default=4"`
+	// How often each target asks GitHub for queued jobs (targets may override it).
+	PollInterval Duration `koanf:"poll_interval" json:"poll_interval" toml:"poll_interval" jsonschema:"default=30s"`
+	// How long a stop (SIGTERM) waits for idle runners to deregister before exiting; busy runners are
+	// left running for startup recovery either way.
+	ShutdownDrainTimeout Duration `koanf:"shutdown_drain_timeout" json:"shutdown_drain_timeout" toml:"shutdown_drain_timeout" jsonschema:"default=60s"`
+	// host:port of the Prometheus /metrics listener; empty turns it off.
+	MetricsListen string `koanf:"metrics_listen" json:"metrics_listen,omitempty" toml:"metrics_listen,omitempty"`
+	// host:port of the status endpoint, or "unix" for a socket in state_dir; empty turns it off.
+	StatusListen string `koanf:"status_listen" json:"status_listen,omitempty" toml:"status_listen,omitempty"`
 }
 
 // GitHub selects the API endpoint and exactly one way to authenticate.
 type GitHub struct {
-	APIURL         string      `koanf:"api_url" json:"api_url"`
-	TokenFile      string      `koanf:"token_file" json:"token_file,omitempty"`
-	AppID          int64       `koanf:"app_id" json:"app_id,omitempty"`
-	InstallationID int64       `koanf:"installation_id" json:"installation_id,omitempty"`
-	PrivateKeyFile string      `koanf:"private_key_file" json:"private_key_file,omitempty"`
-	DeviceFlow     *DeviceFlow `koanf:"device_flow" json:"device_flow,omitempty"`
+	// REST API base URL: https://api.github.com, a GHES https://HOST/api/v3, or the simulator.
+	APIURL string `koanf:"api_url" json:"api_url" toml:"api_url" jsonschema:"format=uri,default=https://api.github.com"`
+	// File holding a personal access token (must not be readable by other users).
+	TokenFile string `koanf:"token_file" json:"token_file,omitempty" toml:"token_file,omitempty"`
+	// GitHub App ID (with installation_id and private_key_file).
+	AppID int64 `koanf:"app_id" json:"app_id,omitempty" toml:"app_id,omitempty"`
+	// Installation ID of the GitHub App on the organisation or repositories.
+	InstallationID int64 `koanf:"installation_id" json:"installation_id,omitempty" toml:"installation_id,omitempty"`
+	// PEM private key of the GitHub App (must not be readable by other users).
+	PrivateKeyFile string `koanf:"private_key_file" json:"private_key_file,omitempty" toml:"private_key_file,omitempty"`
+	// OAuth device-flow sign-in (`runner-manager auth login`).
+	DeviceFlow *DeviceFlow `koanf:"device_flow" json:"device_flow,omitempty" toml:"device_flow,omitempty"`
 }
 
 // DeviceFlow is OAuth device-flow sign-in; the resulting token pair lives in the state dir.
 type DeviceFlow struct {
-	ClientID string `koanf:"client_id" json:"client_id"`
+	// Client ID of the OAuth or GitHub App used for the device flow.
+	ClientID string `koanf:"client_id" json:"client_id" toml:"client_id"`
 }
 
 // AuthKind names which credential a GitHub section configures.
 type AuthKind string
 
+// The credential kinds; AuthNone means the section configures none.
 const (
 	AuthNone       AuthKind = ""
 	AuthTokenFile  AuthKind = "token_file"
@@ -55,29 +84,47 @@ const (
 
 // Webhook is the optional listener for workflow_job deliveries.
 type Webhook struct {
-	Listen     string `koanf:"listen" json:"listen"`
-	Path       string `koanf:"path" json:"path"`
-	SecretFile string `koanf:"secret_file" json:"secret_file"`
+	// host:port to listen on.
+	Listen string `koanf:"listen" json:"listen" toml:"listen"`
+	// URL path deliveries are posted to.
+	Path string `koanf:"path" json:"path" toml:"path" jsonschema:"default=/webhook"`
+	// File holding the webhook secret that signs X-Hub-Signature-256.
+	SecretFile string `koanf:"secret_file" json:"secret_file" toml:"secret_file"`
 }
 
 // Target is one repository or organisation and the scale policy of the runners kept for it.
 // Name is its identity across reloads: a renamed target is a removed one plus an added one.
 type Target struct {
-	Name          string            `koanf:"name" json:"name"`
-	Repository    string            `koanf:"repository" json:"repository,omitempty"`     // "owner/repo"
-	Organization  string            `koanf:"organization" json:"organization,omitempty"` // "org"
-	RunnerGroup   string            `koanf:"runner_group" json:"runner_group,omitempty"`
-	Labels        []string          `koanf:"labels" json:"labels,omitempty"`
-	MaxRunners    int               `koanf:"max_runners" json:"max_runners"`
-	MinIdle       int               `koanf:"min_idle" json:"min_idle"`
-	IdleTimeout   Duration          `koanf:"idle_timeout" json:"idle_timeout"`
-	PollInterval  Duration          `koanf:"poll_interval" json:"poll_interval,omitempty"` // 0 = daemon's
-	Mode          string            `koanf:"mode" json:"mode"`                             // autoscale|monitor
-	Enabled       *bool             `koanf:"enabled" json:"enabled,omitempty"`             // nil = true
-	RunnerVersion string            `koanf:"runner_version" json:"runner_version"`         // latest|x.y.z
-	WorkDir       string            `koanf:"work_dir" json:"work_dir,omitempty"`
-	Env           map[string]string `koanf:"env" json:"env,omitempty"`
-	Ephemeral     *bool             `koanf:"ephemeral" json:"ephemeral,omitempty"` // must be nil or true
+	// Unique name; the identity of the target across reloads.
+	Name string `koanf:"name" json:"name" toml:"name" jsonschema:"required"`
+	// "owner/repo" (exclusive with organization).
+	Repository string `koanf:"repository" json:"repository,omitempty" toml:"repository,omitempty"`
+	// Organisation login (exclusive with repository).
+	Organization string `koanf:"organization" json:"organization,omitempty" toml:"organization,omitempty"`
+	// Runner group of the organisation (organisation targets; empty = Default).
+	RunnerGroup string `koanf:"runner_group" json:"runner_group,omitempty" toml:"runner_group,omitempty"`
+	// Custom labels added to the runners; a job runs here when its runs-on labels are a subset.
+	Labels []string `koanf:"labels" json:"labels,omitempty" toml:"labels,omitempty"`
+	// Bound on this target's runners alive at once.
+	MaxRunners int `koanf:"max_runners" json:"max_runners" toml:"max_runners" jsonschema:"minimum=1,default=1"`
+	// Runners kept idle and registered, waiting for jobs.
+	MinIdle int `koanf:"min_idle" json:"min_idle" toml:"min_idle" jsonschema:"minimum=0,default=0"`
+	// An idle runner beyond min_idle is removed after this long.
+	IdleTimeout Duration `koanf:"idle_timeout" json:"idle_timeout" toml:"idle_timeout" jsonschema:"default=5m"`
+	// Overrides daemon.poll_interval for this target; 0 uses the daemon's.
+	PollInterval Duration `koanf:"poll_interval" json:"poll_interval,omitempty" toml:"poll_interval,omitempty"`
+	// autoscale launches runners; monitor only observes demand and reports it.
+	Mode string `koanf:"mode" json:"mode" toml:"mode" jsonschema:"enum=autoscale,enum=monitor,default=autoscale"`
+	// false keeps the target in the file without a running loop (its runners drain).
+	Enabled *bool `koanf:"enabled" json:"enabled,omitempty" toml:"enabled,omitempty" jsonschema:"default=true"`
+	// "latest" or an exact actions/runner version x.y.z.
+	RunnerVersion string `koanf:"runner_version" json:"runner_version" toml:"runner_version" jsonschema:"default=latest"`
+	// Absolute directory under which the runners' work directories are made (default: in state_dir).
+	WorkDir string `koanf:"work_dir" json:"work_dir,omitempty" toml:"work_dir,omitempty"`
+	// Environment variables given to the runner process; values are never printed.
+	Env map[string]string `koanf:"env" json:"env,omitempty" toml:"env,omitempty"`
+	// Must be absent or true: just-in-time runners are always ephemeral.
+	Ephemeral *bool `koanf:"ephemeral" json:"ephemeral,omitempty" toml:"ephemeral,omitempty" jsonschema:"enum=true"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("30s", "5m") in the file.
@@ -85,6 +132,31 @@ type Duration time.Duration
 
 // D returns the duration as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// String formats the duration as Go does ("1m30s").
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalText writes the duration as a Go duration string, so JSON and TOML output read like the file.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText parses a Go duration string ("30s", "5m", "1h30m").
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (use a number with a unit, such as 30s or 5m)", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// JSONSchema makes durations strings in docs/config.schema.json, matching what the file holds.
+func (Duration) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type:        "string",
+		Pattern:     `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`,
+		Description: "A Go duration such as 30s, 5m or 1h30m.",
+	}
+}
 
 // IsEnabled reports whether the target should have a running loop (absent means enabled).
 func (t Target) IsEnabled() bool { return t.Enabled == nil || *t.Enabled }
@@ -98,8 +170,8 @@ func (t Target) Identity() string {
 	return "org:" + t.Organization
 }
 
-// Auth reports which credential kind the section configures (AuthNone if none or ambiguous is
-// for Validate to reject).
+// Auth reports which credential kind the section configures (AuthNone if none; Validate rejects a
+// section that configures more than one, see authKinds).
 func (g GitHub) Auth() AuthKind {
 	switch {
 	case g.TokenFile != "":

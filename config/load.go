@@ -1,0 +1,236 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/knadh/koanf/maps"
+	ktoml "github.com/knadh/koanf/parsers/toml/v2"
+	kyaml "github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/v2"
+)
+
+// Options adjusts LoadWith and LoadBytes; the zero value is what the daemon uses.
+type Options struct {
+	// Environ returns the environment as "KEY=value" strings, like os.Environ (the default).
+	// Tests and fuzzing pass a fixed list so the host's RUNNER_MANAGER_* variables do not leak in.
+	Environ func() []string
+	// Format forces "toml" or "yaml"; empty picks it from the file name (.toml, .yaml, .yml).
+	Format string
+}
+
+// EnvPrefix starts every environment override: RUNNER_MANAGER_MAX_RUNNERS sets daemon.max_runners.
+const EnvPrefix = "RUNNER_MANAGER_"
+
+// Defaults, documented in docs/configuration.md.
+const (
+	DefaultStateDir             = "/var/lib/runner-manager"
+	DefaultAPIURL               = "https://api.github.com"
+	DefaultMaxRunners           = 4
+	DefaultPollInterval         = "30s"
+	DefaultShutdownDrainTimeout = "60s"
+	DefaultWebhookPath          = "/webhook"
+	DefaultTargetMaxRunners     = 1
+	DefaultIdleTimeout          = "5m"
+)
+
+// daemonEnvKeys are the [daemon] scalars an environment variable may override, with their kinds.
+var daemonEnvKeys = map[string]string{
+	"state_dir": "string", "log_level": "string", "log_format": "string", "max_runners": "int",
+	"poll_interval": "duration", "shutdown_drain_timeout": "duration",
+	"metrics_listen": "string", "status_listen": "string",
+}
+
+// Load reads, parses and validates the config file at path with the process environment. It is the
+// one code path of the daemon's start, its reloads and `runner-manager validate`.
+//
+// The result is either a valid *Config (whose Warnings may be non-empty) or an error: a *Error when
+// the file was read but is invalid (every problem positioned), any other error when the file could
+// not be read (missing, permissions) or its extension is not .toml/.yaml/.yml.
+func Load(path string) (*Config, error) { return LoadWith(path, Options{}) }
+
+// LoadWith is Load with Options.
+func LoadWith(path string, opts Options) (*Config, error) {
+	// One read feeds both koanf and the position index, so a file replaced between two reads can
+	// never give positions from another version of it.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read config file: %w", err)
+	}
+	return LoadBytes(path, data, opts)
+}
+
+// LoadBytes is LoadWith on data already in memory; name is used for messages, for the format when
+// Options.Format is empty, and as the base of relative file paths in the config.
+func LoadBytes(name string, data []byte, opts Options) (*Config, error) {
+	format, err := formatOf(name, opts.Format)
+	if err != nil {
+		return nil, err
+	}
+	c := newChecker(name)
+	raw, pos, ok := parse(c, format, data)
+	if !ok {
+		return nil, c.result()
+	}
+	c.pos = pos
+	maps.IntfaceKeysToStrings(raw)
+	c.checkShape(raw)
+	applyListDefaults(raw)
+
+	k := koanf.New(".")
+	environ := opts.Environ
+	if environ == nil {
+		environ = os.Environ
+	}
+	loadErr := k.Load(confmap.Provider(map[string]any{
+		"daemon.state_dir": DefaultStateDir, "daemon.log_level": "info", "daemon.log_format": "auto",
+		"daemon.max_runners": DefaultMaxRunners, "daemon.poll_interval": DefaultPollInterval,
+		"daemon.shutdown_drain_timeout": DefaultShutdownDrainTimeout, "github.api_url": DefaultAPIURL,
+	}, "."), nil)
+	if loadErr == nil {
+		loadErr = k.Load(confmap.Provider(raw, ""), nil)
+	}
+	if loadErr == nil {
+		loadErr = k.Load(env.Provider(".", env.Opt{Prefix: EnvPrefix, EnvironFunc: environ, TransformFunc: c.envOverride}), nil)
+	}
+	cfg := &Config{Source: name}
+	if loadErr == nil {
+		loadErr = k.UnmarshalWithConf("", cfg, koanf.UnmarshalConf{Tag: "koanf"})
+	}
+	if loadErr != nil {
+		// checkShape removed every value of the wrong kind, so this is a bug, not an operator mistake.
+		c.add(SeverityError, "", fmt.Sprintf("internal error decoding the config (please report it): %v", loadErr))
+		return nil, c.result()
+	}
+	c.validate(cfg)
+	if err := c.result(); err != nil {
+		return nil, err
+	}
+	resolveFiles(cfg, name)
+	cfg.Warnings = c.problems
+	return cfg, nil
+}
+
+func formatOf(name, forced string) (string, error) {
+	if forced != "" {
+		if forced != "toml" && forced != "yaml" {
+			return "", fmt.Errorf("unknown config format %q: use toml or yaml", forced)
+		}
+		return forced, nil
+	}
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".toml":
+		return "toml", nil
+	case ".yaml", ".yml":
+		return "yaml", nil
+	}
+	return "", fmt.Errorf("config file %s: unsupported extension %q: name it .toml, .yaml or .yml", name, filepath.Ext(name))
+}
+
+// parse runs koanf's parser for format, positioning a syntax error, and indexes key positions.
+func parse(c *checker, format string, data []byte) (map[string]any, positions, bool) {
+	var (
+		raw map[string]any
+		err error
+	)
+	if format == "toml" {
+		raw, err = ktoml.Parser().Unmarshal(data)
+	} else {
+		raw, err = kyaml.Parser().Unmarshal(data)
+	}
+	switch {
+	case err != nil && format == "toml":
+		c.problems = append(c.problems, tomlSyntax(c.file, err))
+		return nil, nil, false
+	case err != nil:
+		c.problems = append(c.problems, yamlSyntax(c.file, err))
+		return nil, nil, false
+	case raw == nil:
+		raw = map[string]any{}
+	}
+	if format == "toml" {
+		return raw, tomlPositions(data), true
+	}
+	return raw, yamlPositions(data), true
+}
+
+// applyListDefaults fills defaults inside list entries and optional sections, which koanf's flat
+// default keys cannot address.
+func applyListDefaults(raw map[string]any) {
+	if ts, ok := raw["target"].([]any); ok {
+		for _, t := range ts {
+			m, ok := t.(map[string]any)
+			if !ok {
+				continue
+			}
+			setDefault(m, "max_runners", DefaultTargetMaxRunners)
+			setDefault(m, "idle_timeout", DefaultIdleTimeout)
+			setDefault(m, "mode", "autoscale")
+			setDefault(m, "runner_version", "latest")
+		}
+	}
+	if w, ok := raw["webhook"].(map[string]any); ok {
+		setDefault(w, "path", DefaultWebhookPath)
+	}
+}
+
+func setDefault(m map[string]any, key string, v any) {
+	if _, ok := m[key]; !ok {
+		m[key] = v
+	}
+}
+
+// envOverride is koanf's env TransformFunc: RUNNER_MANAGER_MAX_RUNNERS=8 -> daemon.max_runners=8.
+// A value of the wrong kind becomes a problem instead of a silent zero.
+func (c *checker) envOverride(name, value string) (string, any) {
+	key := strings.ToLower(strings.TrimPrefix(name, EnvPrefix))
+	kind, ok := daemonEnvKeys[key]
+	if !ok {
+		c.problems = append(c.problems, Problem{Severity: SeverityWarning, Key: name,
+			Message: "not a runner-manager setting and ignored (overridable: RUNNER_MANAGER_ + an upper-case [daemon] key)"})
+		return "", nil
+	}
+	path := "daemon." + key
+	c.env[path] = name
+	switch kind {
+	case "int":
+		n, err := strconv.Atoi(strings.TrimSpace(value))
+		if err != nil {
+			c.add(SeverityError, path, fmt.Sprintf("%s must be a whole number (got %q)", path, value))
+			c.skip[path] = true
+			return "", nil
+		}
+		return path, n
+	case "duration":
+		if _, err := parseDuration(value); err != nil {
+			c.add(SeverityError, path, fmt.Sprintf("%s: %v", path, err))
+			c.skip[path] = true
+			return "", nil
+		}
+	}
+	return path, value
+}
+
+// resolveFiles makes credential paths relative to the config file's directory absolute, as
+// Prometheus does, so a config works the same whatever the daemon's working directory.
+func resolveFiles(cfg *Config, name string) {
+	abs := func(p *string) { *p = resolvePath(name, *p) }
+	abs(&cfg.GitHub.TokenFile)
+	abs(&cfg.GitHub.PrivateKeyFile)
+	if cfg.Webhook != nil {
+		abs(&cfg.Webhook.SecretFile)
+	}
+}
+
+// resolvePath is p relative to the directory of the config file name (unchanged if absolute or empty).
+func resolvePath(name, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(name), p)
+}

@@ -1,0 +1,297 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Every rule lives here and has a row in validate_test.go. Messages name the key as the operator
+// wrote it and say what to do; they never echo a value that could be a secret.
+
+var (
+	ownerName  = regexp.MustCompile(`^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$`)
+	repoName   = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	semver     = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
+)
+
+// Limits GitHub enforces on names, and ours on target names (they become directory names).
+const (
+	maxOwnerLen  = 39
+	maxRepoLen   = 100
+	maxTargetLen = 64
+	maxLabelLen  = 100
+	minPoll      = time.Second
+)
+
+func (c *checker) validate(cfg *Config) {
+	c.validateDaemon(cfg.Daemon)
+	c.validateGitHub(cfg)
+	if cfg.Webhook != nil {
+		c.validateWebhook(*cfg.Webhook)
+	}
+	first := map[string]int{}
+	sum := 0
+	for i, t := range cfg.Targets {
+		p := "target." + strconv.Itoa(i)
+		c.validateTarget(t, p)
+		if t.Name != "" {
+			if j, dup := first[t.Name]; dup {
+				c.add(SeverityError, p+".name", fmt.Sprintf("name is already used by target #%d (line %d); target names must be unique", j+1, c.pos.find("target."+strconv.Itoa(j)).Line))
+			} else {
+				first[t.Name] = i
+			}
+		}
+		if t.IsEnabled() {
+			sum += t.MaxRunners
+		}
+	}
+	if sum > cfg.Daemon.MaxRunners && cfg.Daemon.MaxRunners > 0 {
+		c.add(SeverityWarning, "daemon.max_runners", fmt.Sprintf("enabled targets allow %d runners together but daemon.max_runners is %d: they will share %d (raise daemon.max_runners or lower a target's max_runners if that is not intended)", sum, cfg.Daemon.MaxRunners, cfg.Daemon.MaxRunners))
+	}
+}
+
+func (c *checker) validateDaemon(d Daemon) {
+	if !filepath.IsAbs(d.StateDir) {
+		c.add(SeverityError, "daemon.state_dir", fmt.Sprintf("daemon.state_dir must be an absolute path (got %q)", d.StateDir))
+	}
+	c.oneOf("daemon.log_level", d.LogLevel, "debug", "info", "warn", "error")
+	c.oneOf("daemon.log_format", d.LogFormat, "auto", "text", "json")
+	if d.MaxRunners < 1 {
+		c.add(SeverityError, "daemon.max_runners", fmt.Sprintf("daemon.max_runners must be at least 1 (got %d)", d.MaxRunners))
+	}
+	if d.PollInterval.D() < minPoll {
+		c.add(SeverityError, "daemon.poll_interval", fmt.Sprintf("daemon.poll_interval must be at least %s (got %s)", minPoll, d.PollInterval))
+	}
+	if d.ShutdownDrainTimeout < 0 {
+		c.add(SeverityError, "daemon.shutdown_drain_timeout", fmt.Sprintf("daemon.shutdown_drain_timeout must not be negative (got %s)", d.ShutdownDrainTimeout))
+	}
+	if d.MetricsListen != "" {
+		c.listenAddr("daemon.metrics_listen", d.MetricsListen)
+	}
+	if d.StatusListen != "" && d.StatusListen != "unix" {
+		c.listenAddr("daemon.status_listen", d.StatusListen)
+	}
+}
+
+func (c *checker) validateGitHub(cfg *Config) {
+	g := cfg.GitHub
+	u, err := url.Parse(g.APIURL)
+	switch {
+	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+		c.add(SeverityError, "github.api_url", fmt.Sprintf("github.api_url must be an http(s) URL such as %s (got %q)", DefaultAPIURL, g.APIURL))
+	case u.Scheme == "http" && !isLoopback(u.Hostname()):
+		c.add(SeverityWarning, "github.api_url", "github.api_url uses plain http to a remote host: the credential would cross the network unencrypted; use https")
+	}
+	var kinds []string
+	if g.TokenFile != "" {
+		kinds = append(kinds, "github.token_file")
+	}
+	if g.AppID != 0 || g.InstallationID != 0 || g.PrivateKeyFile != "" {
+		kinds = append(kinds, "the GitHub App keys (app_id, installation_id, private_key_file)")
+	}
+	if g.DeviceFlow != nil {
+		kinds = append(kinds, "[github.device_flow]")
+	}
+	switch {
+	case len(kinds) > 1:
+		c.add(SeverityError, "github", fmt.Sprintf("configure exactly one credential, found %s: remove all but one", strings.Join(kinds, " and ")))
+		return
+	case len(kinds) == 0 && slices.ContainsFunc(cfg.Targets, Target.IsEnabled):
+		c.add(SeverityError, "github", "no GitHub credential configured: set github.token_file, the GitHub App keys (app_id, installation_id, private_key_file), or [github.device_flow] client_id")
+		return
+	}
+	switch g.Auth() {
+	case AuthTokenFile:
+		c.secretFile("github.token_file", g.TokenFile)
+	case AuthApp:
+		if g.AppID <= 0 {
+			c.add(SeverityError, "github.app_id", fmt.Sprintf("github.app_id must be the GitHub App's positive ID (got %d)", g.AppID))
+		}
+		if g.InstallationID <= 0 {
+			c.add(SeverityError, "github.installation_id", fmt.Sprintf("github.installation_id must be the App installation's positive ID (got %d)", g.InstallationID))
+		}
+		if g.PrivateKeyFile == "" {
+			c.add(SeverityError, "github.private_key_file", "github.private_key_file is required with app_id: the path of the App's PEM private key")
+		} else {
+			c.secretFile("github.private_key_file", g.PrivateKeyFile)
+		}
+	case AuthDeviceFlow:
+		if strings.TrimSpace(g.DeviceFlow.ClientID) == "" {
+			c.add(SeverityError, "github.device_flow.client_id", "github.device_flow.client_id is required: the client ID of the OAuth or GitHub App used to sign in")
+		}
+	}
+}
+
+func (c *checker) validateWebhook(w Webhook) {
+	if w.Listen == "" {
+		c.add(SeverityError, "webhook.listen", `webhook.listen is required: the host:port to receive deliveries on, such as "127.0.0.1:8080"`)
+	} else {
+		c.listenAddr("webhook.listen", w.Listen)
+	}
+	if !strings.HasPrefix(w.Path, "/") {
+		c.add(SeverityError, "webhook.path", fmt.Sprintf("webhook.path must start with / (got %q)", w.Path))
+	}
+	if w.SecretFile == "" {
+		c.add(SeverityError, "webhook.secret_file", "webhook.secret_file is required: deliveries are only accepted with a valid X-Hub-Signature-256")
+	} else {
+		c.secretFile("webhook.secret_file", w.SecretFile)
+	}
+}
+
+func (c *checker) validateTarget(t Target, p string) {
+	switch {
+	case t.Name == "":
+		c.add(SeverityError, p, "name is required: it identifies the target across reloads")
+	case len(t.Name) > maxTargetLen || !targetName.MatchString(t.Name):
+		c.add(SeverityError, p+".name", fmt.Sprintf("name must be 1-%d letters, digits, '.', '_' or '-', starting with a letter or digit (got %q)", maxTargetLen, t.Name))
+	}
+	switch {
+	case t.Repository != "" && t.Organization != "":
+		c.add(SeverityError, p+".organization", "set either repository or organization, not both")
+	case t.Repository != "":
+		c.checkRepository(p+".repository", t.Repository)
+		if t.RunnerGroup != "" {
+			c.add(SeverityError, p+".runner_group", "runner_group applies to organization targets only (repository runners always join the Default group)")
+		}
+	case t.Organization != "":
+		if msg := checkOwner(t.Organization); msg != "" {
+			c.add(SeverityError, p+".organization", fmt.Sprintf("organization %q %s", t.Organization, msg))
+		}
+	default:
+		c.add(SeverityError, p, `one of repository = "owner/repo" or organization = "org" is required`)
+	}
+	if len(t.RunnerGroup) > maxRepoLen || strings.ContainsFunc(t.RunnerGroup, isControl) {
+		c.add(SeverityError, p+".runner_group", fmt.Sprintf("runner_group must be at most %d printable characters", maxRepoLen))
+	}
+	c.checkLabels(p, t.Labels)
+	if t.MaxRunners < 1 {
+		c.add(SeverityError, p+".max_runners", fmt.Sprintf("max_runners must be at least 1 (got %d)", t.MaxRunners))
+	}
+	switch {
+	case t.MinIdle < 0:
+		c.add(SeverityError, p+".min_idle", fmt.Sprintf("min_idle must not be negative (got %d)", t.MinIdle))
+	case t.MinIdle > t.MaxRunners && t.MaxRunners >= 1:
+		c.add(SeverityError, p+".min_idle", fmt.Sprintf("min_idle (%d) must not exceed max_runners (%d)", t.MinIdle, t.MaxRunners))
+	}
+	if t.IdleTimeout < 0 {
+		c.add(SeverityError, p+".idle_timeout", fmt.Sprintf("idle_timeout must not be negative (got %s)", t.IdleTimeout))
+	}
+	if t.PollInterval != 0 && t.PollInterval.D() < minPoll {
+		c.add(SeverityError, p+".poll_interval", fmt.Sprintf("poll_interval must be at least %s, or absent to use daemon.poll_interval (got %s)", minPoll, t.PollInterval))
+	}
+	c.oneOf(p+".mode", t.Mode, "autoscale", "monitor")
+	if t.RunnerVersion != "latest" && !semver.MatchString(t.RunnerVersion) {
+		c.add(SeverityError, p+".runner_version", fmt.Sprintf(`runner_version must be "latest" or an actions/runner version such as "2.321.0" (got %q)`, t.RunnerVersion))
+	}
+	if t.WorkDir != "" && !filepath.IsAbs(t.WorkDir) {
+		c.add(SeverityError, p+".work_dir", fmt.Sprintf("work_dir must be an absolute path (got %q)", t.WorkDir))
+	}
+	if t.Ephemeral != nil && !*t.Ephemeral {
+		c.add(SeverityError, p+".ephemeral", "ephemeral = false is not supported: just-in-time runners are always ephemeral (each runs one job and is replaced); remove the key")
+	}
+}
+
+func (c *checker) checkRepository(path, repo string) {
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || strings.Contains(name, "/") {
+		c.add(SeverityError, path, fmt.Sprintf(`repository must be "owner/repo" (got %q)`, repo))
+		return
+	}
+	if msg := checkOwner(owner); msg != "" {
+		c.add(SeverityError, path, fmt.Sprintf("repository %q: owner %q %s", repo, owner, msg))
+	}
+	switch {
+	case name == "." || name == "..":
+		c.add(SeverityError, path, fmt.Sprintf("repository %q: %q is not a repository name", repo, name))
+	case len(name) == 0 || len(name) > maxRepoLen || !repoName.MatchString(name):
+		c.add(SeverityError, path, fmt.Sprintf("repository %q: name must be 1-%d letters, digits, '.', '_' or '-'", repo, maxRepoLen))
+	}
+}
+
+// checkOwner returns why a user or organisation login is invalid for GitHub, or "".
+func checkOwner(s string) string {
+	if len(s) == 0 || len(s) > maxOwnerLen || !ownerName.MatchString(s) {
+		return fmt.Sprintf("is not a GitHub login: 1-%d letters, digits and single hyphens, not starting or ending with a hyphen", maxOwnerLen)
+	}
+	return ""
+}
+
+func (c *checker) checkLabels(p string, labels []string) {
+	seen := map[string]bool{}
+	for i, l := range labels {
+		lp := p + ".labels." + strconv.Itoa(i)
+		switch {
+		case l == "" || len(l) > maxLabelLen:
+			c.add(SeverityError, lp, fmt.Sprintf("label %q must be 1-%d characters", l, maxLabelLen))
+		case strings.ContainsAny(l, ", \t") || strings.ContainsFunc(l, isControl):
+			c.add(SeverityError, lp, fmt.Sprintf("label %q must not contain commas, spaces or control characters", l))
+		case seen[strings.ToLower(l)]:
+			c.add(SeverityWarning, lp, fmt.Sprintf("label %q is listed twice (labels are case-insensitive)", l))
+		}
+		seen[strings.ToLower(l)] = true
+	}
+}
+
+func (c *checker) oneOf(path, v string, allowed ...string) {
+	if !slices.Contains(allowed, v) {
+		c.add(SeverityError, path, fmt.Sprintf("%s must be one of %s (got %q)", display(path), strings.Join(allowed, ", "), v))
+	}
+}
+
+func (c *checker) listenAddr(path, addr string) {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		var n int
+		if n, err = strconv.Atoi(port); err == nil && (n < 0 || n > 65535) {
+			err = fmt.Errorf("port out of range")
+		}
+	}
+	if err != nil {
+		c.add(SeverityError, path, fmt.Sprintf(`%s must be host:port such as "127.0.0.1:9090" (got %q)`, path, addr))
+	}
+}
+
+// secretFile checks a credential file: it must exist, be a regular file, and not be readable by
+// other users; group-readable is allowed with a warning (some deployments share a group with a
+// secrets agent).
+func (c *checker) secretFile(path, written string) {
+	fi, err := os.Stat(resolvePath(c.file, written))
+	switch {
+	case os.IsNotExist(err):
+		c.add(SeverityError, path, fmt.Sprintf("%s %q does not exist (paths are relative to the config file's directory)", path, written))
+	case err != nil:
+		c.add(SeverityError, path, fmt.Sprintf("%s %q cannot be read: %v", path, written, unwrapPathError(err)))
+	case fi.IsDir():
+		c.add(SeverityError, path, fmt.Sprintf("%s %q is a directory, not a file", path, written))
+	case fi.Mode().Perm()&0o004 != 0:
+		c.add(SeverityError, path, fmt.Sprintf("%s %q is readable by every user (mode %04o): run chmod 600 on it", path, written, fi.Mode().Perm()))
+	case fi.Mode().Perm()&0o040 != 0:
+		c.add(SeverityWarning, path, fmt.Sprintf("%s %q is readable by its group (mode %04o): chmod 600 unless the group needs it", path, written, fi.Mode().Perm()))
+	}
+}
+
+func unwrapPathError(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
