@@ -30,28 +30,28 @@ type Problem struct {
 	Message  string   `json:"message"`          // for the operator; never contains a secret value
 }
 
-// Text is the problem without its position: `target "api": max_runners must be at least 1 (got 0)`.
+// Text is the problem without position or severity: `target "api": max_runners must be at least 1 (got 0)`.
 func (p Problem) Text() string {
-	var b strings.Builder
-	if p.Severity == SeverityWarning {
-		b.WriteString("warning: ")
-	}
 	if p.Target != "" {
-		fmt.Fprintf(&b, "target %q: ", p.Target)
+		return fmt.Sprintf("target %q: %s", p.Target, p.Message)
 	}
-	b.WriteString(p.Message)
-	return b.String()
+	return p.Message
 }
 
-// String is the problem as the compilers print it: `path:line:col: target "api": ...`.
+// String is the problem as compilers print it: `path:line:col: target "api": ...`, with
+// "warning: " before the text of a warning.
 func (p Problem) String() string {
+	text := p.Text()
+	if p.Severity == SeverityWarning {
+		text = "warning: " + text
+	}
 	switch {
 	case p.File == "" && p.Key != "":
-		return "environment " + p.Key + ": " + p.Text()
+		return "environment " + p.Key + ": " + text
 	case p.Line > 0:
-		return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, p.Text())
+		return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, text)
 	default:
-		return p.File + ": " + p.Text()
+		return p.File + ": " + text
 	}
 }
 

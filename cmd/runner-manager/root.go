@@ -19,6 +19,9 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate(version.String() + "\n")
 	// Subcommands: one constructor per file, added here one per line.
-	root.AddCommand()
+	root.AddCommand(
+		newValidateCmd(),
+		newConfigCmd(),
+	)
 	return root
 }
