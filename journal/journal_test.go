@@ -1,0 +1,245 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock is the injected clock: tests move time explicitly.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func openTest(t testing.TB, dir string, clk *fakeClock) *Journal {
+	t.Helper()
+	j, err := Open(dir, Options{Now: clk.Now})
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	t.Cleanup(func() { _ = j.Close() })
+	return j
+}
+
+func plan(t testing.TB, j *Journal, target string) Attempt {
+	t.Helper()
+	a, err := j.Plan(context.Background(), PlanRequest{Target: target, Policy: "p1", Labels: []string{"linux"}, HostMax: 100, TargetMax: 100})
+	if err != nil {
+		t.Fatalf("Plan(%s): %v", target, err)
+	}
+	return a
+}
+
+func TestOpenInitialisesAndKeepsHostID(t *testing.T) {
+	dir := t.TempDir() + "/journal"
+	clk := newFakeClock()
+	j, err := Open(dir, Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := j.HostID()
+	if !validHostID(id) {
+		t.Fatalf("HostID %q is not 8 lowercase base32 chars", id)
+	}
+	a := plan(t, j, "org-a")
+	if want := id + "-0000000001"; a.ID != want || a.RunnerName != RunnerNamePrefix+want {
+		t.Fatalf("first attempt id %q name %q, want %q", a.ID, a.RunnerName, want)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Live(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Live after Close: %v, want ErrClosed", err)
+	}
+	j2 := openTest(t, dir, clk)
+	if j2.HostID() != id {
+		t.Fatalf("host id changed across reopen: %q -> %q", id, j2.HostID())
+	}
+	if b := plan(t, j2, "org-a"); b.ID != id+"-0000000002" {
+		t.Fatalf("sequence not persisted: second id %q", b.ID)
+	}
+	other := openTest(t, t.TempDir(), clk)
+	if other.HostID() == id {
+		t.Fatalf("two journals share host id %q", id)
+	}
+}
+
+func TestOpenTwiceInProcessIsLocked(t *testing.T) {
+	dir := t.TempDir()
+	openTest(t, dir, newFakeClock())
+	_, err := Open(dir, Options{})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("second Open in process: %v, want ErrLocked naming %s", err, dir)
+	}
+}
+
+func TestPlanNoCapacity(t *testing.T) {
+	ctx := context.Background()
+	j := openTest(t, t.TempDir(), newFakeClock())
+	req := func(target string) PlanRequest {
+		return PlanRequest{Target: target, HostMax: 3, TargetMax: 2}
+	}
+	for _, target := range []string{"a", "a", "b"} {
+		if _, err := j.Plan(ctx, req(target)); err != nil {
+			t.Fatalf("Plan(%s): %v", target, err)
+		}
+	}
+	tests := []struct {
+		name string
+		req  PlanRequest
+		msg  string
+	}{
+		{"host limit", req("c"), "host has 3/3"},
+		{"target limit", PlanRequest{Target: "a", HostMax: 10, TargetMax: 2}, "target 2/2"},
+		{"paused target", PlanRequest{Target: "d", HostMax: 10, TargetMax: 0}, "target 0/0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := j.Plan(ctx, tt.req)
+			if !errors.Is(err, ErrNoCapacity) || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("Plan: %v, want ErrNoCapacity mentioning %q", err, tt.msg)
+			}
+		})
+	}
+	host, tgt, err := j.Count(ctx, "a")
+	if err != nil || host != 3 || tgt != 2 {
+		t.Fatalf("Count(a) = %d, %d, %v; want 3, 2", host, tgt, err)
+	}
+	// Refused plans wrote nothing: the next id follows the third without a gap.
+	a, err := j.Plan(ctx, PlanRequest{Target: "b", HostMax: 10, TargetMax: 10})
+	if err != nil || !strings.HasSuffix(a.ID, "-0000000004") {
+		t.Fatalf("Plan after refusals: %+v, %v; want sequence 4", a, err)
+	}
+}
+
+func TestSlotReuseAfterCleaned(t *testing.T) {
+	ctx := context.Background()
+	j := openTest(t, t.TempDir(), newFakeClock())
+	req := PlanRequest{Target: "t", HostMax: 3, TargetMax: 3}
+	var got []Attempt
+	for i := 0; i < 3; i++ {
+		a, err := j.Plan(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Slot != i {
+			t.Fatalf("plan %d got slot %d, want %d", i, a.Slot, i)
+		}
+		got = append(got, a)
+	}
+	// Failed still owes cleanup and keeps its slot; cleaned releases it.
+	if _, err := j.Transition(ctx, got[0].ID, StateFailed, func(a *Attempt) { a.Reason = "jit refused" }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Plan(ctx, req); !errors.Is(err, ErrNoCapacity) {
+		t.Fatalf("Plan with a failed attempt holding its slot: %v, want ErrNoCapacity", err)
+	}
+	if _, err := j.Transition(ctx, got[1].ID, StateCleaned, nil); err != nil {
+		t.Fatal(err)
+	}
+	a, err := j.Plan(ctx, req)
+	if err != nil || a.Slot != 1 {
+		t.Fatalf("Plan after slot 1 cleaned: slot %d, %v; want slot 1", a.Slot, err)
+	}
+	// A host limit lowered below held slots still hands out the lowest free slot.
+	if _, err := j.Transition(ctx, got[0].ID, StateCleaned, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := j.Plan(ctx, PlanRequest{Target: "t", HostMax: 4, TargetMax: 4})
+	if err != nil || b.Slot != 0 {
+		t.Fatalf("Plan after slot 0 cleaned: slot %d, %v; want slot 0", b.Slot, err)
+	}
+}
+
+func TestConcurrentPlanNeverExceedsLimits(t *testing.T) {
+	const (
+		workers   = 20
+		perWorker = 15
+		hostMax   = 5
+		targetMax = 3
+	)
+	ctx := context.Background()
+	j := openTest(t, t.TempDir(), newFakeClock())
+	var (
+		mu     sync.Mutex
+		host   int
+		target = map[string]int{}
+		slots  = map[int]string{}
+		wg     sync.WaitGroup
+		errs   = make(chan error, workers)
+	)
+	for w := 0; w < workers; w++ {
+		tgt := []string{"a", "b", "c"}[w%3]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for done := 0; done < perWorker; {
+				a, err := j.Plan(ctx, PlanRequest{Target: tgt, HostMax: hostMax, TargetMax: targetMax})
+				if errors.Is(err, ErrNoCapacity) {
+					continue
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				host++
+				target[tgt]++
+				holder, taken := slots[a.Slot]
+				slots[a.Slot] = a.ID
+				bad := host > hostMax || target[tgt] > targetMax || taken || a.Slot >= hostMax
+				mu.Unlock()
+				if bad {
+					errs <- errors.New("limit exceeded or slot " + a.ID + " shared with " + holder)
+					return
+				}
+				mu.Lock()
+				host--
+				target[tgt]--
+				delete(slots, a.Slot)
+				mu.Unlock()
+				if _, err := j.Transition(ctx, a.ID, StateCleaned, nil); err != nil {
+					errs <- err
+					return
+				}
+				done++
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	h, _, err := j.Count(ctx, "a")
+	if err != nil || h != 0 {
+		t.Fatalf("Count after all cleaned = %d, %v; want 0", h, err)
+	}
+	all, err := j.List(ctx, Filter{States: []State{StateCleaned}})
+	if err != nil || len(all) != workers*perWorker {
+		t.Fatalf("cleaned attempts = %d, %v; want %d", len(all), err, workers*perWorker)
+	}
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
