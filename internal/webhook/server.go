@@ -1,0 +1,72 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Server serves a Handler on webhook.listen at webhook.path. Timeouts are short because GitHub
+// sends small bodies and gives up after 10 s; they stop a slow client from holding connections.
+type Server struct {
+	Addr    string // webhook.listen, e.g. ":8080" or "127.0.0.1:8080" behind a reverse proxy
+	Path    string // webhook.path, e.g. "/webhook"
+	Handler http.Handler
+	Log     *slog.Logger // default discards
+}
+
+// ListenAndServe listens on s.Addr and serves until ctx is cancelled (see Serve).
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.Addr)
+	if err != nil {
+		return fmt.Errorf("webhook: listen on %s (webhook.listen): %w; choose a free address or remove the [webhook] section", s.Addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves s.Path on ln until ctx is cancelled, then lets in-flight deliveries finish for up
+// to 5 s. It owns ln and closes it, and returns nil after a clean shutdown.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if !strings.HasPrefix(s.Path, "/") {
+		ln.Close()
+		return fmt.Errorf("webhook: path %q must start with /", s.Path)
+	}
+	log := s.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(s.Path, s.Handler) // any method: the Handler answers 405 itself, with Allow
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      10 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("serving webhook deliveries", "addr", ln.Addr().String(), "path", s.Path)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("webhook: serving on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("webhook: shutting down the server on %s: %w", ln.Addr(), err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("webhook: serving on %s: %w", ln.Addr(), err)
+	}
+	return nil
+}

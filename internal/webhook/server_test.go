@@ -1,0 +1,70 @@
+package webhook
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestServerServesPathAndStops(t *testing.T) {
+	rec := &recorder{}
+	h := newTestHandler(t, rec, &fakeClock{t: t0})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- (&Server{Path: "/github/webhook", Handler: h}).Serve(ctx, ln) }()
+
+	base := "http://" + ln.Addr().String()
+	body := examples(t)["workflow_job.queued.json"]
+	for _, tc := range []struct {
+		path string
+		code int
+	}{{"/github/webhook", http.StatusAccepted}, {"/", http.StatusNotFound}, {"/metrics", http.StatusNotFound}} {
+		resp, err := http.DefaultClient.Do(delivery(t, base+tc.path, "workflow_job", "s-"+tc.path, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("POST %s = %d, want %d", tc.path, resp.StatusCode, tc.code)
+		}
+	}
+	rec.mu.Lock()
+	if len(rec.events) != 1 {
+		t.Errorf("events %d, want 1", len(rec.events))
+	}
+	rec.mu.Unlock()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve after cancel: %v", err)
+	}
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Error("listener still accepting after Serve returned")
+	}
+}
+
+func TestServerRefusesBadConfig(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	h := http.NotFoundHandler()
+	err = (&Server{Addr: busy.Addr().String(), Path: "/webhook", Handler: h}).ListenAndServe(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "webhook.listen") {
+		t.Errorf("busy address: %v, want an error naming webhook.listen", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = (&Server{Path: "webhook", Handler: h}).Serve(t.Context(), ln)
+	if err == nil || !strings.Contains(err.Error(), "must start with /") {
+		t.Errorf("relative path: %v", err)
+	}
+}

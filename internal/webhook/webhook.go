@@ -1,0 +1,237 @@
+// Package webhook owns the receiving end of GitHub's workflow_job webhook: it verifies each
+// delivery's X-Hub-Signature-256 against the configured secret, bounds and parses the body,
+// drops duplicate deliveries, and reports every accepted workflow_job as an Event to the daemon's
+// Notify callback (which maps repository or organisation to a target and wakes its loop). It never
+// decides demand itself and never talks to GitHub: a webhook only makes a target look sooner, the
+// target's poll stays the source of truth, so a lost delivery costs latency and never a job.
+package webhook
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// MaxBodyBytes is GitHub's own cap on a delivery's payload (25 MB) cut to what a workflow_job needs:
+// the examples are ~10 KiB, so 1 MiB leaves room and still bounds what a stranger can make us read.
+const MaxBodyBytes = 1 << 20
+
+// Event is one accepted workflow_job delivery, reduced to what routing and demand need.
+type Event struct {
+	Delivery   string    // X-GitHub-Delivery, unique per delivery (a redelivery reuses it)
+	Action     string    // queued, waiting, in_progress or completed
+	Repo       string    // "owner/name"
+	Org        string    // organisation login; "" for a repository owned by a user
+	JobID      int64     // workflow job id
+	RunID      int64     // workflow run id
+	JobName    string    // the job's name in the workflow
+	Labels     []string  // the job's runs-on labels
+	RunnerName string    // the runner assigned, once in_progress or completed
+	At         time.Time // when this host received the delivery
+}
+
+// Results reported through Options.OnResult, one per request. They are metric label values
+// (runner_manager_webhook_deliveries_total{result}) and appear in the warning logged for a rejection.
+const (
+	ResultAccepted       = "accepted"
+	ResultDuplicate      = "duplicate"
+	ResultIgnored        = "ignored" // a signed event other than workflow_job
+	ResultPing           = "ping"
+	ResultBadMethod      = "bad_method"
+	ResultMissingHeader  = "missing_header"
+	ResultBadContentType = "bad_content_type"
+	ResultTooLarge       = "too_large"
+	ResultUnsigned       = "unsigned"
+	ResultBadSignature   = "bad_signature"
+	ResultMalformed      = "malformed"
+	ResultNoSecret       = "secret_unavailable"
+)
+
+// SecretSource yields the current webhook secret. FileSecret re-reads secret_file when it changes.
+type SecretSource interface {
+	Secret() ([]byte, error)
+}
+
+// Options configure a Handler. Secret and Notify are required.
+type Options struct {
+	Secret SecretSource
+	// Notify receives every accepted workflow_job delivery, on the request's goroutine, before the
+	// response is written. It must not block (engine.Wake is a non-blocking send): GitHub gives up
+	// on a delivery after 10 s.
+	Notify func(Event)
+	// OnResult, if set, is told the outcome of every request (Result* constants), e.g. metrics.WebhookDelivery.
+	OnResult func(result string)
+	Now      func() time.Time // default time.Now
+	Log      *slog.Logger     // default discards
+	// Dedupe bounds: a delivery id seen within DedupeTTL is ignored; at most DedupeSize ids are kept.
+	DedupeTTL  time.Duration // default 6h
+	DedupeSize int           // default 10000
+}
+
+// Handler is the http.Handler for the webhook path. Build it with NewHandler.
+type Handler struct {
+	opts Options
+	seen *seenSet
+}
+
+// NewHandler returns a Handler. It panics if Secret or Notify is nil: that is a wiring bug.
+func NewHandler(opts Options) *Handler {
+	if opts.Secret == nil || opts.Notify == nil {
+		panic("webhook: NewHandler needs Options.Secret and Options.Notify")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.OnResult == nil {
+		opts.OnResult = func(string) {}
+	}
+	if opts.DedupeTTL <= 0 {
+		opts.DedupeTTL = 6 * time.Hour
+	}
+	if opts.DedupeSize <= 0 {
+		opts.DedupeSize = 10000
+	}
+	return &Handler{opts: opts, seen: newSeenSet(opts.DedupeSize, opts.DedupeTTL)}
+}
+
+// ServeHTTP checks a delivery in order of cost (method, headers, size, signature, then JSON) so an
+// unauthenticated request is refused before its body is parsed, and nothing unsigned reaches the
+// duplicate set or Notify.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	at := h.opts.Now()
+	kind := r.Header.Get(github.EventTypeHeader)
+	delivery := r.Header.Get(github.DeliveryIDHeader)
+	reject := func(code int, result, msg string) {
+		h.opts.Log.Warn("webhook delivery rejected", "result", result, "status", code,
+			"event", kind, "delivery", delivery, "remote", r.RemoteAddr, "reason", msg)
+		h.opts.OnResult(result)
+		http.Error(w, msg, code)
+	}
+
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		reject(http.StatusMethodNotAllowed, ResultBadMethod, "webhook deliveries are POST requests")
+		return
+	}
+	if kind == "" || delivery == "" {
+		reject(http.StatusBadRequest, ResultMissingHeader, "missing X-GitHub-Event or X-GitHub-Delivery header")
+		return
+	}
+	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || (mediaType != "application/json" && mediaType != "application/x-www-form-urlencoded") {
+		reject(http.StatusUnsupportedMediaType, ResultBadContentType,
+			"unsupported Content-Type; set the webhook's content type to application/json")
+		return
+	}
+	if r.ContentLength > MaxBodyBytes {
+		reject(http.StatusRequestEntityTooLarge, ResultTooLarge, "payload larger than 1 MiB")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			reject(http.StatusRequestEntityTooLarge, ResultTooLarge, "payload larger than 1 MiB")
+			return
+		}
+		reject(http.StatusBadRequest, ResultMalformed, "could not read the request body")
+		return
+	}
+
+	// Only SHA-256 is accepted: the legacy X-Hub-Signature (SHA-1) header is ignored on purpose.
+	sig := r.Header.Get(github.SHA256SignatureHeader)
+	if sig == "" {
+		reject(http.StatusUnauthorized, ResultUnsigned, "missing X-Hub-Signature-256; set a secret on the webhook")
+		return
+	}
+	secret, err := h.opts.Secret.Secret()
+	if err != nil {
+		h.opts.Log.Error("webhook secret unavailable; deliveries are refused until it can be read", "err", err)
+		reject(http.StatusServiceUnavailable, ResultNoSecret, "webhook secret unavailable on this host")
+		return
+	}
+	// ValidateSignature compares with hmac.Equal (constant time).
+	if !strings.HasPrefix(sig, "sha256=") || github.ValidateSignature(sig, body, secret) != nil {
+		reject(http.StatusUnauthorized, ResultBadSignature, "X-Hub-Signature-256 does not match the configured secret")
+		return
+	}
+	payload, err := github.ValidatePayloadFromBody(mediaType, bytes.NewReader(body), sig, secret)
+	if err != nil {
+		reject(http.StatusBadRequest, ResultMalformed, "could not decode the form-encoded payload")
+		return
+	}
+
+	switch kind {
+	case "ping":
+		h.opts.OnResult(ResultPing)
+		h.opts.Log.Info("webhook ping received", "delivery", delivery)
+		writeText(w, http.StatusOK, "pong")
+		return
+	case "workflow_job":
+	default:
+		h.opts.OnResult(ResultIgnored)
+		h.opts.Log.Debug("webhook event ignored", "event", kind, "delivery", delivery)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+
+	ev, err := parseWorkflowJob(payload)
+	if err != nil {
+		reject(http.StatusBadRequest, ResultMalformed, err.Error())
+		return
+	}
+	if !h.seen.add(delivery, at) {
+		h.opts.OnResult(ResultDuplicate)
+		h.opts.Log.Debug("webhook duplicate delivery ignored", "delivery", delivery)
+		writeText(w, http.StatusOK, "duplicate delivery ignored")
+		return
+	}
+	ev.Delivery, ev.At = delivery, at
+	h.opts.Notify(ev)
+	h.opts.OnResult(ResultAccepted)
+	h.opts.Log.Debug("webhook workflow_job accepted", "delivery", delivery, "action", ev.Action,
+		"repo", ev.Repo, "job_id", ev.JobID)
+	writeText(w, http.StatusAccepted, "accepted")
+}
+
+// parseWorkflowJob decodes a workflow_job payload with go-github's type and keeps what routing needs.
+func parseWorkflowJob(payload []byte) (Event, error) {
+	parsed, err := github.ParseWebHook("workflow_job", payload)
+	if err != nil {
+		return Event{}, errors.New("payload is not valid workflow_job JSON")
+	}
+	e, ok := parsed.(*github.WorkflowJobEvent)
+	if !ok || e.WorkflowJob == nil || e.Repo.GetFullName() == "" || e.GetAction() == "" {
+		return Event{}, errors.New("payload lacks workflow_job, action or repository.full_name")
+	}
+	org := e.GetOrg().GetLogin()
+	if org == "" && e.Repo.GetOwner().GetType() == "Organization" {
+		org = e.Repo.GetOwner().GetLogin()
+	}
+	j := e.WorkflowJob
+	return Event{
+		Action:     e.GetAction(),
+		Repo:       e.Repo.GetFullName(),
+		Org:        org,
+		JobID:      j.GetID(),
+		RunID:      j.GetRunID(),
+		JobName:    j.GetName(),
+		Labels:     j.Labels,
+		RunnerName: j.GetRunnerName(),
+	}, nil
+}
+
+func writeText(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, msg+"\n")
+}
