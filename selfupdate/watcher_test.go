@@ -1,0 +1,145 @@
+package selfupdate
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countingRun is ExecRun that counts executions, to prove an unchanged stamp is not probed again.
+type countingRun struct{ n atomic.Int32 }
+
+func (c *countingRun) run(ctx context.Context, path string, args ...string) ([]byte, error) {
+	c.n.Add(1)
+	return ExecRun(ctx, path, args...)
+}
+
+func newTestWatcher(t *testing.T, source string) (*Watcher, *fakeClock, *countingRun) {
+	clk, runs := newFakeClock(), &countingRun{}
+	return &Watcher{
+		Source: source, Running: "1.2.3", Clock: clk, Run: runs.run,
+		Timeout: 500 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
+	}, clk, runs
+}
+
+// Each broken or same-version file is probed once and then ignored until its stamp changes.
+func TestWatcherIgnoresWhatIsNotAnUpgrade(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, path string)
+	}{
+		{"same version rewrite", func(t *testing.T, p string) { placeBin(t, "v1.2.3", p) }},
+		{"exits non-zero", func(t *testing.T, p string) { placeBin(t, "fail", p) }},
+		{"hangs", func(t *testing.T, p string) { placeBin(t, "hang", p) }},
+		{"prints garbage", func(t *testing.T, p string) { placeBin(t, "garbage", p) }},
+		{"partial write", func(t *testing.T, p string) {
+			full, err := os.ReadFile(filepath.Join(fakeBins, "v1.2.4"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, full[:len(full)/2], 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"not executable yet", func(t *testing.T, p string) {
+			placeBin(t, "v1.2.4", p)
+			if err := os.Chmod(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"rolled back earlier", func(t *testing.T, p string) { placeBin(t, "v1.2.5", p) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "runner-manager")
+			tt.setup(t, src)
+			w, _, runs := newTestWatcher(t, src)
+			w.Rejected = "1.2.5"
+			for i := range 3 {
+				if c, ok := w.check(t.Context()); ok {
+					t.Fatalf("check %d offered %+v", i, c)
+				}
+			}
+			if n := runs.n.Load(); n != 1 {
+				t.Fatalf("probed %d times, want once for an unchanged stamp", n)
+			}
+		})
+	}
+}
+
+// A broken write followed by the finished file is an upgrade: the change of stamp re-arms the probe.
+func TestWatcherPartialWriteThenCompleteIsAnUpgrade(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "runner-manager")
+	full, err := os.ReadFile(filepath.Join(fakeBins, "v1.2.4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, full[:len(full)/3], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, clk, runs := newTestWatcher(t, src)
+	got := make(chan Candidate, 1)
+	go func() {
+		c, err := w.Next(t.Context())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	clk.awaitWaiter(t) // first check: partial file rejected
+	clk.Advance(DefaultInterval)
+	clk.awaitWaiter(t) // unchanged: not probed again
+	if n := runs.n.Load(); n != 1 {
+		t.Fatalf("probed %d times before the write finished, want 1", n)
+	}
+	if err := os.WriteFile(src, full, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(DefaultInterval)
+	c := <-got
+	if c.Version != "1.2.4" || c.Path != src {
+		t.Fatalf("candidate = %+v, want 1.2.4 at %s", c, src)
+	}
+}
+
+// A binary replaced before the daemon first looked is caught by the very first check, no tick needed.
+func TestWatcherFirstCheckComparesWithCompiledInVersion(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "runner-manager")
+	placeBin(t, "v1.2.4", src)
+	w, _, _ := newTestWatcher(t, src)
+	c, err := w.Next(t.Context())
+	if err != nil || c.Version != "1.2.4" {
+		t.Fatalf("Next = %+v, %v; want 1.2.4 at once", c, err)
+	}
+}
+
+func TestWatcherMissingSourceThenBack(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "runner-manager")
+	w, _, runs := newTestWatcher(t, src)
+	if _, ok := w.check(t.Context()); ok || runs.n.Load() != 0 {
+		t.Fatal("a missing source was probed or offered")
+	}
+	placeBin(t, "v1.2.4", src)
+	if c, ok := w.check(t.Context()); !ok || c.Version != "1.2.4" {
+		t.Fatalf("reappeared source not offered: %+v %v", c, ok)
+	}
+}
+
+func TestWatcherStopsOnCancel(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "runner-manager")
+	placeBin(t, "v1.2.3", src)
+	w, clk, _ := newTestWatcher(t, src)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { _, err := w.Next(ctx); done <- err }()
+	clk.awaitWaiter(t)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Next = %v, want context.Canceled", err)
+	}
+}
