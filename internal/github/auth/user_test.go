@@ -1,0 +1,183 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+)
+
+// signIn runs a real device login against srv and stores it as host would.
+func signIn(t *testing.T, srv *oauthServer, store *Store, host string) *Credential {
+	t.Helper()
+	c, err := srv.flow().Login(context.Background(), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Login, c.Host = "octocat", host
+	if err := store.Save(c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func newTestUser(t *testing.T, srv *oauthServer, store *Store, host string) *User {
+	t.Helper()
+	u, err := NewUser(UserOptions{Store: store, Flow: srv.flow(), Host: host, Clock: srv.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestUserRenewsAcrossEightHours(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock()
+	srv := newOAuthServer(t, clock)
+	store := NewStore(t.TempDir())
+	first := signIn(t, srv, store, "h1")
+	u := newTestUser(t, srv, store, "h1")
+
+	clock.Advance(7*time.Hour + 44*time.Minute) // 16 min left: no renewal yet
+	if tok, err := u.Token(ctx, ""); err != nil || tok != first.AccessToken {
+		t.Fatalf("before the renewal window: %q, %v", tok, err)
+	}
+	clock.Advance(2 * time.Minute) // 14 min left: renew
+	tok, err := u.Token(ctx, "")
+	if err != nil || tok == first.AccessToken {
+		t.Fatalf("in the renewal window: %q, %v", tok, err)
+	}
+	stored, err := store.Load()
+	if err != nil || stored.AccessToken != tok || stored.RefreshToken == first.RefreshToken || stored.Login != "octocat" || stored.Host != "h1" {
+		t.Fatalf("stored pair %+v, %v", stored, err)
+	}
+	if !stored.AccessExpiresAt.Equal(clock.Now().Add(8 * time.Hour)) {
+		t.Fatalf("new expiry %v", stored.AccessExpiresAt)
+	}
+	// A full day of renewals, each 8 h apart.
+	for i := 0; i < 3; i++ {
+		clock.Advance(8 * time.Hour)
+		if _, err := u.Token(ctx, ""); err != nil {
+			t.Fatalf("renewal %d: %v", i, err)
+		}
+	}
+	if srv.issued != 5 {
+		t.Fatalf("issued %d pairs, want 5 (login + 4 renewals)", srv.issued)
+	}
+}
+
+func TestUserDeadCredentialPicksUpNewLogin(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock()
+	srv := newOAuthServer(t, clock)
+	store := NewStore(t.TempDir())
+	signIn(t, srv, store, "h1")
+	u := newTestUser(t, srv, store, "h1")
+	srv.mu.Lock()
+	srv.valid = map[string]bool{} // the refresh token was revoked at GitHub
+	srv.mu.Unlock()
+
+	clock.Advance(8 * time.Hour)
+	_, err := u.Token(ctx, "")
+	var ic *InvalidCredentialError
+	if !errors.As(err, &ic) || !ic.Unauthorized() {
+		t.Fatalf("dead credential: err = %v", err)
+	}
+	if _, err := u.Token(ctx, ""); !errors.As(err, &ic) {
+		t.Fatalf("still dead: err = %v", err)
+	}
+	// The operator signs in again (a second process, same store).
+	fresh := signIn(t, srv, store, "h1")
+	if tok, err := u.Token(ctx, ""); err != nil || tok != fresh.AccessToken {
+		t.Fatalf("after auth login: %q, %v", tok, err)
+	}
+}
+
+func TestUserReloadAfter401(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock()
+	srv := newOAuthServer(t, clock)
+	store := NewStore(t.TempDir())
+	old := signIn(t, srv, store, "h1")
+	u := newTestUser(t, srv, store, "h1")
+
+	// 401 with a live refresh token: one renewal, then the new token.
+	changed, err := u.Reload(ctx, "")
+	if err != nil || !changed {
+		t.Fatalf("Reload = %v, %v", changed, err)
+	}
+	if tok, _ := u.Token(ctx, ""); tok == old.AccessToken {
+		t.Fatal("Reload did not switch tokens")
+	}
+	// 401 again with a dead refresh token: dead until a new sign-in is stored.
+	srv.mu.Lock()
+	srv.valid = map[string]bool{}
+	srv.mu.Unlock()
+	if changed, err := u.Reload(ctx, ""); changed || err == nil {
+		t.Fatalf("Reload of a dead pair = %v, %v", changed, err)
+	}
+	fresh := signIn(t, srv, store, "h1")
+	if changed, err := u.Reload(ctx, ""); !changed || err != nil {
+		t.Fatalf("Reload after auth login = %v, %v", changed, err)
+	}
+	if tok, _ := u.Token(ctx, ""); tok != fresh.AccessToken {
+		t.Fatal("new sign-in not used")
+	}
+}
+
+func TestUserNeverRenewsAnotherHostsPair(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock()
+	srv := newOAuthServer(t, clock)
+	store := NewStore(t.TempDir())
+	signIn(t, srv, store, "h2")
+	u := newTestUser(t, srv, store, "h1")
+	clock.Advance(8 * time.Hour)
+	_, err := u.Token(ctx, "")
+	var ic *InvalidCredentialError
+	if !errors.As(err, &ic) {
+		t.Fatalf("err = %v", err)
+	}
+	if srv.issued != 1 {
+		t.Fatalf("renewed another host's pair (%d pairs issued)", srv.issued)
+	}
+}
+
+func TestTwoHostsSameUserKeepTheirPairs(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock()
+	srv := newOAuthServer(t, clock)
+	s1, s2 := NewStore(t.TempDir()), NewStore(t.TempDir())
+	signIn(t, srv, s1, "h1")
+	signIn(t, srv, s2, "h2")
+	u1, u2 := newTestUser(t, srv, s1, "h1"), newTestUser(t, srv, s2, "h2")
+	clock.Advance(8 * time.Hour)
+	t1, err1 := u1.Token(ctx, "")
+	t2, err2 := u2.Token(ctx, "")
+	if err1 != nil || err2 != nil || t1 == t2 {
+		t.Fatalf("host tokens %q %v / %q %v", t1, err1, t2, err2)
+	}
+}
+
+func TestUserTransientRenewalFailureKeepsToken(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock()
+	srv := newOAuthServer(t, clock)
+	store := NewStore(t.TempDir())
+	first := signIn(t, srv, store, "h1")
+	u := newTestUser(t, srv, store, "h1")
+	srv.srv.Close() // GitHub's web host unreachable
+	clock.Advance(7*time.Hour + 50*time.Minute)
+	if tok, err := u.Token(ctx, ""); err != nil || tok != first.AccessToken {
+		t.Fatalf("with 10 min left: %q, %v", tok, err)
+	}
+	clock.Advance(11 * time.Minute)
+	if _, err := u.Token(ctx, ""); err == nil {
+		t.Fatal("expired token handed out")
+	}
+	if _, err := os.Stat(store.Path()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,299 @@
+// Package github is runner-manager's only way to talk to GitHub: demand (queued jobs), JIT runner
+// registration, runner inventory and deletion, runner downloads, on go-github. It owns retries
+// (go-retry exponential backoff with jitter for 5xx and connection errors), the rate-limit Budget
+// (no request before a reset), conditional requests (ETag; a 304 costs no budget), and error
+// classification (Error, RateLimitedError, UnauthorizedError, ErrRunnerBusy).
+//
+// It never decides how many runners to start, never touches the journal, and never puts a token,
+// JWT, private key or JIT config into a log line or error string.
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+
+	gh "github.com/google/go-github/v62/github"
+	"github.com/sethvargo/go-retry"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/github/auth"
+)
+
+// Clock tells the time (injected so tests never wait for a real reset).
+type Clock = auth.Clock
+
+// Options configures New. Zero values are production defaults.
+type Options struct {
+	APIURL    string            // "" = https://api.github.com/
+	Auth      auth.Source       // required
+	Transport http.RoundTripper // the wire; default http.DefaultTransport
+	Clock     Clock
+	Sleep     auth.SleepFunc
+	Logger    *slog.Logger
+	// Observer is called after every request with its endpoint template, status and duration.
+	Observer func(RequestInfo)
+	// Contacted is called with the time of every successful answer (2xx or 304) from GitHub.
+	Contacted func(time.Time)
+	// MaxRetries bounds retries of 5xx/connection errors (default 4); RetryBase is the first
+	// backoff (default 1 s, doubling, ±20% jitter).
+	MaxRetries uint64
+	RetryBase  time.Duration
+	// MaxRateWait is the longest a call waits for a rate-limit reset before returning
+	// *RateLimitedError instead (default 0: never wait, fail fast, let the engine reschedule).
+	MaxRateWait time.Duration
+	// Installation lists repositories through GET /installation/repositories (App auth) instead of
+	// GET /orgs/{org}/repos. Set by NewFromConfig for App credentials.
+	Installation bool
+	// Kind names the credential kind for permission remedies; set by NewFromConfig.
+	Kind config.AuthKind
+}
+
+// Client is safe for concurrent use by many target loops.
+type Client struct {
+	gh     *gh.Client
+	o      Options
+	budget *Budget
+	// Wire is the metered transport below the credential; auth sources that call GitHub
+	// themselves (App JWT requests) use it so those calls count against the same Budget.
+	wire http.RoundTripper
+
+	mu     sync.Mutex
+	groups map[string]int64 // "org/group name" -> runner group id
+}
+
+// New builds a client. Use NewFromConfig in the daemon and CLI.
+func New(o Options) (*Client, error) {
+	if o.Auth == nil {
+		return nil, errors.New("github client: no credential configured")
+	}
+	c := newBare(o)
+	if err := c.finish(o.Auth); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func newBare(o Options) *Client {
+	if o.Transport == nil {
+		o.Transport = http.DefaultTransport
+	}
+	if o.Clock == nil {
+		o.Clock = auth.SystemClock{}
+	}
+	if o.Sleep == nil {
+		o.Sleep = auth.Sleep
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxRetries == 0 {
+		o.MaxRetries = 4
+	}
+	if o.RetryBase == 0 {
+		o.RetryBase = time.Second
+	}
+	b := NewBudget(o.Clock)
+	c := &Client{o: o, budget: b, groups: map[string]int64{}}
+	c.wire = &meter{next: o.Transport, budget: b, clock: o.Clock, observe: o.Observer, contacted: o.Contacted}
+	return c
+}
+
+func (c *Client) finish(src auth.Source) error {
+	c.o.Auth = src
+	tr := &authorize{next: newETagCache(c.wire, 4096), src: src}
+	g := gh.NewClient(&http.Client{Transport: tr})
+	if c.o.APIURL != "" {
+		u, err := url.Parse(trimSlash(c.o.APIURL) + "/")
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("github.api_url %q is not a URL", c.o.APIURL)
+		}
+		g.BaseURL = u
+	}
+	c.gh = g
+	return nil
+}
+
+// NewFromConfig builds the client for the configured credential kind. stateDir holds the
+// device-flow credential store.
+func NewFromConfig(cfg config.GitHub, stateDir string, o Options) (*Client, error) {
+	o.APIURL, o.Kind = cfg.APIURL, cfg.Auth()
+	c := newBare(o)
+	var src auth.Source
+	var err error
+	switch cfg.Auth() {
+	case config.AuthTokenFile:
+		src, err = auth.NewTokenFile(cfg.TokenFile)
+	case config.AuthApp:
+		c.o.Installation = true
+		src, err = auth.NewApp(auth.AppOptions{APIURL: apiURLOrDefault(cfg.APIURL), AppID: cfg.AppID,
+			InstallationID: cfg.InstallationID, PrivateKeyFile: cfg.PrivateKeyFile, Transport: c.wire})
+	case config.AuthDeviceFlow:
+		src, err = NewUserSource(cfg, stateDir, "", c.o.Clock, c.o.Logger, c.wire)
+	default:
+		err = errors.New("no GitHub credential configured: set github.token_file, github.app_id + private_key_file, or github.device_flow")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, c.finish(src)
+}
+
+// NewUserSource opens the device-flow sign-in of stateDir. webURL "" derives the sign-in host
+// from api_url (see auth.WebURLFor).
+func NewUserSource(cfg config.GitHub, stateDir, webURL string, clock Clock, log *slog.Logger, wire http.RoundTripper) (*auth.User, error) {
+	if cfg.DeviceFlow == nil || cfg.DeviceFlow.ClientID == "" {
+		return nil, errors.New("github.device_flow.client_id is not set")
+	}
+	if webURL == "" {
+		var err error
+		if webURL, err = auth.WebURLFor(cfg.APIURL); err != nil {
+			return nil, err
+		}
+	}
+	host, _ := os.Hostname()
+	flow := &auth.DeviceFlow{WebURL: webURL, ClientID: cfg.DeviceFlow.ClientID, HTTPClient: &http.Client{Transport: wire}, Clock: clock}
+	return auth.NewUser(auth.UserOptions{Store: auth.NewStore(stateDir), Flow: flow, Host: host, Clock: clock, Logger: log})
+}
+
+func apiURLOrDefault(s string) string {
+	if s == "" {
+		return "https://api.github.com"
+	}
+	return trimSlash(s)
+}
+
+// Budget exposes the rate-limit tracker (remaining/limit/reset per resource).
+func (c *Client) Budget() *Budget { return c.budget }
+
+// Credential describes the credential in use (never its value).
+func (c *Client) Credential() string { return c.o.Auth.Describe() }
+
+// op describes one kind of call for errors and metrics.
+type op struct {
+	endpoint string // "GET /repos/{owner}/{repo}/actions/runs"
+	what     string // "list queued workflow runs"
+	perm     perm
+}
+
+// call runs fn under the retry policy: 5xx and connection errors back off exponentially with
+// jitter (bounded), a rate limit waits for its reset only when within MaxRateWait, a 401 re-reads
+// the credential once, and everything else is returned classified.
+func (c *Client) call(ctx context.Context, s Scope, o op, fn func(ctx context.Context) (*gh.Response, error)) error {
+	ctx = withOwner(withEndpoint(ctx, o.endpoint), s.Owner)
+	b := retry.WithMaxRetries(c.o.MaxRetries, retry.WithJitterPercent(20, retry.NewExponential(c.o.RetryBase)))
+	reloaded := false
+	for {
+		resp, err := fn(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("target %s: %s: %w", s, o.what, ctx.Err())
+		}
+		cerr := c.classify(s, o, resp, err)
+		var rl *RateLimitedError
+		var ue *UnauthorizedError
+		switch {
+		case errors.As(cerr, &rl):
+			wait := rl.Until.Sub(c.o.Clock.Now())
+			if wait > c.o.MaxRateWait {
+				return rl
+			}
+			c.o.Logger.Info("GitHub rate limit: waiting for the reset", "target", s.String(), "endpoint", o.endpoint, "until", rl.Until)
+			if err := c.o.Sleep(ctx, wait); err != nil {
+				return fmt.Errorf("target %s: %s: %w", s, o.what, err)
+			}
+		case errors.As(cerr, &ue) && !reloaded:
+			reloaded = true
+			changed, rerr := c.o.Auth.Reload(ctx, s.Owner)
+			if !changed {
+				if rerr != nil {
+					ue.Err = rerr
+				}
+				return ue
+			}
+			c.o.Logger.Info("GitHub refused the credential; retrying with the re-read one", "target", s.String(), "credential", c.o.Auth.Describe())
+		case IsRetryable(cerr):
+			d, stop := b.Next()
+			if stop {
+				return cerr
+			}
+			c.o.Logger.Debug("GitHub call failed; retrying", "target", s.String(), "endpoint", o.endpoint, "in", d, "err", cerr)
+			if err := c.o.Sleep(ctx, d); err != nil {
+				return fmt.Errorf("target %s: %s: %w", s, o.what, err)
+			}
+		default:
+			return cerr
+		}
+	}
+}
+
+// classify turns a go-github or transport error into one of the package's error types.
+func (c *Client) classify(s Scope, o op, resp *gh.Response, err error) error {
+	var rl *RateLimitedError
+	if errors.As(err, &rl) {
+		cp := *rl
+		cp.Target, cp.Op = s.String(), o.what
+		return &cp
+	}
+	var ic interface{ Unauthorized() bool }
+	var ce *credentialError
+	if errors.As(err, &ce) {
+		if errors.As(err, &ic) {
+			return &UnauthorizedError{Target: s.String(), Op: o.what, Credential: c.o.Auth.Describe(), Err: ce.err}
+		}
+		return &Error{Target: s.String(), Op: o.what, Retryable: true, Detail: ce.Error(), Err: ce.err}
+	}
+	status := 0
+	if resp != nil && resp.Response != nil {
+		status = resp.StatusCode
+	}
+	var er *gh.ErrorResponse
+	msg := ""
+	if errors.As(err, &er) {
+		msg = er.Message
+		if er.Response != nil {
+			status = er.Response.StatusCode
+		}
+	}
+	switch {
+	case status == http.StatusUnauthorized:
+		return &UnauthorizedError{Target: s.String(), Op: o.what, Credential: c.o.Auth.Describe()}
+	case status == http.StatusForbidden:
+		return &Error{Target: s.String(), Op: o.what, Status: status, Detail: o.perm.remedy(c.o.Kind, s, msg)}
+	case status >= 500:
+		return &Error{Target: s.String(), Op: o.what, Status: status, Retryable: true, Detail: orDefault(msg, "GitHub is having trouble; retrying with backoff")}
+	case status != 0:
+		return &Error{Target: s.String(), Op: o.what, Status: status, Detail: orDefault(msg, http.StatusText(status)), Err: er}
+	}
+	var ne net.Error
+	var ue *url.Error
+	if errors.As(err, &ne) || errors.As(err, &ue) {
+		return &Error{Target: s.String(), Op: o.what, Retryable: true, Err: unwrapURL(err)}
+	}
+	return &Error{Target: s.String(), Op: o.what, Detail: err.Error(), Err: err}
+}
+
+// unwrapURL drops url.Error's "Get <url>:" prefix; the cause is what the operator needs.
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

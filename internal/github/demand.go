@@ -1,0 +1,189 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	gh "github.com/google/go-github/v62/github"
+)
+
+// Job is a queued workflow job a target's runners could take.
+type Job struct {
+	ID        int64
+	RunID     int64
+	Repo      string // owner/name
+	Name      string
+	Labels    []string
+	CreatedAt time.Time
+}
+
+var (
+	opRuns     = op{"GET /repos/{owner}/{repo}/actions/runs", "list workflow runs", permActions}
+	opJobs     = op{"GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", "list workflow jobs", permActions}
+	opInstRepo = op{"GET /installation/repositories", "list the App installation's repositories", permMetadata}
+	opOrgRepo  = op{"GET /orgs/{org}/repos", "list the organization's repositories", permMetadata}
+)
+
+// runStatuses are the run states that can hold queued jobs. A queued run obviously does; an
+// in_progress run does too once some of its jobs started and others (matrix legs, jobs whose
+// needs just finished) wait for a runner. Runs that are waiting (environment approval),
+// requested or pending hold no job a runner could take yet.
+var runStatuses = []string{"queued", "in_progress"}
+
+// QueuedJobs returns the queued jobs of the scope whose runs-on labels the given runner labels
+// satisfy. For an organisation it walks the repositories the credential can see (the App
+// installation's, or the organisation's). Every GET is conditional, so an idle scope costs no
+// rate budget.
+func (c *Client) QueuedJobs(ctx context.Context, s Scope, runnerLabels []string) ([]Job, error) {
+	if !s.IsOrg() {
+		return c.repoQueuedJobs(ctx, s, runnerLabels)
+	}
+	repos, err := c.Repositories(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	var out []Job
+	for _, r := range repos {
+		jobs, err := c.repoQueuedJobs(ctx, r, runnerLabels)
+		var e *Error
+		if errors.As(err, &e) && e.Status == http.StatusNotFound {
+			// Actions disabled, or the repository vanished between the two lists: nothing queued.
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, jobs...)
+	}
+	return out, nil
+}
+
+func (c *Client) repoQueuedJobs(ctx context.Context, s Scope, runnerLabels []string) ([]Job, error) {
+	var out []Job
+	for _, status := range runStatuses {
+		opts := &gh.ListWorkflowRunsOptions{Status: status, ListOptions: gh.ListOptions{PerPage: 100}}
+		for {
+			var page *gh.WorkflowRuns
+			var next int
+			err := c.call(ctx, s, opRuns, func(ctx context.Context) (resp *gh.Response, err error) {
+				page, resp, err = c.gh.Actions.ListRepositoryWorkflowRuns(ctx, s.Owner, s.Repo, opts)
+				next = nextPage(resp)
+				return resp, err
+			})
+			if err != nil {
+				return nil, err
+			}
+			for _, run := range page.WorkflowRuns {
+				jobs, err := c.runQueuedJobs(ctx, s, run.GetID(), runnerLabels)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, jobs...)
+			}
+			if next == 0 {
+				break
+			}
+			opts.Page = next
+		}
+	}
+	return out, nil
+}
+
+func (c *Client) runQueuedJobs(ctx context.Context, s Scope, runID int64, runnerLabels []string) ([]Job, error) {
+	opts := &gh.ListWorkflowJobsOptions{Filter: "latest", ListOptions: gh.ListOptions{PerPage: 100}}
+	var out []Job
+	for {
+		var page *gh.Jobs
+		var next int
+		err := c.call(ctx, s, opJobs, func(ctx context.Context) (resp *gh.Response, err error) {
+			page, resp, err = c.gh.Actions.ListWorkflowJobs(ctx, s.Owner, s.Repo, runID, opts)
+			next = nextPage(resp)
+			return resp, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range page.Jobs {
+			if j.GetStatus() != "queued" || !LabelsMatch(j.Labels, runnerLabels) {
+				continue
+			}
+			out = append(out, Job{ID: j.GetID(), RunID: j.GetRunID(), Repo: s.String(), Name: j.GetName(),
+				Labels: j.Labels, CreatedAt: j.GetCreatedAt().Time})
+		}
+		if next == 0 {
+			return out, nil
+		}
+		opts.Page = next
+	}
+}
+
+// LabelsMatch reports whether a runner with runnerLabels can take a job with jobLabels: every job
+// label must be one of the runner's (case-insensitive), `self-hosted` being implied. A job with no
+// labels matches nothing, so runner-manager never claims jobs meant for GitHub-hosted runners.
+func LabelsMatch(jobLabels, runnerLabels []string) bool {
+	if len(jobLabels) == 0 {
+		return false
+	}
+	have := map[string]bool{"self-hosted": true}
+	for _, l := range runnerLabels {
+		have[strings.ToLower(l)] = true
+	}
+	for _, l := range jobLabels {
+		if !have[strings.ToLower(l)] {
+			return false
+		}
+	}
+	return true
+}
+
+// Repositories lists the organisation's repositories the credential can see, skipping archived
+// ones: the App installation's list for App credentials, GET /orgs/{org}/repos otherwise. The
+// list is re-fetched with If-None-Match on every call, so an unchanged list is free.
+func (c *Client) Repositories(ctx context.Context, s Scope) ([]Scope, error) {
+	var out []Scope
+	lo := gh.ListOptions{PerPage: 100}
+	for {
+		var repos []*gh.Repository
+		var next int
+		o := opOrgRepo
+		if c.o.Installation {
+			o = opInstRepo
+		}
+		err := c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
+			if c.o.Installation {
+				var lr *gh.ListRepositories
+				lr, resp, err = c.gh.Apps.ListRepos(ctx, &lo)
+				if lr != nil {
+					repos = lr.Repositories
+				}
+			} else {
+				repos, resp, err = c.gh.Repositories.ListByOrg(ctx, s.Owner, &gh.RepositoryListByOrgOptions{Type: "all", ListOptions: lo})
+			}
+			next = nextPage(resp)
+			return resp, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range repos {
+			if r.GetArchived() || !strings.EqualFold(r.GetOwner().GetLogin(), s.Owner) {
+				continue
+			}
+			out = append(out, Scope{Owner: r.GetOwner().GetLogin(), Repo: r.GetName()})
+		}
+		if next == 0 {
+			return out, nil
+		}
+		lo.Page = next
+	}
+}
+
+func nextPage(resp *gh.Response) int {
+	if resp == nil {
+		return 0
+	}
+	return resp.NextPage
+}

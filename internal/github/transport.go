@@ -1,0 +1,211 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/runner-manager/runner-manager/internal/github/auth"
+)
+
+// RequestInfo is what the observer hook learns about each request sent to GitHub.
+type RequestInfo struct {
+	Endpoint    string // template, e.g. "GET /repos/{owner}/{repo}/actions/runs"
+	Status      int    // 0 when no response arrived
+	Duration    time.Duration
+	NotModified bool // a 304 answered from the ETag cache (costs no budget)
+}
+
+type ctxKey int
+
+const (
+	endpointKey ctxKey = iota
+	ownerKey
+)
+
+func withEndpoint(ctx context.Context, ep string) context.Context {
+	return context.WithValue(ctx, endpointKey, ep)
+}
+
+func withOwner(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, ownerKey, owner)
+}
+
+var idSegment = regexp.MustCompile(`/\d+(/|$)`)
+
+// endpointOf labels a request: the caller's template when set, else the path with ids elided
+// (token renewals and JWT lookups made inside ghinstallation).
+func endpointOf(req *http.Request) string {
+	if ep, _ := req.Context().Value(endpointKey).(string); ep != "" {
+		return ep
+	}
+	return req.Method + " " + idSegment.ReplaceAllString(req.URL.Path, "/{id}$1")
+}
+
+// meter is the transport closest to the wire: it refuses to send while the budget says wait,
+// records x-ratelimit-* headers, turns rate-limit answers into *RateLimitedError, and reports
+// every request to the observer. It strips the rate headers afterwards so go-github, which
+// judges resets by the real wall clock, never second-guesses the Budget's injected clock.
+type meter struct {
+	next      http.RoundTripper
+	budget    *Budget
+	clock     Clock
+	observe   func(RequestInfo)
+	contacted func(time.Time)
+}
+
+var rateHeaders = []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Used", "X-RateLimit-Reset", "X-RateLimit-Resource"}
+
+func (m *meter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if until, secondary, blocked := m.budget.BlockedUntil("core"); blocked {
+		closeBody(req)
+		res := "core"
+		if secondary {
+			res = "secondary"
+		}
+		return nil, &RateLimitedError{Resource: res, Until: until, Secondary: secondary}
+	}
+	start := m.clock.Now()
+	resp, err := m.next.RoundTrip(req)
+	info := RequestInfo{Endpoint: endpointOf(req), Duration: m.clock.Now().Sub(start)}
+	if err != nil {
+		m.report(info)
+		return nil, err
+	}
+	info.Status = resp.StatusCode
+	info.NotModified = resp.StatusCode == http.StatusNotModified
+	m.budget.observe(resp.Header)
+	if resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		if rl, ok := m.budget.limited(resp.StatusCode, resp.Header, body); ok {
+			m.report(info)
+			return nil, rl
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	if resp.StatusCode < 300 || resp.StatusCode == http.StatusNotModified {
+		if m.contacted != nil {
+			m.contacted(m.clock.Now())
+		}
+	}
+	for _, h := range rateHeaders {
+		resp.Header.Del(h)
+	}
+	m.report(info)
+	return resp, nil
+}
+
+func (m *meter) report(info RequestInfo) {
+	if m.observe != nil {
+		m.observe(info)
+	}
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// etagCache makes every GET conditional: it remembers the ETag and body of the last 200 per URL
+// and credential, sends If-None-Match, and answers a 304 (which GitHub does not charge) with the
+// remembered body. Keying by credential keeps one token's view from being served to another.
+type etagCache struct {
+	next http.RoundTripper
+	max  int
+
+	mu      sync.Mutex
+	entries map[[32]byte]*cached
+}
+
+type cached struct {
+	etag   string
+	header http.Header
+	body   []byte
+}
+
+func newETagCache(next http.RoundTripper, max int) *etagCache {
+	return &etagCache{next: next, max: max, entries: map[[32]byte]*cached{}}
+}
+
+func (c *etagCache) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet {
+		return c.next.RoundTrip(req)
+	}
+	key := sha256.Sum256([]byte(req.URL.String() + "\x00" + req.Header.Get("Authorization")))
+	c.mu.Lock()
+	hit := c.entries[key]
+	c.mu.Unlock()
+	if hit != nil {
+		req = req.Clone(req.Context())
+		req.Header.Set("If-None-Match", hit.etag)
+	}
+	resp, err := c.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotModified && hit != nil:
+		resp.Body.Close()
+		return &http.Response{
+			Status: "200 OK", StatusCode: http.StatusOK, Proto: resp.Proto, ProtoMajor: resp.ProtoMajor, ProtoMinor: resp.ProtoMinor,
+			Header: hit.header.Clone(), Body: io.NopCloser(bytes.NewReader(hit.body)),
+			ContentLength: int64(len(hit.body)), Request: req,
+		}, nil
+	case resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "":
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		c.store(key, &cached{etag: resp.Header.Get("ETag"), header: resp.Header.Clone(), body: body})
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return resp, nil
+}
+
+func (c *etagCache) store(key [32]byte, e *cached) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[key]; !ok && len(c.entries) >= c.max {
+		for k := range c.entries { // evict an arbitrary entry; at worst one extra full request
+			delete(c.entries, k)
+			break
+		}
+	}
+	c.entries[key] = e
+}
+
+// authorize sets the Authorization header from the credential source for the request's owner.
+type authorize struct {
+	next http.RoundTripper
+	src  auth.Source
+}
+
+func (a *authorize) RoundTrip(req *http.Request) (*http.Response, error) {
+	owner, _ := req.Context().Value(ownerKey).(string)
+	// The token fetch may itself call GitHub (App token renewal); label it by its own path.
+	tok, err := a.src.Token(withEndpoint(req.Context(), ""), owner)
+	if err != nil {
+		closeBody(req)
+		return nil, &credentialError{err}
+	}
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+tok)
+	return a.next.RoundTrip(req)
+}
+
+// credentialError marks a failure to obtain a token (as opposed to GitHub refusing one).
+type credentialError struct{ err error }
+
+func (e *credentialError) Error() string { return e.err.Error() }
+func (e *credentialError) Unwrap() error { return e.err }
+
+func trimSlash(s string) string { return strings.TrimRight(s, "/") }
