@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files with the current output")
+
+// execute runs the real command tree as main does and returns stdout, stderr and the exit code.
+func execute(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	root := newRootCmd()
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	root.SetArgs(args)
+	code := exitOK
+	if err := root.Execute(); err != nil {
+		code = exitUsage
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		if ee == nil || ee.err != nil {
+			stderr.WriteString("runner-manager: " + err.Error() + "\n")
+		}
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden %s (run go test -update to create it): %v", path, err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (rerun with -update if intended)\n--- got\n%s--- want\n%s", path, got, want)
+	}
+}
+
+// TestValidateInvalidExamples runs every file of examples/invalid through the real validate
+// command: each must exit 1 with exactly its golden message.
+func TestValidateInvalidExamples(t *testing.T) {
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Chdir("../../examples/invalid") // so the golden files name the file as an operator would type it
+	files, _ := filepath.Glob("*.*")
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".golden") {
+			continue
+		}
+		n++
+		t.Run(f, func(t *testing.T) {
+			stdout, stderr, code := execute(t, "validate", "--config", f)
+			if code != exitFailure || stderr != "" {
+				t.Fatalf("exit %d, stderr %q; want exit 1 and no stderr", code, stderr)
+			}
+			golden(t, strings.TrimSuffix(f, filepath.Ext(f))+".golden", stdout)
+		})
+	}
+	if n < 10 {
+		t.Fatalf("found %d invalid examples, want at least 10", n)
+	}
+}
+
+// TestValidateFormats pins each output format for a valid file with a warning and an invalid one.
+func TestValidateFormats(t *testing.T) {
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Chdir("testdata/validate")
+	for _, tc := range []struct {
+		name, file, format string
+		code               int
+	}{
+		{"valid-text", "warning.toml", "text", exitOK},
+		{"valid-json", "warning.toml", "json", exitOK},
+		{"valid-github", "warning.toml", "github", exitOK},
+		{"invalid-text", "invalid.yaml", "text", exitFailure},
+		{"invalid-json", "invalid.yaml", "json", exitFailure},
+		{"invalid-github", "invalid.yaml", "github", exitFailure},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := execute(t, "validate", "--config", tc.file, "--format", tc.format)
+			if code != tc.code || stderr != "" {
+				t.Fatalf("exit %d, stderr %q; want exit %d", code, stderr, tc.code)
+			}
+			golden(t, tc.name+".golden", stdout)
+		})
+	}
+}
+
+func TestValidateGitHubFormatChosenInActions(t *testing.T) {
+	t.Setenv("GITHUB_ACTIONS", "true")
+	t.Chdir("testdata/validate")
+	stdout, _, code := execute(t, "validate", "invalid.yaml")
+	if code != exitFailure || !strings.HasPrefix(stdout, "::error file=invalid.yaml,line=") {
+		t.Fatalf("exit %d, output %q: want workflow commands when GITHUB_ACTIONS=true", code, stdout)
+	}
+}
+
+func TestValidateExamplesAreValid(t *testing.T) {
+	for _, f := range []string{"../../examples/config.toml", "../../examples/config.yaml"} {
+		stdout, stderr, code := execute(t, "validate", f)
+		if code != exitOK {
+			t.Errorf("validate %s: exit %d\n%s%s", f, code, stdout, stderr)
+		}
+	}
+}
+
+func TestValidateUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing file", []string{"validate", "--config", filepath.Join(dir, "nope.toml")}, "does not exist: pass --config PATH"},
+		{"bad extension", []string{"validate", writeFile(t, dir, "c.ini", "x", 0o600)}, `unsupported extension ".ini"`},
+		{"bad format flag", []string{"validate", "--format", "xml", "x.toml"}, `unknown --format "xml"`},
+		{"arg and flag disagree", []string{"validate", "--config", "a.toml", "b.toml"}, "not both"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := execute(t, tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 mentioning %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestValidateTokenFilePermissions covers what git cannot store: a token file readable by
+// everyone is an error, one readable by its group a warning.
+func TestValidateTokenFilePermissions(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	cfg := "[github]\ntoken_file = \"token\"\n"
+	writeFile(t, dir, "c.toml", cfg, 0o600)
+	for _, tc := range []struct {
+		mode os.FileMode
+		code int
+		want string
+	}{
+		{0o644, exitFailure, `c.toml:2:1: github.token_file "token" is readable by every user (mode 0644): run chmod 600 on it`},
+		{0o640, exitOK, `c.toml:2:1: warning: github.token_file "token" is readable by its group (mode 0640)`},
+		{0o600, exitOK, "c.toml: valid (0 targets, 0 enabled; 0 warnings)"},
+	} {
+		writeFile(t, dir, "token", "ghp_x", tc.mode)
+		stdout, _, code := execute(t, "validate", "c.toml")
+		if code != tc.code || !strings.Contains(stdout, tc.want) {
+			t.Errorf("mode %04o: exit %d, output %q; want exit %d with %q", tc.mode, code, stdout, tc.code, tc.want)
+		}
+	}
+}
+
+func writeFile(t *testing.T, dir, name, content string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil { // WriteFile keeps the mode of an existing file
+		t.Fatal(err)
+	}
+	return p
+}
