@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/journal"
+)
+
+// Journal is the subset of the journal the engine uses; *journal.DB satisfies it. Plan is the
+// persistent allocation point for capacity; the engine adds only an in-process mutex around it.
+type Journal interface {
+	Plan(ctx context.Context, req journal.PlanRequest) (journal.Attempt, error)
+	Transition(ctx context.Context, id string, to journal.State, update func(*journal.Attempt)) (journal.Attempt, error)
+	Live(ctx context.Context) ([]journal.Attempt, error)
+}
+
+// Job is one queued workflow job whose runs-on labels the target's runners satisfy.
+type Job struct {
+	ID     int64
+	Labels []string
+}
+
+// Demand reports the jobs waiting for a runner of target t (polling or webhook-fed).
+type Demand interface {
+	Queued(ctx context.Context, t config.Target) ([]Job, error)
+}
+
+// JITRequest asks for a just-in-time runner registration.
+type JITRequest struct {
+	Name        string // attempt.RunnerName: "runner-manager-<attempt id>"
+	Labels      []string
+	RunnerGroup string // "" = the default group
+	WorkDir     string
+}
+
+// Registration is a JIT registration just created. JITConfig is a secret: never log it.
+type Registration struct {
+	RunnerID  int64
+	JITConfig string
+}
+
+// Runner is one self-hosted runner as GitHub lists it for a target.
+type Runner struct {
+	ID     int64
+	Name   string
+	Busy   bool
+	Online bool
+}
+
+// Registrar manages registrations at GitHub for target t's identity (repository or organization).
+// DeleteRunner returns ErrRunnerBusy when GitHub refuses because the runner is running a job, and
+// nil when the runner is already gone (404), so deletion is idempotent.
+type Registrar interface {
+	JITConfig(ctx context.Context, t config.Target, req JITRequest) (Registration, error)
+	Runners(ctx context.Context, t config.Target) ([]Runner, error)
+	DeleteRunner(ctx context.Context, t config.Target, runnerID int64) error
+}
+
+// Process identifies a shim process; StartTime is as the OS reports it, so a reused pid is not life.
+type Process struct {
+	PID       int
+	StartTime uint64
+}
+
+// LaunchSpec is what Start needs; RuntimeDir has been prepared by Prepare. JITConfig is a secret.
+type LaunchSpec struct {
+	AttemptID  string
+	RuntimeDir string
+	JITConfig  string
+	Env        map[string]string
+	WorkDir    string
+}
+
+// ExitStatus is what the shim wrote into the runtime directory when the runner ended.
+type ExitStatus struct {
+	Exited bool // false: no status file (yet)
+	Code   int
+}
+
+// Launcher runs runners through the shim. Stop asks the shim to end the runner gracefully and
+// returns; the engine calls it only after GitHub accepted the runner's deregistration, so it is never
+// used on a runner that may be busy. Every method must be idempotent: recovery repeats them.
+type Launcher interface {
+	// Prepare materialises the runner package of version ("latest" or "x.y.z") into dir.
+	Prepare(ctx context.Context, dir, version string) error
+	Start(ctx context.Context, spec LaunchSpec) (Process, error)
+	Stop(ctx context.Context, p Process) error
+	Alive(p Process) (bool, error)
+	// ShimProcess reads the shim's own state file in dir: the process it runs, if it got that far.
+	ShimProcess(dir string) (Process, bool, error)
+	ExitStatus(dir string) (ExitStatus, error)
+	RemoveRuntimeDir(dir string) error
+}
+
+// ErrRunnerBusy is returned by Registrar.DeleteRunner when GitHub refuses to delete a runner that is
+// running a job (HTTP 422). The engine reads it as "it took a job: leave it".
+var ErrRunnerBusy = errors.New("runner is running a job")
+
+// Error classes. Registrar and Demand errors are classified with errors.As against these
+// engine-declared interfaces, so internal/github's error types need only grow the method:
+//
+//	interface{ RetryAfter() time.Time } // rate limited: back off until then (primary or secondary)
+//	interface{ Unauthorized() bool }    // credential missing, expired or revoked (401)
+//	interface{ Terminal() bool }        // will not succeed by retrying (404 target, 403 permission)
+//
+// Anything else is retryable (network, 5xx) with exponential backoff.
+type (
+	rateLimited  interface{ RetryAfter() time.Time }
+	unauthorized interface{ Unauthorized() bool }
+	terminal     interface{ Terminal() bool }
+)
+
+// CrashPoint names a place in the lifecycle where a fault-injection harness may kill the daemon.
+type CrashPoint string
+
+const (
+	CrashAfterPlan       CrashPoint = "after-plan"
+	CrashAfterJIT        CrashPoint = "after-jit"
+	CrashAfterRegistered CrashPoint = "after-registered"
+	CrashAfterStart      CrashPoint = "after-start"
+	CrashAfterStarted    CrashPoint = "after-started"
+	CrashAfterBusy       CrashPoint = "after-busy"
+	CrashAfterExit       CrashPoint = "after-exit"
+	CrashAfterDeregister CrashPoint = "after-deregister"
+	CrashMidClean        CrashPoint = "mid-clean"
+)
+
+// CrashHook is called at every CrashPoint with the attempt concerned; nil means no hook.
+type CrashHook func(point CrashPoint, attemptID string)
+
+// Deps are the engine's collaborators. Journal is always required; Demand, Registrar and Launcher
+// only once a config enables a target (a host with no enabled targets needs no credential).
+type Deps struct {
+	Journal   Journal
+	Demand    Demand
+	Registrar Registrar
+	Launcher  Launcher
+	Clock     Clock        // nil: RealClock
+	Rand      Rand         // nil: a private generator
+	Logger    *slog.Logger // nil: slog.Default()
+	Crash     CrashHook
+}
+
+// Options are fixed for the supervisor's life.
+type Options struct {
+	// HostID is this host's identity in the journal; registrations named
+	// "runner-manager-<HostID>-*" are this host's and nobody else's.
+	HostID string
+	// RuntimeRoot is where per-attempt runtime directories are created (<RuntimeRoot>/<attempt id>).
+	RuntimeRoot string
+	// EventLimit bounds the in-memory event log (default 512).
+	EventLimit int
+	// DrainPoll is the pass interval while draining and the journal poll of an upgrade (default 1s).
+	DrainPoll time.Duration
+	// CallTimeout bounds one pass's calls so a hung GitHub cannot wedge a loop forever (default 2m).
+	CallTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.EventLimit <= 0 {
+		o.EventLimit = 512
+	}
+	if o.DrainPoll <= 0 {
+		o.DrainPoll = time.Second
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 2 * time.Minute
+	}
+	return o
+}

@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/runner-manager/runner-manager/config"
+)
+
+// Report says what an Apply changed. Names are target names; a rename is one Removed plus one Added.
+type Report struct {
+	Generation int64          `json:"generation"`
+	Added      []string       `json:"added,omitempty"`     // new or newly enabled: loop started
+	Removed    []string       `json:"removed,omitempty"`   // gone from the file: loop drains
+	Disabled   []string       `json:"disabled,omitempty"`  // enabled = false: loop drains
+	Restarted  []string       `json:"restarted,omitempty"` // identity (repository/organization) changed
+	Changed    []TargetChange `json:"changed,omitempty"`   // updated in place, next pass
+	Unchanged  []string       `json:"unchanged,omitempty"`
+	Daemon     []string       `json:"daemon,omitempty"` // changed [daemon] keys, e.g. "max_runners"
+}
+
+// TargetChange lists the changed keys of one target, by their name in the file.
+type TargetChange struct {
+	Name   string   `json:"name"`
+	Fields []string `json:"fields"`
+	// Replace is true when the change alters how runners are registered or launched (labels,
+	// runner_group, runner_version, env): idle runners are replaced, busy ones finish.
+	Replace bool `json:"replace,omitempty"`
+}
+
+// NoOp reports whether the Apply changed nothing at all.
+func (r Report) NoOp() bool {
+	return len(r.Added)+len(r.Removed)+len(r.Disabled)+len(r.Restarted)+len(r.Changed)+len(r.Daemon) == 0
+}
+
+// replaceFields are the keys folded into the policy fingerprint (see fingerprint).
+var replaceFields = map[string]bool{"labels": true, "runner_group": true, "runner_version": true, "env": true}
+
+// identityFields restart the loop: runners registered against the old identity drain there.
+var identityFields = map[string]bool{"repository": true, "organization": true}
+
+// diff compares two snapshots by target name. old may be nil (first Apply).
+func diff(old, cur *config.Config) Report {
+	var r Report
+	oldT := enabledTargets(old)
+	oldAll := map[string]config.Target{}
+	if old != nil {
+		for _, t := range old.Targets {
+			oldAll[t.Name] = t
+		}
+		r.Daemon = changedFields(old.Daemon, cur.Daemon)
+	}
+	newT := enabledTargets(cur)
+	for name, nt := range newT {
+		ot, ok := oldT[name]
+		if !ok {
+			r.Added = append(r.Added, name)
+			continue
+		}
+		fields := changedFields(ot, nt)
+		switch {
+		case len(fields) == 0:
+			r.Unchanged = append(r.Unchanged, name)
+		case slices.ContainsFunc(fields, func(f string) bool { return identityFields[f] }):
+			r.Restarted = append(r.Restarted, name)
+		default:
+			r.Changed = append(r.Changed, TargetChange{Name: name, Fields: fields,
+				Replace: slices.ContainsFunc(fields, func(f string) bool { return replaceFields[f] })})
+		}
+	}
+	for name := range oldT {
+		if _, ok := newT[name]; ok {
+			continue
+		}
+		if slices.ContainsFunc(cur.Targets, func(t config.Target) bool { return t.Name == name }) {
+			r.Disabled = append(r.Disabled, name)
+		} else {
+			r.Removed = append(r.Removed, name)
+		}
+	}
+	for _, s := range [][]string{r.Added, r.Removed, r.Disabled, r.Restarted, r.Unchanged} {
+		sort.Strings(s)
+	}
+	sort.Slice(r.Changed, func(i, j int) bool { return r.Changed[i].Name < r.Changed[j].Name })
+	return r
+}
+
+func enabledTargets(c *config.Config) map[string]config.Target {
+	out := map[string]config.Target{}
+	if c == nil {
+		return out
+	}
+	for _, t := range c.Targets {
+		if t.IsEnabled() {
+			out[t.Name] = t
+		}
+	}
+	return out
+}
+
+// changedFields compares two structs of the same type field by field and returns the koanf keys
+// that differ. Empty and nil slices/maps are equal: a file that omits labels equals one with [].
+func changedFields(a, b any) []string {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	var out []string
+	for i := 0; i < va.NumField(); i++ {
+		f := va.Type().Field(i)
+		key := strings.Split(f.Tag.Get("koanf"), ",")[0]
+		if key == "" || key == "-" || key == "enabled" {
+			continue
+		}
+		if !equalValue(va.Field(i), vb.Field(i)) {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+func equalValue(a, b reflect.Value) bool {
+	switch a.Kind() {
+	case reflect.Slice, reflect.Map:
+		if a.Len() == 0 && b.Len() == 0 {
+			return true
+		}
+	}
+	return reflect.DeepEqual(a.Interface(), b.Interface())
+}
+
+// fingerprint is the attempt's journal Policy: "<identity> <hash>". The identity stays readable so
+// a loop can tell its attempts from those registered under a target's previous identity, and so
+// recovery can deregister them there even after the file changed; the hash covers the launch
+// policy whose change replaces idle runners (labels as a set, runner group, version, env).
+func fingerprint(t config.Target) string {
+	h := sha256.New()
+	labels := slices.Clone(t.Labels)
+	sort.Strings(labels)
+	h.Write([]byte(strings.Join(labels, "\x00")))
+	h.Write([]byte{1})
+	h.Write([]byte(t.RunnerGroup))
+	h.Write([]byte{1})
+	h.Write([]byte(t.RunnerVersion))
+	keys := make([]string, 0, len(t.Env))
+	for k := range t.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		h.Write([]byte{1})
+		h.Write([]byte(k + "=" + t.Env[k]))
+	}
+	return t.Identity() + " " + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// policyIdentity extracts the identity from a fingerprint ("" for a foreign format).
+func policyIdentity(policy string) string {
+	id, _, _ := strings.Cut(policy, " ")
+	return id
+}
+
+// targetForIdentity rebuilds the registrar-facing part of a target from a stored identity, so
+// attempts of a removed or re-pointed target can still be deregistered where they were registered.
+func targetForIdentity(name, identity string) config.Target {
+	t := config.Target{Name: name}
+	if repo, ok := strings.CutPrefix(identity, "repo:"); ok {
+		t.Repository = repo
+	} else {
+		t.Organization = strings.TrimPrefix(identity, "org:")
+	}
+	return t
+}

@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/journal"
+)
+
+// launch starts one runner. Every side effect is preceded by a synced journal record of the intent:
+// Plan (slot) -> JIT -> registered (runner id, runtime dir) -> prepare + Start -> started (pid).
+// A failure after Plan records failed and concludes at once what was done (deregister, remove dir);
+// a crash instead leaves the record for recovery, which decides from it.
+func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, policy string) error {
+	s := l.sup
+	a, err := s.plan(ctx, journal.PlanRequest{
+		Target: t.Name, Policy: policy, Labels: t.Labels,
+		HostMax: cfg.Daemon.MaxRunners, TargetMax: t.MaxRunners,
+	})
+	if errors.Is(err, journal.ErrNoCapacity) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("lease a runner slot for target %s: %w; check the state dir", t.Name, err)
+	}
+	l.emit(slog.LevelInfo, a.ID, EventPlanned, fmt.Sprintf("launching runner %s in slot %d", a.RunnerName, a.Slot))
+	s.crash(CrashAfterPlan, a.ID)
+
+	reg, err := s.deps.Registrar.JITConfig(ctx, t, JITRequest{Name: a.RunnerName, Labels: t.Labels, RunnerGroup: t.RunnerGroup, WorkDir: t.WorkDir})
+	if err != nil {
+		err = fmt.Errorf("create JIT registration for %s of target %s: %w", a.RunnerName, t.Name, err)
+		// The request may have reached GitHub; the next pass looks the name up and deletes it.
+		return l.abandon(ctx, t, a, err)
+	}
+	s.crash(CrashAfterJIT, a.ID)
+
+	dir := filepath.Join(s.opts.RuntimeRoot, a.ID)
+	a, err = l.transition(ctx, a, journal.StateRegistered, func(x *journal.Attempt) {
+		x.RunnerID, x.RuntimeDir = reg.RunnerID, dir
+	}, fmt.Sprintf("runner %s registered (id %d)", a.RunnerName, reg.RunnerID))
+	if err != nil {
+		// Not journaled: the planned record still leads recovery to the registration by name.
+		return err
+	}
+	s.crash(CrashAfterRegistered, a.ID)
+
+	proc, err := l.start(ctx, t, a, reg)
+	if err != nil {
+		return l.abandon(ctx, t, a, err)
+	}
+	s.crash(CrashAfterStart, a.ID)
+
+	_, err = l.transition(ctx, a, journal.StateStarted, func(x *journal.Attempt) {
+		x.ShimPID, x.ShimStart = proc.PID, proc.StartTime
+	}, fmt.Sprintf("runner %s started (pid %d)", a.RunnerName, proc.PID))
+	if err != nil {
+		// The shim runs and wrote its state file: the next pass attaches it from there.
+		return err
+	}
+	s.crash(CrashAfterStarted, a.ID)
+	return nil
+}
+
+func (l *loop) start(ctx context.Context, t config.Target, a journal.Attempt, reg Registration) (Process, error) {
+	lc := l.sup.deps.Launcher
+	if err := lc.Prepare(ctx, a.RuntimeDir, t.RunnerVersion); err != nil {
+		return Process{}, fmt.Errorf("prepare runner %s (version %s) for target %s: %w", a.RunnerName, t.RunnerVersion, t.Name, err)
+	}
+	proc, err := lc.Start(ctx, LaunchSpec{AttemptID: a.ID, RuntimeDir: a.RuntimeDir, JITConfig: reg.JITConfig, Env: t.Env, WorkDir: t.WorkDir})
+	if err != nil {
+		return Process{}, fmt.Errorf("start runner %s for target %s: %w", a.RunnerName, t.Name, err)
+	}
+	return proc, nil
+}
+
+// abandon records failed with the reason, then concludes whatever it can right away. It returns
+// cause, so the pass backs off by the class of what went wrong.
+func (l *loop) abandon(ctx context.Context, t config.Target, a journal.Attempt, cause error) error {
+	a, err := l.transition(ctx, a, journal.StateFailed, func(x *journal.Attempt) { x.Reason = cause.Error() }, cause.Error())
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	if a.RunnerID != 0 {
+		if _, err := l.reconcile(ctx, t, a, nil, false, false); err != nil {
+			return errors.Join(cause, err)
+		}
+	}
+	return cause
+}
+
+// finish records the pass in the target's status and picks the wait before the next pass.
+func (l *loop) finish(now time.Time, poll time.Duration, draining bool, demand int, owned []journal.Attempt, passErr error) time.Duration {
+	s := l.sup
+	wait := jitter(s.rand, poll)
+	if draining {
+		wait = s.opts.DrainPoll
+	}
+	if passErr != nil {
+		wait = l.backoff.next(passErr, now, poll, s.rand)
+		if draining {
+			wait = min(wait, s.opts.DrainPoll*10)
+		}
+		l.emit(slog.LevelWarn, "", EventBackoff, fmt.Sprintf("pass failed, next try in %s: %v", wait.Round(time.Millisecond), passErr))
+	} else {
+		l.backoff.reset()
+	}
+	var busy, idle, starting int
+	for _, a := range owned {
+		switch a.State {
+		case journal.StateBusy:
+			busy++
+		case journal.StateStarted:
+			idle++
+		case journal.StatePlanned, journal.StateRegistered:
+			starting++
+		}
+	}
+	b := l.backoff
+	l.status.set(func(st *TargetStatus) {
+		st.Mode, st.Draining, st.Demand, st.LastPass = l.last.Mode, draining, demand, now
+		st.Owned, st.Busy, st.Idle, st.Starting = len(owned), busy, idle, starting
+		st.Backoff, st.BackoffUntil, st.LastError = b.class, b.until, ""
+		if passErr != nil {
+			st.LastError = passErr.Error()
+		}
+	})
+	return wait
+}

@@ -1,0 +1,274 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/journal"
+)
+
+// loopKey identifies a loop: a target's name and the identity its runners are registered under.
+// An identity change starts a new loop while the old one drains the old registrations.
+type loopKey struct{ name, identity string }
+
+// loop runs reconcile passes for one target. It owns the journal attempts whose Target is its name
+// and whose Policy carries its identity.
+type loop struct {
+	sup  *Supervisor
+	key  loopKey
+	wake chan struct{}
+	done chan struct{}
+
+	// Touched only by the loop goroutine.
+	last    config.Target // last snapshot of this target with this identity (used while draining)
+	backoff backoffState
+
+	status targetStatusBox
+}
+
+func newLoop(s *Supervisor, key loopKey, last config.Target) *loop {
+	l := &loop{sup: s, key: key, wake: make(chan struct{}, 1), done: make(chan struct{}), last: last}
+	l.status.set(func(st *TargetStatus) { st.Name, st.Identity = key.name, key.identity })
+	return l
+}
+
+func (l *loop) emit(level slog.Level, attempt string, kind EventKind, msg string) {
+	l.sup.events.emit(level, l.key.name, attempt, kind, msg)
+}
+
+// poke asks for a pass now without blocking (Wake, Apply, drains).
+func (l *loop) poke() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// snapshot reads the current config for this pass (never a copy taken at start) and says whether
+// the loop is draining: its target is gone, disabled or re-pointed, or the daemon is draining.
+func (l *loop) snapshot() (cfg *config.Config, t config.Target, draining bool) {
+	cfg = l.sup.config()
+	if cfg != nil {
+		for _, ct := range cfg.Targets {
+			if ct.Name == l.key.name && ct.IsEnabled() && ct.Identity() == l.key.identity {
+				l.last = ct
+				return cfg, ct, l.sup.draining()
+			}
+		}
+	}
+	return cfg, l.last, true
+}
+
+// run is the loop goroutine: recovery first, then passes until drained empty or ctx ends.
+func (l *loop) run(ctx context.Context) {
+	defer close(l.done)
+	l.emit(slog.LevelInfo, "", EventLoop, fmt.Sprintf("target loop started for %s", l.key.identity))
+	recovering := true
+	for {
+		wait, owned := l.pass(ctx, recovering)
+		if ctx.Err() != nil {
+			return
+		}
+		if owned >= 0 {
+			recovering = false
+		}
+		if owned == 0 && l.sup.retire(l) {
+			l.emit(slog.LevelInfo, "", EventLoop, "target loop drained and ended")
+			return
+		}
+		if h := l.sup.afterPass; h != nil {
+			h(l.key)
+		}
+		timer, stop := l.sup.clock.Timer(wait)
+		select {
+		case <-ctx.Done():
+		case <-l.wake:
+		case <-timer:
+		}
+		stop()
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// pass is one reconcile pass. It returns the time to the next pass and how many attempts the loop
+// still owns (-1 when the journal could not be read).
+func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
+	cfg, t, draining := l.snapshot()
+	s := l.sup
+	now := s.clock.Now()
+	monitor := t.Mode == "monitor"
+	poll := t.PollInterval.D()
+	if poll <= 0 && cfg != nil {
+		poll = cfg.Daemon.PollInterval.D()
+	}
+	if poll <= 0 {
+		poll = 30 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+	defer cancel()
+
+	// The GitHub list is read before the journal: any registration it shows was journaled first.
+	var passErr error
+	regs, regErr := s.deps.Registrar.Runners(cctx, t)
+	if regErr != nil {
+		passErr = fmt.Errorf("list runners of target %s: %w", t.Name, regErr)
+	}
+	byName := make(map[string]Runner, len(regs))
+	for _, r := range regs {
+		byName[r.Name] = r
+	}
+	var jobs []Job
+	var demErr error
+	if !draining {
+		if jobs, demErr = s.deps.Demand.Queued(cctx, t); demErr != nil && passErr == nil {
+			passErr = fmt.Errorf("read queued jobs of target %s: %w", t.Name, demErr)
+		}
+	}
+	live, err := s.deps.Journal.Live(cctx)
+	if err != nil {
+		return l.finish(now, poll, draining, len(jobs), nil, fmt.Errorf("read journal for target %s: %w; check the state dir", t.Name, err)), -1
+	}
+	for _, a := range l.owned(live) {
+		if _, err := l.reconcile(ctx, t, a, byName, regErr == nil, recovering); err != nil && passErr == nil {
+			passErr = err
+		}
+	}
+	if regErr == nil && !monitor {
+		if err := l.deleteOrphans(cctx, t, regs, live); err != nil && passErr == nil {
+			passErr = err
+		}
+	}
+	// Re-read: reconcile concluded some attempts and capacity must count what is left.
+	if live, err = s.deps.Journal.Live(cctx); err != nil {
+		return l.finish(now, poll, draining, len(jobs), nil, fmt.Errorf("read journal for target %s: %w; check the state dir", t.Name, err)), -1
+	}
+	owned := l.owned(live)
+	in := l.planInput(cfg, t, now, owned, live, byName, len(jobs))
+	in.Monitor, in.Draining = monitor, draining
+	out := plan(in)
+	for _, r := range out.Reap {
+		if err := l.reapIdle(cctx, t, owned, r); err != nil && passErr == nil {
+			passErr = err
+		}
+	}
+	if regErr == nil && demErr == nil && !draining && !monitor {
+		policy := fingerprint(t)
+		for range out.Start {
+			err := l.launch(cctx, cfg, t, policy)
+			if errors.Is(err, journal.ErrNoCapacity) {
+				break
+			}
+			if err != nil {
+				if passErr == nil {
+					passErr = err
+				}
+				break
+			}
+		}
+	}
+	if live, err = s.deps.Journal.Live(cctx); err == nil {
+		owned = l.owned(live)
+	}
+	return l.finish(now, poll, draining, len(jobs), owned, passErr), len(owned)
+}
+
+// owned filters the attempts of this loop: its target name and identity.
+func (l *loop) owned(live []journal.Attempt) []journal.Attempt {
+	var out []journal.Attempt
+	for _, a := range live {
+		if a.Target == l.key.name && policyIdentity(a.Policy) == l.key.identity {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, owned, live []journal.Attempt, regs map[string]Runner, demand int) planInput {
+	in := planInput{Now: now, Demand: demand, MinIdle: t.MinIdle, IdleTimeout: t.IdleTimeout.D()}
+	policy := fingerprint(t)
+	targetLive := 0
+	for _, a := range live {
+		if a.Target == t.Name {
+			targetLive++
+		}
+	}
+	for _, a := range owned {
+		switch a.State {
+		case journal.StatePlanned, journal.StateRegistered:
+			in.Starting++
+		case journal.StateStarted:
+			if r, ok := regs[a.RunnerName]; ok && r.Busy {
+				continue
+			}
+			in.Idle = append(in.Idle, idleRunner{ID: a.ID, IdleSince: a.UpdatedAt, Stale: a.Policy != policy})
+		}
+	}
+	in.TargetFree = t.MaxRunners - targetLive
+	if cfg != nil {
+		in.HostFree = cfg.Daemon.MaxRunners - len(live)
+	}
+	return in
+}
+
+// reapIdle deregisters an idle runner first; only once GitHub accepted (so it cannot take a job any
+// more) is the process stopped. A busy answer means it just took a job: it is left to finish.
+func (l *loop) reapIdle(ctx context.Context, t config.Target, owned []journal.Attempt, r reap) error {
+	var a journal.Attempt
+	for _, o := range owned {
+		if o.ID == r.ID {
+			a = o
+		}
+	}
+	if a.ID == "" || a.State != journal.StateStarted {
+		return nil
+	}
+	err := l.sup.deps.Registrar.DeleteRunner(ctx, t, a.RunnerID)
+	if errors.Is(err, ErrRunnerBusy) {
+		_, err = l.transition(ctx, a, journal.StateBusy, nil, fmt.Sprintf("runner %s took a job while being reaped (%s); it will be left to finish", a.RunnerName, r.Reason))
+		l.sup.crash(CrashAfterBusy, a.ID)
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("deregister idle runner %s of target %s: %w", a.RunnerName, t.Name, err)
+	}
+	a, err = l.transition(ctx, a, journal.StateDeregistered, nil, fmt.Sprintf("idle runner %s deregistered: %s", a.RunnerName, r.Reason))
+	if err != nil {
+		return err
+	}
+	l.sup.crash(CrashAfterDeregister, a.ID)
+	if err := l.sup.deps.Launcher.Stop(ctx, Process{PID: a.ShimPID, StartTime: a.ShimStart}); err != nil {
+		return fmt.Errorf("stop idle runner %s (pid %d) of target %s: %w", a.RunnerName, a.ShimPID, t.Name, err)
+	}
+	return nil
+}
+
+// deleteOrphans removes registrations named after this host that no live attempt accounts for
+// (any target's: several targets may share an organization). Other hosts' runners are never touched.
+func (l *loop) deleteOrphans(ctx context.Context, t config.Target, regs []Runner, live []journal.Attempt) error {
+	known := make(map[string]bool, len(live))
+	for _, a := range live {
+		known[a.RunnerName] = true
+	}
+	prefix := journal.RunnerNamePrefix + l.sup.opts.HostID + "-"
+	for _, r := range regs {
+		if !strings.HasPrefix(r.Name, prefix) || known[r.Name] || r.Busy {
+			continue
+		}
+		err := l.sup.deps.Registrar.DeleteRunner(ctx, t, r.ID)
+		if errors.Is(err, ErrRunnerBusy) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("delete orphan registration %s of target %s: %w", r.Name, t.Name, err)
+		}
+		l.emit(slog.LevelInfo, "", EventOrphan, fmt.Sprintf("registration %s (id %d) had no live runner on this host: deleted", r.Name, r.ID))
+	}
+	return nil
+}

@@ -1,0 +1,247 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/journal"
+)
+
+// observation is what the engine can see of one attempt right now: its process, its exit status,
+// and (when the GitHub list answered) its registration.
+type observation struct {
+	Process    Process // journaled, or read from the shim state file when the journal has none
+	HasProcess bool
+	Alive      bool
+	Exit       ExitStatus
+	ListKnown  bool // GitHub's runner list answered this pass
+	Listed     bool // a registration with the attempt's runner name exists
+	ListedID   int64
+	ListedBusy bool
+	Err        error // liveness could not be determined: decide waits
+}
+
+// step is the next thing to do for an attempt. Every step is idempotent, so a crash between a side
+// effect and its journal record only makes the next daemon repeat it.
+type step int
+
+const (
+	stepKeep       step = iota // alive: supervise (adopt, after a restart)
+	stepWait                   // nothing can be decided now; look again next pass
+	stepAttach                 // registered, and the shim runs: record its pid -> started
+	stepMarkBusy               // GitHub says the runner took a job -> busy (never touched again)
+	stepMarkExited             // the process ended -> exited (with the shim's status if any)
+	stepDeregister             // delete the registration -> deregistered (busy answer: leave it)
+	stepStop                   // deregistered but still running: ask the shim to stop it
+	stepClean                  // remove the runtime directory -> cleaned
+	stepDrop                   // planned: delete a registration found by name, then cleaned
+)
+
+var stepNames = [...]string{"keep", "wait", "attach", "mark-busy", "mark-exited", "deregister", "stop", "clean", "drop"}
+
+func (s step) String() string { return stepNames[s] }
+
+// decide is the keep / adopt / conclude rule for one attempt, used by startup recovery and by every
+// pass alike (recovery is a normal code path). Pure; pinned by TestDecide.
+func decide(a journal.Attempt, o observation) step {
+	if o.Err != nil {
+		return stepWait
+	}
+	ended := o.Exit.Exited || (o.HasProcess && !o.Alive)
+	switch a.State {
+	case journal.StatePlanned:
+		// JIT may have been issued just before a crash: only GitHub's list by name can tell.
+		if !o.ListKnown {
+			return stepWait
+		}
+		return stepDrop
+	case journal.StateRegistered:
+		if o.HasProcess && o.Alive && !o.Exit.Exited {
+			return stepAttach // crashed between Start and the journal write
+		}
+		return stepDeregister
+	case journal.StateStarted:
+		switch {
+		case ended:
+			return stepMarkExited
+		case o.ListKnown && o.ListedBusy:
+			return stepMarkBusy
+		}
+		return stepKeep
+	case journal.StateBusy:
+		if ended {
+			return stepMarkExited
+		}
+		return stepKeep
+	case journal.StateExited:
+		return stepDeregister
+	case journal.StateDeregistered:
+		if o.HasProcess && o.Alive && !o.Exit.Exited {
+			return stepStop
+		}
+		return stepClean
+	case journal.StateFailed:
+		switch {
+		case a.RunnerID != 0 || o.Listed:
+			return stepDeregister
+		case !o.ListKnown:
+			return stepWait
+		case o.HasProcess && o.Alive && !o.Exit.Exited:
+			// Running with no registration at all: it cannot hold a job.
+			return stepStop
+		}
+		return stepClean
+	}
+	return stepWait
+}
+
+// observe gathers the facts decide needs. Reading is cheap and local except for the list, which the
+// pass fetched once for all attempts (before reading the journal, so it never shows a registration
+// newer than the journal records).
+func (l *loop) observe(a journal.Attempt, regs map[string]Runner, listKnown bool) observation {
+	var o observation
+	lc := l.sup.deps.Launcher
+	if a.ShimPID != 0 {
+		o.Process, o.HasProcess = Process{PID: a.ShimPID, StartTime: a.ShimStart}, true
+	} else if a.RuntimeDir != "" {
+		p, ok, err := lc.ShimProcess(a.RuntimeDir)
+		if err != nil {
+			o.Err = fmt.Errorf("read shim state in %s: %w", a.RuntimeDir, err)
+			return o
+		}
+		o.Process, o.HasProcess = p, ok
+	}
+	if o.HasProcess {
+		alive, err := lc.Alive(o.Process)
+		if err != nil {
+			o.Err = fmt.Errorf("check runner process %d: %w", o.Process.PID, err)
+			return o
+		}
+		o.Alive = alive
+	}
+	if a.RuntimeDir != "" {
+		st, err := lc.ExitStatus(a.RuntimeDir)
+		if err != nil {
+			o.Err = fmt.Errorf("read exit status in %s: %w", a.RuntimeDir, err)
+			return o
+		}
+		o.Exit = st
+	}
+	o.ListKnown = listKnown
+	if r, ok := regs[a.RunnerName]; ok {
+		o.Listed, o.ListedID, o.ListedBusy = true, r.ID, r.Busy
+	}
+	return o
+}
+
+// reconcile drives one attempt as far as it can go now and returns its latest journal record.
+// Conclusion steps run under context.WithoutCancel so a shutdown does not cut a cleanup in half.
+func (l *loop) reconcile(ctx context.Context, t config.Target, a journal.Attempt, regs map[string]Runner, listKnown, recovering bool) (journal.Attempt, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.sup.opts.CallTimeout)
+	defer cancel()
+	for range 8 { // a full conclusion is at most five steps
+		o := l.observe(a, regs, listKnown)
+		s := decide(a, o)
+		if recovering && s == stepKeep {
+			l.emit(slog.LevelInfo, a.ID, EventAdopted, fmt.Sprintf("runner %s (pid %d) is alive in state %s: supervising it again", a.RunnerName, a.ShimPID, a.State))
+		}
+		next, done, err := l.execute(cctx, t, a, o, s)
+		if err != nil || done {
+			return next, err
+		}
+		a = next
+		if a.State.Terminal() {
+			return a, nil
+		}
+	}
+	return a, nil
+}
+
+// execute performs one step; done means stop for this pass (keep, wait, or waiting on GitHub/process).
+func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, o observation, s step) (journal.Attempt, bool, error) {
+	d := l.sup.deps
+	switch s {
+	case stepKeep, stepWait:
+		return a, true, o.Err
+	case stepAttach:
+		n, err := l.transition(ctx, a, journal.StateStarted, func(x *journal.Attempt) {
+			x.ShimPID, x.ShimStart = o.Process.PID, o.Process.StartTime
+		}, fmt.Sprintf("runner %s found running (pid %d) though the journal had no pid: adopted", a.RunnerName, o.Process.PID))
+		return n, err != nil, err
+	case stepMarkBusy:
+		n, err := l.transition(ctx, a, journal.StateBusy, nil, fmt.Sprintf("runner %s took a job; it will be left to finish", a.RunnerName))
+		l.sup.crash(CrashAfterBusy, a.ID)
+		return n, true, err
+	case stepMarkExited:
+		msg := fmt.Sprintf("runner %s ended", a.RunnerName)
+		n, err := l.transition(ctx, a, journal.StateExited, func(x *journal.Attempt) {
+			if o.Exit.Exited {
+				code := o.Exit.Code
+				x.ExitCode = &code
+			} else {
+				x.Reason = "runner process ended without writing an exit status"
+			}
+		}, msg)
+		l.sup.crash(CrashAfterExit, a.ID)
+		return n, err != nil, err
+	case stepDeregister, stepDrop:
+		id := a.RunnerID
+		if id == 0 {
+			id = o.ListedID
+		}
+		if id != 0 {
+			err := d.Registrar.DeleteRunner(ctx, t, id)
+			if errors.Is(err, ErrRunnerBusy) {
+				// Alive and working somewhere: never conclude it; look again next pass.
+				return a, true, nil
+			}
+			if err != nil {
+				return a, true, fmt.Errorf("deregister runner %s (id %d) of target %s: %w", a.RunnerName, id, t.Name, err)
+			}
+		}
+		if s == stepDrop {
+			n, err := l.transition(ctx, a, journal.StateCleaned, nil, fmt.Sprintf("launch of %s never finished: dropped", a.RunnerName))
+			return n, true, err
+		}
+		n, err := l.transition(ctx, a, journal.StateDeregistered, nil, fmt.Sprintf("runner %s deregistered", a.RunnerName))
+		l.sup.crash(CrashAfterDeregister, a.ID)
+		return n, err != nil, err
+	case stepStop:
+		if err := d.Launcher.Stop(ctx, o.Process); err != nil {
+			return a, true, fmt.Errorf("stop runner %s (pid %d): %w", a.RunnerName, o.Process.PID, err)
+		}
+		return a, true, nil // it ends on its own time; the next pass sees the exit
+	case stepClean:
+		if a.RuntimeDir != "" {
+			if err := d.Launcher.RemoveRuntimeDir(a.RuntimeDir); err != nil {
+				return a, true, fmt.Errorf("remove runtime directory %s of %s: %w; check permissions under the state dir", a.RuntimeDir, a.RunnerName, err)
+			}
+		}
+		l.sup.crash(CrashMidClean, a.ID)
+		n, err := l.transition(ctx, a, journal.StateCleaned, func(x *journal.Attempt) {
+			if x.ExitCode == nil && o.Exit.Exited {
+				code := o.Exit.Code
+				x.ExitCode = &code
+			}
+		}, fmt.Sprintf("runner %s cleaned up", a.RunnerName))
+		return n, true, err
+	}
+	return a, true, nil
+}
+
+// transition writes one journal step and emits its event.
+func (l *loop) transition(ctx context.Context, a journal.Attempt, to journal.State, update func(*journal.Attempt), msg string) (journal.Attempt, error) {
+	n, err := l.sup.deps.Journal.Transition(ctx, a.ID, to, update)
+	if err != nil {
+		return a, fmt.Errorf("journal %s -> %s for attempt %s of target %s: %w", a.State, to, a.ID, l.key.name, err)
+	}
+	level := slog.LevelInfo
+	if to == journal.StateFailed {
+		level = slog.LevelWarn
+	}
+	l.emit(level, a.ID, EventKind(to), msg)
+	return n, nil
+}

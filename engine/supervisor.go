@@ -1,0 +1,279 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/journal"
+)
+
+// ErrStopped is returned by Apply and Run once the supervisor has stopped.
+var ErrStopped = errors.New("supervisor stopped")
+
+// Supervisor holds one loop per enabled target (plus draining loops for targets being removed or
+// re-pointed, and for journal attempts whose target is no longer in the file).
+type Supervisor struct {
+	deps   Deps
+	opts   Options
+	clock  Clock
+	rand   Rand
+	log    *slog.Logger
+	events *eventLog
+
+	planMu sync.Mutex // one Plan at a time in this process; the journal is the authority across restarts
+	cfg    atomic.Pointer[config.Config]
+	drain  atomic.Int32 // drainNone, drainUpgrade, drainShutdown
+
+	mu         sync.Mutex
+	gen        int64
+	lastReload ReloadResult
+	loops      map[loopKey]*loop
+	changed    chan struct{} // closed and replaced whenever a loop ends
+	runCtx     context.Context
+	cancel     context.CancelFunc
+	stopped    bool
+	wg         sync.WaitGroup
+	shutdownCh chan struct{} // closed when Shutdown begins: supersedes an upgrade drain
+
+	afterPass func(loopKey) // test hook: called after every pass, before the loop parks
+}
+
+// New returns a supervisor; nothing runs until Run.
+func New(deps Deps, opts Options) *Supervisor {
+	s := &Supervisor{deps: deps, opts: opts.withDefaults(), clock: deps.Clock, rand: deps.Rand, log: deps.Logger,
+		loops: map[loopKey]*loop{}, changed: make(chan struct{}), shutdownCh: make(chan struct{})}
+	if s.clock == nil {
+		s.clock = RealClock{}
+	}
+	if s.rand == nil {
+		s.rand = newRand()
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.events = newEventLog(s.opts.EventLimit, s.log, s.clock)
+	return s
+}
+
+func (s *Supervisor) config() *config.Config { return s.cfg.Load() }
+
+func (s *Supervisor) crash(p CrashPoint, attemptID string) {
+	if s.deps.Crash != nil {
+		s.deps.Crash(p, attemptID)
+	}
+}
+
+func (s *Supervisor) plan(ctx context.Context, req journal.PlanRequest) (journal.Attempt, error) {
+	s.planMu.Lock()
+	defer s.planMu.Unlock()
+	return s.deps.Journal.Plan(ctx, req)
+}
+
+// checkDeps refuses, before anything changes, a config whose enabled targets the deps cannot serve.
+func (s *Supervisor) checkDeps(cfg *config.Config) error {
+	if cfg == nil {
+		return errors.New("apply: no config snapshot")
+	}
+	var names []string
+	for _, t := range cfg.Targets {
+		if t.IsEnabled() {
+			names = append(names, t.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	var missing []string
+	for what, ok := range map[string]bool{"GitHub demand": s.deps.Demand != nil, "GitHub registrar": s.deps.Registrar != nil,
+		"runner launcher": s.deps.Launcher != nil, "journal": s.deps.Journal != nil,
+		"host id": s.opts.HostID != "", "runtime directory root": s.opts.RuntimeRoot != ""} {
+		if !ok {
+			missing = append(missing, what)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("cannot run targets %s: no %s configured; run `runner-manager auth login` or fix the [github] section, then reload",
+			strings.Join(names, ", "), strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// Apply makes cfg the desired state. It diffs by target name against the current snapshot, checks
+// the deps can serve the result before touching any loop (a refusal changes nothing), then starts
+// added loops and wakes changed or removed ones, which pick up the new snapshot on their next pass.
+// Applying the same config twice is a no-op.
+func (s *Supervisor) Apply(ctx context.Context, cfg *config.Config) (Report, error) {
+	if err := ctx.Err(); err != nil {
+		return Report{}, err
+	}
+	if err := s.checkDeps(cfg); err != nil {
+		s.ReloadFailed(err)
+		return Report{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return Report{}, ErrStopped
+	}
+	old := s.cfg.Load()
+	r := diff(old, cfg)
+	s.cfg.Store(cfg)
+	if old == nil || !r.NoOp() {
+		s.gen++
+	}
+	r.Generation = s.gen
+	s.lastReload = ReloadResult{Time: s.clock.Now(), OK: true, Report: &r}
+	if old != nil && r.NoOp() {
+		s.events.emit(slog.LevelInfo, "", "", EventReload, fmt.Sprintf("config generation %d unchanged: nothing to do", s.gen))
+		return r, nil
+	}
+	s.events.emit(slog.LevelInfo, "", "", EventReload, fmt.Sprintf("config generation %d applied: %s", s.gen, r.summary()))
+	if s.runCtx != nil {
+		s.syncLoopsLocked()
+	}
+	return r, nil
+}
+
+// ReloadFailed records a rejected reload (invalid file or Apply refusal) for status; the current
+// config keeps running.
+func (s *Supervisor) ReloadFailed(err error) {
+	s.mu.Lock()
+	s.lastReload = ReloadResult{Time: s.clock.Now(), OK: false, Error: err.Error()}
+	s.mu.Unlock()
+	s.events.emit(slog.LevelError, "", "", EventReloadFailed, fmt.Sprintf("config rejected, the last good config keeps running: %v", err))
+}
+
+func (r Report) summary() string {
+	var parts []string
+	add := func(label string, names []string) {
+		if len(names) > 0 {
+			parts = append(parts, label+" "+strings.Join(names, ","))
+		}
+	}
+	add("added", r.Added)
+	add("removed", r.Removed)
+	add("disabled", r.Disabled)
+	add("restarted", r.Restarted)
+	for _, c := range r.Changed {
+		parts = append(parts, fmt.Sprintf("changed %s (%s)", c.Name, strings.Join(c.Fields, ",")))
+	}
+	add("daemon", r.Daemon)
+	if len(parts) == 0 {
+		return "no target changed"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// syncLoopsLocked starts a loop for every enabled target without one and wakes every other loop so
+// it reads the new snapshot now (a loop whose target is gone starts draining on that pass).
+func (s *Supervisor) syncLoopsLocked() {
+	cfg := s.cfg.Load()
+	for _, t := range cfg.Targets {
+		if !t.IsEnabled() {
+			continue
+		}
+		key := loopKey{t.Name, t.Identity()}
+		if _, ok := s.loops[key]; !ok {
+			s.startLoopLocked(key, t)
+		}
+	}
+	for _, l := range s.loops {
+		l.poke()
+	}
+}
+
+func (s *Supervisor) startLoopLocked(key loopKey, last config.Target) {
+	l := newLoop(s, key, last)
+	s.loops[key] = l
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		l.run(s.runCtx)
+	}()
+}
+
+// retire removes a drained loop that owns nothing. It re-checks under the lock, so a loop whose
+// target was re-added meanwhile keeps running instead.
+func (s *Supervisor) retire(l *loop) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, _, draining := l.snapshot(); !draining {
+		return false
+	}
+	delete(s.loops, l.key)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return true
+}
+
+// Wake asks every loop of the named target for a pass now (a webhook delivery, for instance).
+func (s *Supervisor) Wake(target string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, l := range s.loops {
+		if k.name == target {
+			l.poke()
+		}
+	}
+}
+
+// Run starts the loops of the applied config, plus a draining loop for journal attempts of targets
+// no longer configured (startup recovery of removed targets), and supervises until ctx ends or
+// Shutdown finishes. Cancelling ctx stops supervising only: runners keep running for recovery.
+func (s *Supervisor) Run(ctx context.Context) error {
+	s.mu.Lock()
+	if s.stopped || s.runCtx != nil {
+		s.mu.Unlock()
+		return ErrStopped
+	}
+	if s.deps.Journal == nil {
+		s.mu.Unlock()
+		return errors.New("engine: no journal; the daemon must open the state dir first")
+	}
+	live, err := s.deps.Journal.Live(ctx)
+	if err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("read the journal for startup recovery: %w; check the state dir", err)
+	}
+	s.runCtx, s.cancel = context.WithCancel(ctx)
+	if s.cfg.Load() != nil {
+		s.syncLoopsLocked()
+	}
+	s.recoverLeftoversLocked(live)
+	runCtx := s.runCtx
+	s.mu.Unlock()
+
+	<-runCtx.Done()
+	s.wg.Wait()
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	return nil
+}
+
+// recoverLeftoversLocked starts a draining loop for live attempts no configured loop owns.
+func (s *Supervisor) recoverLeftoversLocked(live []journal.Attempt) {
+	pending := 0
+	for _, a := range live {
+		key := loopKey{a.Target, policyIdentity(a.Policy)}
+		if _, ok := s.loops[key]; ok {
+			continue
+		}
+		if s.deps.Registrar == nil || s.deps.Launcher == nil || s.deps.Demand == nil {
+			pending++
+			continue
+		}
+		s.startLoopLocked(key, targetForIdentity(key.name, key.identity))
+	}
+	if pending > 0 {
+		s.events.emit(slog.LevelWarn, "", "", EventLoop, fmt.Sprintf("%d runner attempts of unconfigured targets await recovery, which needs GitHub access: configure a credential", pending))
+	}
+}
