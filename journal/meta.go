@@ -80,3 +80,17 @@ func (j *Journal) GetMeta(ctx context.Context, name string) ([]byte, bool, error
 	defer unlock()
 	return j.getRaw([]byte(prefixUser + name))
 }
+
+// Checkpoint writes a consistent copy of the journal into dest (which must not exist) while the
+// journal stays open, for inspection or a bug report: the copy opens with Open like any journal.
+func (j *Journal) Checkpoint(ctx context.Context, dest string) error {
+	unlock, err := j.reader(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := j.db.Checkpoint(dest); err != nil {
+		return fmt.Errorf("checkpoint journal %s into %s: %w", j.dir, dest, err)
+	}
+	return nil
+}

@@ -211,3 +211,22 @@ func idsOf(as []Attempt) string {
 	}
 	return strings.Join(ids, ",")
 }
+
+func TestCheckpointIsAnOpenableCopy(t *testing.T) {
+	ctx := context.Background()
+	j := openTest(t, t.TempDir(), newFakeClock())
+	a := plan(t, j, "t")
+	dest := t.TempDir() + "/copy"
+	if err := j.Checkpoint(ctx, dest); err != nil {
+		t.Fatal(err)
+	}
+	mustTransition(t, j, a.ID, StateCleaned) // after the checkpoint: not in the copy
+	c := openTest(t, dest, newFakeClock())
+	got, err := c.Get(ctx, a.ID)
+	if err != nil || got.State != StatePlanned || c.HostID() != j.HostID() {
+		t.Fatalf("copy has %+v, %v, host %q; want the planned attempt of host %q", got, err, c.HostID(), j.HostID())
+	}
+	if err := j.Checkpoint(ctx, dest); err == nil {
+		t.Fatal("Checkpoint into an existing directory succeeded")
+	}
+}
