@@ -19,7 +19,9 @@ type JITConfig struct {
 	Encoded  string
 }
 
-func (j JITConfig) String() string { return fmt.Sprintf("JIT config for runner %s (id %d)", j.Name, j.RunnerID) }
+func (j JITConfig) String() string {
+	return fmt.Sprintf("JIT config for runner %s (id %d)", j.Name, j.RunnerID)
+}
 
 // LogValue keeps the encoded config out of logs even when the whole value is logged.
 func (j JITConfig) LogValue() slog.Value {

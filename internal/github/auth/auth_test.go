@@ -170,12 +170,12 @@ func TestDeviceLoginStopsAtCancel(t *testing.T) {
 
 func TestWebURLFor(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                                "https://github.com",
-		"https://api.github.com":          "https://github.com",
-		"https://api.github.com/":         "https://github.com",
-		"https://ghe.example.com/api/v3":  "https://ghe.example.com",
-		"http://127.0.0.1:8080":           "http://127.0.0.1:8080",
-		"http://127.0.0.1:8080/api/v3/":   "http://127.0.0.1:8080",
+		"":                               "https://github.com",
+		"https://api.github.com":         "https://github.com",
+		"https://api.github.com/":        "https://github.com",
+		"https://ghe.example.com/api/v3": "https://ghe.example.com",
+		"http://127.0.0.1:8080":          "http://127.0.0.1:8080",
+		"http://127.0.0.1:8080/api/v3/":  "http://127.0.0.1:8080",
 	} {
 		if got, err := WebURLFor(in); err != nil || got != want {
 			t.Errorf("WebURLFor(%q) = %q, %v; want %q", in, got, err, want)

@@ -1,0 +1,100 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestGenerateJITConfigRepoAndOrg(t *testing.T) {
+	s := newSim(t)
+	gid := s.srv.CreateRunnerGroup("acme", "Linux Fleet")
+	c, _ := s.tokenClient(s.token)
+	ctx := context.Background()
+
+	jit, err := c.GenerateJITConfig(ctx, repoScope, "runner-manager-7", []string{"self-hosted", "linux"}, 0, "_work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := runnerproto.Decode(jit.Encoded)
+	if err != nil || cfg.RunnerName != "runner-manager-7" || cfg.WorkFolder != "_work" || jit.RunnerID != cfg.RunnerID {
+		t.Fatalf("jit %v decoded %+v, %v", jit, cfg, err)
+	}
+	if strings.Contains(jit.String(), jit.Encoded) || strings.Contains(fmt.Sprint(jit), jit.Encoded) {
+		t.Fatal("JITConfig prints its encoded config")
+	}
+	var logged strings.Builder
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("x", "jit", jit)
+	if strings.Contains(logged.String(), jit.Encoded) {
+		t.Fatal("JITConfig logs its encoded config")
+	}
+
+	org := OrgScope("acme")
+	id, err := c.RunnerGroupID(ctx, org, "linux fleet")
+	if err != nil || id != gid {
+		t.Fatalf("RunnerGroupID = %d, %v; want %d", id, err, gid)
+	}
+	before := len(s.Requests())
+	if id2, _ := c.RunnerGroupID(ctx, org, "Linux Fleet"); id2 != gid || len(s.Requests()) != before {
+		t.Fatal("runner group lookup not cached")
+	}
+	if _, err := c.RunnerGroupID(ctx, org, "nope"); err == nil || !strings.Contains(err.Error(), `no runner group "nope"`) {
+		t.Fatalf("unknown group: %v", err)
+	}
+	if _, err := c.RunnerGroupID(ctx, repoScope, "Linux Fleet"); err == nil {
+		t.Fatal("a repository accepted a runner group")
+	}
+	ojit, err := c.GenerateJITConfig(ctx, org, "runner-manager-8", []string{"gpu"}, id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := s.srv.Runners()
+	i := slices.IndexFunc(rs, func(r ghsim.Runner) bool { return r.ID == ojit.RunnerID })
+	if i < 0 || rs[i].Scope != "acme" || rs[i].GroupID != gid {
+		t.Fatalf("org runner %+v", rs)
+	}
+}
+
+func TestListFindDeleteRunners(t *testing.T) {
+	s := newSim(t)
+	c, _ := s.tokenClient(s.token)
+	ctx := context.Background()
+	var ids []int64
+	for i := 0; i < 130; i++ { // more than one page of 100
+		jit, err := c.GenerateJITConfig(ctx, repoScope, fmt.Sprintf("runner-manager-%d", i), []string{"linux"}, 0, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, jit.RunnerID)
+	}
+	all, err := c.ListRunners(ctx, repoScope)
+	if err != nil || len(all) != 130 {
+		t.Fatalf("ListRunners: %d runners, %v", len(all), err)
+	}
+	r, ok, err := c.FindRunnerByName(ctx, repoScope, "runner-manager-129")
+	if err != nil || !ok || r.ID != ids[129] || r.Status != "offline" || r.Busy {
+		t.Fatalf("FindRunnerByName = %+v, %v, %v", r, ok, err)
+	}
+	if _, ok, err := c.FindRunnerByName(ctx, repoScope, "runner-manager-999"); ok || err != nil {
+		t.Fatalf("missing runner: %v, %v", ok, err)
+	}
+	if err := c.DeleteRunner(ctx, repoScope, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteRunner(ctx, repoScope, ids[0]); err != nil {
+		t.Fatalf("deleting a gone runner: %v", err)
+	}
+	s.srv.QueueJob("acme/api", []string{"linux"}, -1)
+	busy, _ := c.GenerateJITConfig(ctx, repoScope, "runner-manager-busy", []string{"linux"}, 0, "")
+	takeJob(t, s, busy)
+	err = c.DeleteRunner(ctx, repoScope, busy.RunnerID)
+	if !errors.Is(err, ErrRunnerBusy) || IsTerminal(err) || IsRetryable(err) {
+		t.Fatalf("busy runner: %v", err)
+	}
+}
