@@ -1,0 +1,115 @@
+package status
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata golden files")
+
+var now = time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)
+
+func ago(d time.Duration) time.Time { return now.Add(-d) }
+
+// fixture is a daemon with one healthy target, one in backoff, one erroring and one disabled.
+func fixture() Snapshot {
+	return Snapshot{
+		Version: "0.3.1", PID: 4242, StartedAt: ago(26*time.Hour + 5*time.Minute), MaxRunners: 8,
+		Config: Config{Generation: 3, Path: "/etc/runner-manager/config.toml",
+			LastReload: Reload{OK: true, At: ago(5 * time.Minute)}},
+		GitHubLastContact: ago(4 * time.Second),
+		Targets: []Target{
+			{Name: "web", Scope: "repo:acme/web", Mode: "autoscale", Enabled: true, Demand: 2, Owned: 3, Busy: 2, Idle: 1, MaxRunners: 5},
+			{Name: "infra", Scope: "org:acme", Mode: "autoscale", Enabled: true, Demand: 1, MaxRunners: 2,
+				Backoff: Backoff{Active: true, Until: now.Add(90 * time.Second), Reason: "rate limited (core): x-ratelimit-reset in 90s"}},
+			{Name: "mobile", Scope: "repo:acme/mobile", Mode: "monitor", Enabled: true, MaxRunners: 1,
+				LastError: "GitHub 403: Resource not accessible by integration;\nthe App needs Administration: write"},
+			{Name: "old", Scope: "repo:acme/old", Mode: "autoscale", Enabled: false, MaxRunners: 1},
+		},
+		Runners: []Runner{
+			{ID: 31, Name: "rm-web-0003", Target: "web", State: "started", StartedAt: ago(40 * time.Second)},
+			{ID: 17, Name: "rm-web-0001", Target: "web", State: "busy", StartedAt: ago(12*time.Minute + 3*time.Second), JobID: 289782451, JobName: "build (ubuntu)"},
+			{ID: 18, Name: "rm-web-0002", Target: "web", State: "busy", StartedAt: ago(3*time.Minute + 20*time.Second), JobID: 289782460, JobName: "test"},
+			{Name: "rm-infra-0001", Target: "infra", State: "planned"},
+		},
+		Events: []Event{
+			{At: ago(20 * time.Minute), Target: "web", Attempt: "rm-web-0000", Kind: "runner_failed", Message: "runner exited with status 1 before taking a job"},
+			{At: ago(2 * time.Minute), Target: "infra", Kind: "backoff", Message: "rate limited (core); next request in 90s"},
+			{At: ago(10 * time.Second), Kind: "config_reloaded", Message: "generation 3 applied: 1 target changed"},
+		},
+	}
+}
+
+func reloadFailed() Snapshot {
+	s := fixture()
+	s.Config.LastReload = Reload{OK: false, At: ago(12 * time.Second), Error: []string{
+		`/etc/runner-manager/config.toml:14:15: target "web": max_runners must be at least 1, got 0`,
+		`/etc/runner-manager/config.toml:21:1: target "web" is defined twice (first at 9:1)`,
+	}}
+	s.Events = nil
+	return s
+}
+
+func TestGoldenRenderings(t *testing.T) {
+	for _, tc := range []struct {
+		golden string
+		render func(*bytes.Buffer) error
+	}{
+		{"status.txt", func(b *bytes.Buffer) error { return RenderStatus(b, fixture(), now) }},
+		{"status-reload-failed.txt", func(b *bytes.Buffer) error { return RenderStatus(b, reloadFailed(), now) }},
+		{"status-fresh.txt", func(b *bytes.Buffer) error {
+			return RenderStatus(b, Snapshot{Version: "0.3.1", PID: 1, StartedAt: now, MaxRunners: 4, Config: Config{Path: "/etc/runner-manager/config.toml"}}, now)
+		}},
+		{"status.json", func(b *bytes.Buffer) error { return WriteJSON(b, fixture()) }},
+		{"runners.txt", func(b *bytes.Buffer) error { return RenderRunners(b, fixture().Runners, now) }},
+		{"runners-none.txt", func(b *bytes.Buffer) error { return RenderRunners(b, nil, now) }},
+		{"runners.json", func(b *bytes.Buffer) error { return WriteJSON(b, RunnerList{Runners: fixture().Runners}) }},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			var got bytes.Buffer
+			if err := tc.render(&got); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, tc.golden, got.Bytes())
+		})
+	}
+}
+
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update once to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestAge(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"}, {-time.Minute, "0s"}, {59*time.Second + 900*time.Millisecond, "59s"}, {time.Minute, "1m"},
+		{3*time.Minute + 20*time.Second, "3m20s"}, {12*time.Minute + 3*time.Second, "12m"},
+		{time.Hour, "1h"}, {26*time.Hour + 5*time.Minute, "26h5m"}, {48 * time.Hour, "2d"}, {75 * time.Hour, "3d3h"},
+	} {
+		if got := age(now, now.Add(-tc.d)); got != tc.want {
+			t.Errorf("age(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+	if got := age(now, time.Time{}); got != "-" {
+		t.Errorf("age(zero) = %q, want -", got)
+	}
+}

@@ -1,0 +1,198 @@
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// maxSocketPath is the shortest sun_path limit among supported systems (macOS: 104 bytes incl. NUL).
+const maxSocketPath = 103
+
+// Endpoints served on the socket.
+const (
+	PathStatus  = "/v1/status"
+	PathRunners = "/v1/runners"
+)
+
+// ErrInUse means another live daemon is serving the socket.
+var ErrInUse = errors.New("another runner-manager daemon is serving status")
+
+// Serve listens on socketPath (see Listen) and serves src there until ctx is cancelled.
+func Serve(ctx context.Context, socketPath string, src Source, log *slog.Logger) error {
+	l, err := Listen(ctx, socketPath)
+	if err != nil {
+		return err
+	}
+	return l.Serve(ctx, src, log)
+}
+
+// Listener is a claimed status socket. Claiming it separately from serving lets the daemon fail
+// at startup, before it touches anything else, when another daemon already answers there.
+type Listener struct {
+	ln   net.Listener
+	path string
+}
+
+// Listen claims a unix socket at socketPath with mode 0600: it is bound under a temporary name,
+// chmod-ed, then renamed into place, so it is never reachable with looser permissions. A socket
+// left by a daemon that died is removed; one that still answers makes Listen fail with ErrInUse;
+// anything that is not a socket is left alone and reported.
+func Listen(ctx context.Context, socketPath string) (*Listener, error) {
+	ln, err := listen(ctx, socketPath)
+	if err != nil {
+		return nil, err
+	}
+	return &Listener{ln: ln, path: socketPath}, nil
+}
+
+// Serve serves the status API from src until ctx is cancelled, then removes the socket.
+// It returns nil after a clean shutdown.
+func (l *Listener) Serve(ctx context.Context, src Source, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	srv := &http.Server{
+		Handler:           Handler(src),
+		ReadHeaderTimeout: 5 * time.Second,
+		WriteTimeout:      15 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("serving status", "socket", l.path)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l.ln) }()
+	var serveErr error
+	select {
+	case serveErr = <-errc:
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		serveErr = srv.Shutdown(shutdownCtx)
+		cancel()
+		if err := <-errc; serveErr == nil && !errors.Is(err, http.ErrServerClosed) {
+			serveErr = err
+		}
+	}
+	if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		log.Warn("could not remove the status socket; the next start removes it", "socket", l.path, "err", err)
+	}
+	if serveErr != nil {
+		return fmt.Errorf("status: serving on %s: %w", l.path, serveErr)
+	}
+	return nil
+}
+
+// listen claims socketPath and returns a listener bound to it with mode 0600.
+func listen(ctx context.Context, socketPath string) (net.Listener, error) {
+	tmp := filepath.Join(filepath.Dir(socketPath), "."+filepath.Base(socketPath)+".new")
+	if len(tmp) > maxSocketPath {
+		return nil, fmt.Errorf("status: socket path %s is too long for a unix socket (at most %d bytes with its temporary name); use a shorter daemon.state_dir", socketPath, maxSocketPath-5)
+	}
+	if err := removeStale(ctx, socketPath); err != nil {
+		return nil, err
+	}
+	// A leftover temporary socket can only come from a crash between bind and rename.
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("status: removing leftover %s: %w", tmp, err)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "unix", tmp)
+	if err != nil {
+		return nil, fmt.Errorf("status: listen on %s: %w; check that daemon.state_dir exists and is writable", tmp, err)
+	}
+	ul := ln.(*net.UnixListener)
+	ul.SetUnlinkOnClose(false) // the file is renamed; Serve removes the final name itself
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ln.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("status: chmod 0600 %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, socketPath); err != nil {
+		ln.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("status: moving the socket into place at %s: %w", socketPath, err)
+	}
+	return ln, nil
+}
+
+// removeStale removes a socket nobody answers on, and refuses to touch a live one or a non-socket.
+func removeStale(ctx context.Context, socketPath string) error {
+	fi, err := os.Lstat(socketPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	if fi.Mode().Type() != fs.ModeSocket {
+		return fmt.Errorf("status: %s exists and is not a socket; move it away so the daemon can serve status there", socketPath)
+	}
+	d := net.Dialer{Timeout: time.Second}
+	conn, err := d.DialContext(ctx, "unix", socketPath)
+	if err == nil {
+		conn.Close()
+		return fmt.Errorf("status: %w on %s; stop it first (runner-manager status shows its pid)", ErrInUse, socketPath)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("status: probing the existing socket %s: %w", socketPath, err)
+	}
+	if err := os.Remove(socketPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("status: removing the stale socket %s: %w", socketPath, err)
+	}
+	return nil
+}
+
+// Handler serves the status endpoints from src. It is exported so tests and a future TCP
+// listener (daemon.status_listen) can mount it.
+func Handler(src Source) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+PathStatus, func(w http.ResponseWriter, r *http.Request) {
+		if snap, ok := snapshot(w, r, src); ok {
+			writeJSON(w, http.StatusOK, snap)
+		}
+	})
+	mux.HandleFunc("GET "+PathRunners, func(w http.ResponseWriter, r *http.Request) {
+		if snap, ok := snapshot(w, r, src); ok {
+			writeJSON(w, http.StatusOK, RunnerList{Runners: nonNil(snap.Runners)})
+		}
+	})
+	return mux
+}
+
+func snapshot(w http.ResponseWriter, r *http.Request, src Source) (Snapshot, bool) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	snap, err := src.Snapshot(ctx)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "status unavailable: " + err.Error()})
+		return Snapshot{}, false
+	}
+	// Empty lists are [] rather than null, so `jq '.targets[]'` works on an idle daemon.
+	snap.Targets, snap.Runners, snap.Events = nonNil(snap.Targets), nonNil(snap.Runners), nonNil(snap.Events)
+	return snap, true
+}
+
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,105 @@
+// Package status owns the daemon's local status API: the JSON documents it serves (the wire format
+// of `runner-manager status --json`), the Source interface the daemon implements over the engine,
+// the server on a 0600 unix socket in the state directory, the client the CLI uses, and the text
+// renderings of both commands. It reads state only: it never changes the engine, never talks to
+// GitHub, and never carries a secret (no token, JWT, private key or JIT config is in any document).
+package status
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+)
+
+// SocketName is the status socket's file name inside daemon.state_dir.
+const SocketName = "status.sock"
+
+// SocketPath is where the daemon serves and the CLI looks, for a given state directory.
+func SocketPath(stateDir string) string { return filepath.Join(stateDir, SocketName) }
+
+// Source produces the current snapshot; the daemon implements it with an adapter over the engine's
+// Supervisor.Status(). Snapshot is called once per request and must not block on GitHub.
+type Source interface {
+	Snapshot(ctx context.Context) (Snapshot, error)
+}
+
+// SourceFunc adapts a function to Source.
+type SourceFunc func(ctx context.Context) (Snapshot, error)
+
+// Snapshot implements Source.
+func (f SourceFunc) Snapshot(ctx context.Context) (Snapshot, error) { return f(ctx) }
+
+// Snapshot is the document served at GET /v1/status. Fields are only ever added, never renamed, so
+// scripts reading --json keep working across upgrades. Zero times are omitted.
+type Snapshot struct {
+	Version           string    `json:"version"` // the daemon's build version
+	PID               int       `json:"pid"`
+	StartedAt         time.Time `json:"started_at,omitzero"`
+	MaxRunners        int       `json:"max_runners"` // host-wide daemon.max_runners
+	Config            Config    `json:"config"`
+	GitHubLastContact time.Time `json:"github_last_contact,omitzero"` // last successful GitHub API request
+	Targets           []Target  `json:"targets"`
+	Runners           []Runner  `json:"runners"`
+	Events            []Event   `json:"events"` // recent operator-visible events, oldest first
+}
+
+// Config is the configuration the daemon runs and the outcome of its last load.
+type Config struct {
+	Generation int64  `json:"generation"` // increments with every applied config
+	Path       string `json:"path"`
+	LastReload Reload `json:"last_reload"`
+}
+
+// Reload is the outcome of the last load. After a failure the previous generation keeps running.
+type Reload struct {
+	OK    bool      `json:"ok"`
+	At    time.Time `json:"at,omitzero"`
+	Error []string  `json:"error,omitempty"` // one "file:line:col: message" per problem
+}
+
+// Target is one configured target and its loop's view of demand and capacity.
+type Target struct {
+	Name       string  `json:"name"`
+	Scope      string  `json:"scope"` // "repo:owner/name" or "org:name"
+	Mode       string  `json:"mode"`  // autoscale or monitor
+	Enabled    bool    `json:"enabled"`
+	Demand     int     `json:"demand"` // queued jobs this target's runners could take
+	Owned      int     `json:"owned"`  // runners this host has for the target, in any live state
+	Busy       int     `json:"busy"`
+	Idle       int     `json:"idle"`
+	MaxRunners int     `json:"max_runners"`
+	Backoff    Backoff `json:"backoff"`
+	LastError  string  `json:"last_error,omitempty"`
+}
+
+// Backoff says whether a target's loop is waiting before its next GitHub call, until when, and why.
+type Backoff struct {
+	Active bool      `json:"active"`
+	Until  time.Time `json:"until,omitzero"`
+	Reason string    `json:"reason,omitempty"`
+}
+
+// Runner is one runner this host owns.
+type Runner struct {
+	ID        int64     `json:"id,omitempty"` // GitHub's runner id, once registered
+	Name      string    `json:"name"`
+	Target    string    `json:"target"`
+	State     string    `json:"state"` // journal state: planned, registered, started, busy, exited, ...
+	StartedAt time.Time `json:"started_at,omitzero"`
+	JobID     int64     `json:"job_id,omitempty"`
+	JobName   string    `json:"job_name,omitempty"`
+}
+
+// Event is one operator-visible happening: a runner failing to start, a reload rejected, a backoff.
+type Event struct {
+	At      time.Time `json:"at"`
+	Target  string    `json:"target,omitempty"`
+	Attempt string    `json:"attempt,omitempty"` // the runner attempt it concerns, if any
+	Kind    string    `json:"kind"`
+	Message string    `json:"message"`
+}
+
+// RunnerList is the document served at GET /v1/runners.
+type RunnerList struct {
+	Runners []Runner `json:"runners"`
+}
