@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	toml "github.com/pelletier/go-toml/v2"
 )
 
 // checker collects the problems of one load. Paths are dotted keys with list indices
@@ -270,7 +272,7 @@ func kindOf(v any) string {
 		return "a list"
 	case map[string]any:
 		return "a table"
-	case time.Time:
+	case time.Time, toml.LocalDate, toml.LocalTime, toml.LocalDateTime:
 		return "a date/time"
 	}
 	return fmt.Sprintf("a %T", v)

@@ -1,0 +1,168 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaults(t *testing.T) {
+	cfg, err := loadIn(t, "c.toml", target(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cfg.Daemon
+	if d.StateDir != DefaultStateDir || d.LogLevel != "info" || d.LogFormat != "auto" || d.MaxRunners != DefaultMaxRunners ||
+		d.PollInterval.D() != 30*time.Second || d.ShutdownDrainTimeout.D() != 60*time.Second || d.MetricsListen != "" || d.StatusListen != "" {
+		t.Errorf("daemon defaults: %+v", d)
+	}
+	if cfg.GitHub.APIURL != DefaultAPIURL {
+		t.Errorf("api_url default %q", cfg.GitHub.APIURL)
+	}
+	tg := cfg.Targets[0]
+	if tg.MaxRunners != 1 || tg.MinIdle != 0 || tg.IdleTimeout.D() != 5*time.Minute || tg.Mode != "autoscale" ||
+		tg.RunnerVersion != "latest" || !tg.IsEnabled() || tg.PollInterval != 0 {
+		t.Errorf("target defaults: %+v", tg)
+	}
+	cfg, err = loadIn(t, "c.toml", auth+"[webhook]\nlisten = \":8080\"\nsecret_file = \"secret\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Webhook.Path != DefaultWebhookPath || cfg.Webhook.SecretFile != filepath.Join(filepath.Dir(cfg.Source), "secret") {
+		t.Errorf("webhook: %+v (secret_file must be resolved against the config's directory)", cfg.Webhook)
+	}
+}
+
+func TestEnvOverrides(t *testing.T) {
+	env := []string{
+		"RUNNER_MANAGER_STATE_DIR=/srv/rm", "RUNNER_MANAGER_LOG_LEVEL=debug", "RUNNER_MANAGER_LOG_FORMAT=json",
+		"RUNNER_MANAGER_MAX_RUNNERS=12", "RUNNER_MANAGER_POLL_INTERVAL=5s", "RUNNER_MANAGER_SHUTDOWN_DRAIN_TIMEOUT=2m",
+		"RUNNER_MANAGER_METRICS_LISTEN=:9464", "RUNNER_MANAGER_STATUS_LISTEN=unix", "OTHER=1",
+	}
+	cfg, err := loadIn(t, "c.toml", auth+"[daemon]\nmax_runners = 2\nlog_level = \"warn\"\n", env...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Daemon{StateDir: "/srv/rm", LogLevel: "debug", LogFormat: "json", MaxRunners: 12,
+		PollInterval: Duration(5 * time.Second), ShutdownDrainTimeout: Duration(2 * time.Minute), MetricsListen: ":9464", StatusListen: "unix"}
+	if cfg.Daemon != want {
+		t.Errorf("got %+v\nwant %+v", cfg.Daemon, want)
+	}
+	for _, tc := range []struct{ env, want string }{
+		{"RUNNER_MANAGER_MAX_RUNNERS=lots", `environment RUNNER_MANAGER_MAX_RUNNERS: daemon.max_runners must be a whole number (got "lots")`},
+		{"RUNNER_MANAGER_POLL_INTERVAL=soon", `environment RUNNER_MANAGER_POLL_INTERVAL: daemon.poll_interval: "soon" is not a duration`},
+		// A rule failing on an overridden value points at the variable, not at the file's line.
+		{"RUNNER_MANAGER_MAX_RUNNERS=0", `environment RUNNER_MANAGER_MAX_RUNNERS: daemon.max_runners must be at least 1 (got 0)`},
+		{"RUNNER_MANAGER_MAX_RUNNER=3", `environment RUNNER_MANAGER_MAX_RUNNER: warning: not a runner-manager setting`},
+	} {
+		got := problemsOf(loadIn(t, "c.toml", auth+"[daemon]\nmax_runners = 2\n", tc.env))
+		if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
+			t.Errorf("%s: got %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}
+
+// TestExamplesEquivalent proves examples/config.toml and examples/config.yaml say the same thing.
+func TestExamplesEquivalent(t *testing.T) {
+	none := Options{Environ: func() []string { return nil }}
+	a, err := LoadWith("../examples/config.toml", none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadWith("../examples/config.yaml", none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Warnings)+len(b.Warnings) != 0 {
+		t.Errorf("examples have warnings: %v %v", a.Warnings, b.Warnings)
+	}
+	a.Source, b.Source = "", ""
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("examples differ:\ntoml %+v\nyaml %+v", a, b)
+	}
+	if len(a.Targets) != 3 || len(a.EnabledTargets()) != 2 {
+		t.Errorf("example targets: %d, enabled %d", len(a.Targets), len(a.EnabledTargets()))
+	}
+}
+
+func TestYAMLPositionsAndAllProblems(t *testing.T) {
+	body := "github:\n  device_flow:\n    client_id: x\ntarget:\n  - name: a\n    repository: o/a\n    max_runners: 0\n  - name: b\n    repository: o/b\n    labels: [ok, \"x,y\"]\n    bogus: 1\n"
+	got := problemsOf(loadIn(t, "c.yml", body))
+	want := []string{
+		`7:5: target "a": max_runners must be at least 1 (got 0)`,
+		`10:18: target "b": label "x,y" must not contain commas, spaces or control characters`,
+		`11:5: target "b": unknown key "bogus"`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestTOMLNestedPositions(t *testing.T) {
+	body := auth + "[[target]]\nname = \"a\"\nrepository = \"o/a\"\n[target.env]\nok = \"1\"\n\n[[target]]\nname = \"b\"\nrepository = \"o/b\"\nmax_runners = 0\n"
+	got := problemsOf(loadIn(t, "c.toml", body))
+	if want := []string{`12:1: target "b": max_runners must be at least 1 (got 0)`}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	inline := "target = [\n  { name = \"a\", repository = \"o/a\" },\n  { name = \"b\", repository = \"o/b\", mode = \"x\" },\n]\n" + auth
+	got = problemsOf(loadIn(t, "c.toml", inline))
+	if want := []string{`3:37: target "b": mode must be one of autoscale, monitor (got "x")`}; !reflect.DeepEqual(got, want) {
+		t.Errorf("inline: got %q, want %q", got, want)
+	}
+}
+
+func TestSyntaxErrorsArePositioned(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{"c.toml", "[daemon]\nmax_runners = = 1\n", "2:15: TOML syntax:"},
+		{"c.toml", "a = 1\na = 2\n", "2:1: TOML syntax:"},
+		{"c.yaml", "daemon:\n  a: 1\n b: 2\n", "2:1: YAML syntax: did not find expected key"},
+		{"c.yaml", "- 1\n", "1:1: YAML: the document must be a mapping"},
+	} {
+		got := problemsOf(loadIn(t, tc.name, tc.body))
+		if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
+			t.Errorf("%q: got %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}
+
+func TestLoadReadErrors(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "none.toml"))
+	var ce *Error
+	if !errors.Is(err, fs.ErrNotExist) || errors.As(err, &ce) {
+		t.Errorf("missing file: %v; want a not-exist error that is not a *config.Error", err)
+	}
+	if _, err := LoadBytes("c.ini", nil, Options{}); err == nil || !strings.Contains(err.Error(), `unsupported extension ".ini"`) {
+		t.Errorf("extension: %v", err)
+	}
+	if _, err := LoadBytes("c", []byte(auth), Options{Format: "toml", Environ: func() []string { return nil }}); err != nil {
+		t.Errorf("forced format: %v", err)
+	}
+}
+
+func TestConfigMethods(t *testing.T) {
+	cfg, err := loadIn(t, "c.toml", auth+"[[target]]\nname = \"a\"\nrepository = \"o/a\"\nenv = { TOKEN = \"s3cret\" }\n[[target]]\nname = \"b\"\norganization = \"o\"\nenabled = false\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if en := cfg.EnabledTargets(); len(en) != 1 || en[0].Name != "a" {
+		t.Errorf("EnabledTargets: %+v", en)
+	}
+	if b, ok := cfg.Target("b"); !ok || b.Identity() != "org:o" || b.IsEnabled() {
+		t.Errorf("Target(b): %+v %v", b, ok)
+	}
+	if _, ok := cfg.Target("zzz"); ok {
+		t.Error("Target(zzz) found")
+	}
+	r := cfg.Redacted()
+	if r.Targets[0].Env["TOKEN"] != RedactedValue || cfg.Targets[0].Env["TOKEN"] != "s3cret" {
+		t.Errorf("Redacted must redact a copy: copy %v, original %v", r.Targets[0].Env, cfg.Targets[0].Env)
+	}
+	*r.Targets[1].Enabled = true
+	if cfg.Targets[1].IsEnabled() {
+		t.Error("Redacted shares pointers with the original")
+	}
+}
