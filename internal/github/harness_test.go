@@ -152,3 +152,13 @@ func takeJob(t *testing.T, s *sim, jit JITConfig) {
 		}
 	}
 }
+
+// clientWith is a token-file client on the sim's token with custom options.
+func (s *sim) clientWith(o Options) *Client {
+	s.t.Helper()
+	c, err := NewFromConfig(config.GitHub{APIURL: s.srv.URL(), TokenFile: writeToken(s.t, s.token)}, s.t.TempDir(), o)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return c
+}
