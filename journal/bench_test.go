@@ -35,7 +35,7 @@ func BenchmarkLive10000(b *testing.B) {
 			ctx := context.Background()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				j, err := Open(dir, Options{})
+				j, err := Open(dir, Options{Logger: discardLogger()})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -89,6 +89,7 @@ func Open(dir string, opts Options) (*Journal, error) {
 		_ = j.Close()
 		return nil, err
 	}
+	j.log.Info("journal opened", "dir", dir, "host_id", j.hostID, "schema", SchemaVersion)
 	return j, nil
 }
 
@@ -238,28 +239,24 @@ func (j *Journal) getRaw(key []byte) ([]byte, bool, error) {
 
 // reader takes the read lock for one operation, failing if the journal is closed.
 func (j *Journal) reader(ctx context.Context) (unlock func(), err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	j.mu.RLock()
-	if j.closed {
-		j.mu.RUnlock()
-		return nil, ErrClosed
-	}
-	return j.mu.RUnlock, nil
+	return j.acquire(ctx, j.mu.RLock, j.mu.RUnlock)
 }
 
 // writer takes the write lock for one read-modify-write, failing if the journal is closed.
 func (j *Journal) writer(ctx context.Context) (unlock func(), err error) {
+	return j.acquire(ctx, j.mu.Lock, j.mu.Unlock)
+}
+
+func (j *Journal) acquire(ctx context.Context, lock, unlock func()) (func(), error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	j.mu.Lock()
+	lock()
 	if j.closed {
-		j.mu.Unlock()
+		unlock()
 		return nil, ErrClosed
 	}
-	return j.mu.Unlock, nil
+	return unlock, nil
 }
 
 // pebbleLogger routes pebble's messages into slog; pebble's Fatalf means on-disk corruption or a

@@ -34,7 +34,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func openTest(t testing.TB, dir string, clk *fakeClock) *Journal {
 	t.Helper()
-	j, err := Open(dir, Options{Now: clk.Now})
+	j, err := Open(dir, Options{Now: clk.Now, Logger: discardLogger()})
 	if err != nil {
 		t.Fatalf("Open(%s): %v", dir, err)
 	}
@@ -54,7 +54,7 @@ func plan(t testing.TB, j *Journal, target string) Attempt {
 func TestOpenInitialisesAndKeepsHostID(t *testing.T) {
 	dir := t.TempDir() + "/journal"
 	clk := newFakeClock()
-	j, err := Open(dir, Options{Now: clk.Now})
+	j, err := Open(dir, Options{Now: clk.Now, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestOpenInitialisesAndKeepsHostID(t *testing.T) {
 func TestOpenTwiceInProcessIsLocked(t *testing.T) {
 	dir := t.TempDir()
 	openTest(t, dir, newFakeClock())
-	_, err := Open(dir, Options{})
+	_, err := Open(dir, Options{Logger: discardLogger()})
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("second Open in process: %v, want ErrLocked naming %s", err, dir)
 	}

@@ -25,7 +25,7 @@ func TestChildProcess(t *testing.T) {
 	}
 	dir := os.Getenv("JOURNAL_TEST_DIR")
 	ctx := context.Background()
-	j, err := Open(dir, Options{})
+	j, err := Open(dir, Options{Logger: discardLogger()})
 	if err != nil {
 		fmt.Println("open failed:", err)
 		os.Exit(2)
@@ -90,7 +90,7 @@ func TestOpenLockedByAnotherProcess(t *testing.T) {
 	if !out.Scan() || out.Text() != "ready" {
 		t.Fatalf("child did not open the journal: %q %v", out.Text(), out.Err())
 	}
-	_, err := Open(dir, Options{})
+	_, err := Open(dir, Options{Logger: discardLogger()})
 	if !errors.Is(err, ErrLocked) {
 		t.Fatalf("Open while child holds it: %v, want ErrLocked", err)
 	}
@@ -103,7 +103,7 @@ func TestOpenLockedByAnotherProcess(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("child: %v", err)
 	}
-	j, err := Open(dir, Options{})
+	j, err := Open(dir, Options{Logger: discardLogger()})
 	if err != nil {
 		t.Fatalf("Open after the holder exited: %v", err)
 	}
@@ -166,7 +166,7 @@ func TestMetaAndGitHubContact(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	var writes int
-	j, err := Open(dir, Options{OnWrite: func(d time.Duration) { writes++ }})
+	j, err := Open(dir, Options{Logger: discardLogger(), OnWrite: func(d time.Duration) { writes++ }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,13 +40,13 @@ func TestSchemaVersion(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			j, err := Open(dir, Options{})
+			j, err := Open(dir, Options{Logger: discardLogger()})
 			if err != nil {
 				t.Fatal(err)
 			}
 			_ = j.Close()
 			rawSet(t, dir, tt.key, tt.value)
-			j, err = Open(dir, Options{})
+			j, err = Open(dir, Options{Logger: discardLogger()})
 			if tt.msg == "" {
 				if err != nil {
 					t.Fatalf("Open: %v", err)
@@ -61,7 +61,7 @@ func TestSchemaVersion(t *testing.T) {
 				t.Fatalf("Open: %v, want %v", err, tt.wantErr)
 			}
 			// Refusal released the lock and changed nothing: it is refused the same way again.
-			if _, err2 := Open(dir, Options{}); err2 == nil || err2.Error() != err.Error() {
+			if _, err2 := Open(dir, Options{Logger: discardLogger()}); err2 == nil || err2.Error() != err.Error() {
 				t.Fatalf("second Open: %v, want the same refusal", err2)
 			}
 		})
@@ -71,7 +71,7 @@ func TestSchemaVersion(t *testing.T) {
 func TestForeignStoreRefused(t *testing.T) {
 	dir := t.TempDir()
 	rawSet(t, dir, "something", "else")
-	_, err := Open(dir, Options{})
+	_, err := Open(dir, Options{Logger: discardLogger()})
 	if err == nil || !strings.Contains(err.Error(), "not a runner-manager journal") {
 		t.Fatalf("Open of a foreign pebble store: %v", err)
 	}
@@ -79,7 +79,7 @@ func TestForeignStoreRefused(t *testing.T) {
 
 func TestNewerAttemptValueRefused(t *testing.T) {
 	dir := t.TempDir()
-	j, err := Open(dir, Options{})
+	j, err := Open(dir, Options{Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
