@@ -1,0 +1,10 @@
+// Package service runs runner-manager as a system service: it generates the systemd unit (Linux)
+// and the launchd plist (macOS), installs them with a private copy of the binary for selfupdate to
+// swap, starts and stops the service through the service manager, and gathers `service status`.
+//
+// It never runs the daemon itself, never kills a runner (the unit's KillMode=process and the plist's
+// AbandonProcessGroup leave runners alive when the daemon stops), and never removes the state
+// directory: the journal there is what lets a reinstalled daemon adopt runners left behind.
+// Every path is injectable and every systemctl/launchctl call goes through an injected runner, so
+// tests run in a temp root without a service manager.
+package service

@@ -1,0 +1,109 @@
+package service
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// fakeBins holds selfupdate's stand-in binary built once per package run, per version.
+var fakeBins string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "service-fakebin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := func() int {
+		defer os.RemoveAll(dir)
+		for name, flags := range map[string]string{
+			"v1.2.3": "-X github.com/runner-manager/runner-manager/internal/version.Version=1.2.3",
+			"v1.2.4": "-X github.com/runner-manager/runner-manager/internal/version.Version=1.2.4",
+			"fail":   "-X main.Mode=fail",
+		} {
+			cmd := exec.Command("go", "build", "-ldflags", flags, "-o", filepath.Join(dir, name), "../../selfupdate/testdata/fakebin")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "building fake binary %s: %v\n%s", name, err, out)
+				return 1
+			}
+		}
+		fakeBins = dir
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// fakeManager records service-manager commands and answers them from replies (by command line).
+type fakeManager struct {
+	mu      sync.Mutex
+	calls   []string
+	replies map[string]string
+	fail    map[string]error
+}
+
+func (f *fakeManager) run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	line := strings.Join(append([]string{name}, args...), " ")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, line)
+	if err := f.fail[line]; err != nil {
+		return nil, err
+	}
+	return []byte(f.replies[line]), nil
+}
+
+func (f *fakeManager) got() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// testHost is a temp root with a source binary at /usr/local/bin/runner-manager.
+func testHost(t *testing.T, sys System, sourceVariant string) (*Manager, *fakeManager, string) {
+	t.Helper()
+	root := t.TempDir()
+	src := "/usr/local/bin/runner-manager"
+	if err := os.MkdirAll(filepath.Join(root, filepath.Dir(src)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(fakeBins, sourceVariant))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, src), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fm := &fakeManager{replies: map[string]string{}, fail: map[string]error{}}
+	p := DefaultPaths(sys)
+	p.Root = root
+	return &Manager{System: sys, Paths: p, Run: fm.run, Clock: fixedNow, Logger: slog.New(slog.DiscardHandler)}, fm, src
+}

@@ -1,0 +1,202 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/runner-manager/runner-manager/selfupdate"
+)
+
+// Manager installs and controls the service on one host.
+type Manager struct {
+	System System
+	Paths  Paths
+	// Run runs systemctl/launchctl, and Probe runs binaries with --version; both default to
+	// selfupdate.ExecRun. Tests give Run a fake so no service manager is needed.
+	Run    selfupdate.RunFunc
+	Probe  selfupdate.RunFunc
+	Clock  func() time.Time // nil = time.Now
+	Logger *slog.Logger     // nil = slog.Default()
+}
+
+// Install copies source to the private binary, proves the copy runs, writes the install record and
+// the unit (or plist), and enables it; it does not start it. A reinstall replaces all of that, drops a
+// leftover .old and forgets a version the crash-loop guard rejected. Config and journal are kept.
+func (m *Manager) Install(ctx context.Context, source string) (Record, error) {
+	p := m.Paths
+	bin := p.Binary()
+	if !filepath.IsAbs(source) {
+		return Record{}, fmt.Errorf("service install: source binary %q must be an absolute path", source)
+	}
+	if filepath.Clean(p.onDisk(source)) == filepath.Clean(p.onDisk(bin)) {
+		return Record{}, fmt.Errorf("service install: %s is the service's private copy; run install from the binary your package manager updates (or pass --source)", source)
+	}
+	ver, err := selfupdate.ProbeVersion(ctx, m.Probe, p.onDisk(source), 0)
+	if err != nil {
+		return Record{}, fmt.Errorf("service install: the source binary does not run: %w", err)
+	}
+	spec := Spec{Binary: bin, Config: p.ConfigFile, Source: source, Log: p.LogFile}
+	unit, err := m.render(spec)
+	if err != nil {
+		return Record{}, fmt.Errorf("service install: %w", err)
+	}
+	// 0700 even if it existed: credentials and the journal live there (systemd enforces it too).
+	if err := os.MkdirAll(p.onDisk(p.StateDir), 0o700); err != nil {
+		return Record{}, fmt.Errorf("service install: creating the state directory: %w", err)
+	}
+	if err := os.Chmod(p.onDisk(p.StateDir), 0o700); err != nil {
+		return Record{}, fmt.Errorf("service install: securing the state directory: %w", err)
+	}
+	for _, dir := range []string{p.BinDir, p.UnitDir} {
+		if err := os.MkdirAll(p.onDisk(dir), 0o755); err != nil {
+			return Record{}, fmt.Errorf("service install: creating %s: %w", dir, err)
+		}
+	}
+	if err := selfupdate.CopyExecutable(p.onDisk(source), p.onDisk(bin)); err != nil {
+		return Record{}, fmt.Errorf("service install: %w", err)
+	}
+	if got, err := selfupdate.ProbeVersion(ctx, m.Probe, p.onDisk(bin), 0); err != nil || got != ver {
+		return Record{}, fmt.Errorf("service install: the copy at %s does not run as %s (got %q, %v); check the disk and retry", bin, ver, got, err)
+	}
+	for _, leftover := range []string{
+		p.onDisk(bin + selfupdate.OldSuffix),
+		p.onDisk(filepath.Join(p.StateDir, selfupdate.GuardStateFile)),
+	} {
+		if err := os.Remove(leftover); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return Record{}, fmt.Errorf("service install: removing %s: %w", leftover, err)
+		}
+	}
+	rec := Record{System: m.System, Source: source, Binary: bin, Config: p.ConfigFile,
+		Unit: p.UnitFile(m.System), Version: ver, InstalledAt: m.now().UTC()}
+	if err := writeRecord(p.onDisk(p.StateDir), rec); err != nil {
+		return Record{}, fmt.Errorf("service install: %w", err)
+	}
+	if err := selfupdate.WriteFileAtomic(p.onDisk(rec.Unit), []byte(unit), 0o644); err != nil {
+		return Record{}, fmt.Errorf("service install: %w", err)
+	}
+	if err := m.manage(ctx, "enable"); err != nil {
+		return rec, fmt.Errorf("service install: %s is written but %w", rec.Unit, err)
+	}
+	m.logger().Info("service installed", "unit", rec.Unit, "binary", bin, "version", ver, "source", source)
+	return rec, nil
+}
+
+// Uninstall stops and disables the service and removes the unit, the private binary (and .old) and
+// the install record. Runners keep running (KillMode=process); the state directory and the config are
+// kept so a reinstall adopts them.
+func (m *Manager) Uninstall(ctx context.Context) error {
+	p := m.Paths
+	if _, err := os.Stat(p.onDisk(p.UnitFile(m.System))); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("service uninstall: %s does not exist; the service is not installed", p.UnitFile(m.System))
+	}
+	var errs []error
+	if err := m.manage(ctx, "disable"); err != nil {
+		errs = append(errs, err)
+	}
+	for _, f := range []string{p.UnitFile(m.System), p.Binary(), p.Binary() + selfupdate.OldSuffix, filepath.Join(p.StateDir, RecordFile)} {
+		if err := os.Remove(p.onDisk(f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("removing %s: %w", f, err))
+		}
+	}
+	if m.System == Systemd {
+		if err := m.systemctl(ctx, "daemon-reload"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("service uninstall: %w", err)
+	}
+	return nil
+}
+
+// Start starts the installed service.
+func (m *Manager) Start(ctx context.Context) error {
+	if err := m.manage(ctx, "start"); err != nil {
+		return fmt.Errorf("service start: %w", err)
+	}
+	return nil
+}
+
+// Stop stops the daemon; it drains for at most the shutdown bound and leaves runners running.
+func (m *Manager) Stop(ctx context.Context) error {
+	if err := m.manage(ctx, "stop"); err != nil {
+		return fmt.Errorf("service stop: %w", err)
+	}
+	return nil
+}
+
+func (m *Manager) render(s Spec) (string, error) {
+	if m.System == Launchd {
+		return LaunchdPlist(s)
+	}
+	return SystemdUnit(s)
+}
+
+// manage maps an action onto the service manager's commands.
+func (m *Manager) manage(ctx context.Context, action string) error {
+	if m.System == Launchd {
+		target, plist := "system/"+LaunchdLabel, m.Paths.UnitFile(Launchd)
+		switch action {
+		case "enable":
+			return m.launchctl(ctx, "enable", target)
+		case "disable":
+			_ = m.launchctl(ctx, "bootout", target) // not loaded is fine: we are removing it
+			return m.launchctl(ctx, "disable", target)
+		case "start":
+			return m.launchctl(ctx, "bootstrap", "system", plist)
+		case "stop":
+			return m.launchctl(ctx, "bootout", target)
+		}
+		return fmt.Errorf("unknown action %q", action)
+	}
+	switch action {
+	case "enable":
+		if err := m.systemctl(ctx, "daemon-reload"); err != nil {
+			return err
+		}
+		return m.systemctl(ctx, "enable", UnitName)
+	case "disable":
+		return m.systemctl(ctx, "disable", "--now", UnitName)
+	}
+	return m.systemctl(ctx, action, UnitName)
+}
+
+func (m *Manager) systemctl(ctx context.Context, args ...string) error {
+	return m.command(ctx, "systemctl", args...)
+}
+
+func (m *Manager) launchctl(ctx context.Context, args ...string) error {
+	return m.command(ctx, "launchctl", args...)
+}
+
+func (m *Manager) command(ctx context.Context, name string, args ...string) error {
+	run := m.Run
+	if run == nil {
+		run = selfupdate.ExecRun
+	}
+	if _, err := run(ctx, name, args...); err != nil {
+		return fmt.Errorf("`%s %s` failed: %w", name, strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+func (m *Manager) now() time.Time {
+	if m.Clock != nil {
+		return m.Clock()
+	}
+	return time.Now()
+}
+
+func (m *Manager) logger() *slog.Logger {
+	if m.Logger != nil {
+		return m.Logger
+	}
+	return slog.Default()
+}

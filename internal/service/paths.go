@@ -1,0 +1,124 @@
+package service
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/runner-manager/runner-manager/selfupdate"
+)
+
+// System is the service manager a host uses.
+type System string
+
+const (
+	Systemd System = "systemd"
+	Launchd System = "launchd"
+)
+
+// Detect picks the service manager of this OS.
+func Detect() System {
+	if runtime.GOOS == "darwin" {
+		return Launchd
+	}
+	return Systemd
+}
+
+const (
+	// UnitName is the systemd unit; LaunchdLabel names the launchd job.
+	UnitName     = "runner-manager.service"
+	LaunchdLabel = "com.github.runner-manager"
+	// SourceEnv carries the source binary's path to the daemon (selfupdate watches it). It is not
+	// under RUNNER_MANAGER_, which the config loader reads as config overrides.
+	SourceEnv = "RM_SOURCE_BINARY"
+	// RecordFile, in the state directory, records what `service install` installed.
+	RecordFile = "service.json"
+	binaryName = "runner-manager"
+)
+
+// Paths locate everything an install touches, as the running service sees them. Root, if set,
+// prefixes every path for file operations only (a temp dir in tests, an image tree when packaging);
+// the unit still names the unprefixed paths.
+type Paths struct {
+	Root       string
+	UnitDir    string // /etc/systemd/system or /Library/LaunchDaemons
+	StateDir   string // /var/lib/runner-manager (systemd's StateDirectory=runner-manager)
+	BinDir     string // StateDir/bin: the private copy the service runs
+	ConfigFile string // /etc/runner-manager/config.toml (ConfigurationDirectory=runner-manager)
+	LogFile    string // launchd only: systemd sends output to the journal
+}
+
+// DefaultPaths are the paths of a real install for sys.
+func DefaultPaths(sys System) Paths {
+	p := Paths{
+		UnitDir:    "/etc/systemd/system",
+		StateDir:   "/var/lib/runner-manager",
+		BinDir:     "/var/lib/runner-manager/bin",
+		ConfigFile: "/etc/runner-manager/config.toml",
+	}
+	if sys == Launchd {
+		p.UnitDir = "/Library/LaunchDaemons"
+		p.LogFile = "/var/log/runner-manager.log"
+	}
+	return p
+}
+
+// Binary is the private copy the service runs.
+func (p Paths) Binary() string { return filepath.Join(p.BinDir, binaryName) }
+
+// UnitFile is the unit or plist for sys.
+func (p Paths) UnitFile(sys System) string {
+	if sys == Launchd {
+		return filepath.Join(p.UnitDir, LaunchdLabel+".plist")
+	}
+	return filepath.Join(p.UnitDir, UnitName)
+}
+
+// onDisk maps a service path to where it is under Root.
+func (p Paths) onDisk(path string) string {
+	if p.Root == "" {
+		return path
+	}
+	return filepath.Join(p.Root, path)
+}
+
+// Record is what `service install` wrote down in the state directory: the daemon can find its
+// source binary there and `service status`/`uninstall` know what belongs to the install.
+type Record struct {
+	System      System    `json:"system"`
+	Source      string    `json:"source"`
+	Binary      string    `json:"binary"`
+	Config      string    `json:"config"`
+	Unit        string    `json:"unit"`
+	Version     string    `json:"version"`
+	InstalledAt time.Time `json:"installed_at"`
+}
+
+// ReadRecord reads the install record from stateDir (an on-disk path); ok is false if there is none.
+func ReadRecord(stateDir string) (rec Record, ok bool, err error) {
+	path := filepath.Join(stateDir, RecordFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, err
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return Record{}, false, fmt.Errorf("%s is damaged (%w); run `runner-manager service install` again", path, err)
+	}
+	return rec, true, nil
+}
+
+func writeRecord(stateDir string, rec Record) error {
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return selfupdate.WriteFileAtomic(filepath.Join(stateDir, RecordFile), append(b, '\n'), 0o644)
+}

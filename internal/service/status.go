@@ -1,0 +1,236 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/runner-manager/runner-manager/selfupdate"
+)
+
+// DaemonStatus is what the running daemon reports about itself through its status API.
+type DaemonStatus struct {
+	Version           string
+	ConfigPath        string
+	ReloadOK          bool
+	ReloadAt          time.Time // of the last reload attempt
+	ReloadError       string    // operator-facing reason when !ReloadOK (never a secret)
+	LastGitHubContact time.Time // zero: never
+	RunnersBusy       int
+	RunnersIdle       int
+}
+
+// StatusSource is the daemon's status API; nil or an error means the daemon is not reachable.
+type StatusSource interface {
+	DaemonStatus(ctx context.Context) (DaemonStatus, error)
+}
+
+// GitHubStaleAfter is how long without a successful GitHub call makes the daemon "degraded".
+const GitHubStaleAfter = 10 * time.Minute
+
+// Status is everything `service status` shows.
+type Status struct {
+	System        System
+	Installed     bool
+	Unit          string
+	Record        Record // zero if there is no install record
+	BinaryVersion string // of the private copy; "" with BinaryErr
+	BinaryErr     string
+	SourceVersion string
+	SourceErr     string
+	Active        string // service manager's state, "" if unknown
+	PID           int
+	Daemon        *DaemonStatus // nil when not reachable
+	DaemonErr     string
+	Guard         selfupdate.GuardState
+}
+
+// Status gathers the install, the service manager's view and, through src, the daemon's own.
+// It never fails: whatever cannot be learned is shown as unknown with the reason.
+func (m *Manager) Status(ctx context.Context, src StatusSource) Status {
+	p := m.Paths
+	s := Status{System: m.System, Unit: p.UnitFile(m.System)}
+	if _, err := os.Stat(p.onDisk(s.Unit)); err != nil {
+		return s
+	}
+	s.Installed = true
+	rec, ok, err := ReadRecord(p.onDisk(p.StateDir))
+	switch {
+	case err != nil:
+		s.SourceErr = err.Error()
+	case ok:
+		s.Record = rec
+	}
+	if s.Record.Binary == "" {
+		s.Record.Binary, s.Record.Config = p.Binary(), p.ConfigFile
+	}
+	s.BinaryVersion, s.BinaryErr = m.probe(ctx, p.Binary())
+	if s.Record.Source != "" {
+		s.SourceVersion, s.SourceErr = m.probe(ctx, s.Record.Source)
+	}
+	s.Guard, _ = selfupdate.ReadGuardState(p.onDisk(p.StateDir))
+	s.Active, s.PID = m.serviceState(ctx)
+	if src == nil {
+		s.DaemonErr = "daemon not reachable"
+		return s
+	}
+	ds, err := src.DaemonStatus(ctx)
+	if err != nil {
+		s.DaemonErr = "daemon not reachable: " + err.Error()
+		return s
+	}
+	s.Daemon = &ds
+	return s
+}
+
+func (m *Manager) probe(ctx context.Context, path string) (string, string) {
+	v, err := selfupdate.ProbeVersion(ctx, m.Probe, m.Paths.onDisk(path), 5*time.Second)
+	if err != nil {
+		msg := err.Error()
+		if m.Paths.Root != "" {
+			msg = strings.ReplaceAll(msg, m.Paths.Root, "") // show the service's paths, not the prefix
+		}
+		return "", msg
+	}
+	return v, ""
+}
+
+func (m *Manager) serviceState(ctx context.Context) (string, int) {
+	run := m.Run
+	if run == nil {
+		run = selfupdate.ExecRun
+	}
+	if m.System == Launchd {
+		out, err := run(ctx, "launchctl", "print", "system/"+LaunchdLabel)
+		if err != nil {
+			return "not loaded", 0
+		}
+		st := parseLaunchctlPrint(out)
+		return st.Active, st.PID
+	}
+	out, err := run(ctx, "systemctl", "show", UnitName, "--property=LoadState,ActiveState,SubState,MainPID")
+	if err != nil {
+		return "", 0
+	}
+	st := parseSystemctlShow(out)
+	return st.Active, st.PID
+}
+
+// Running reports whether the service manager has the daemon running.
+func (s Status) Running() bool {
+	return s.PID > 0 && (strings.HasPrefix(s.Active, "active") || s.Active == "running")
+}
+
+// Verdict is the one-line health summary, worst problem first.
+func (s Status) Verdict(now time.Time) string {
+	switch {
+	case !s.Installed:
+		return "not installed: run `sudo runner-manager service install`"
+	case s.BinaryErr != "":
+		return "broken: the service binary does not run; run `sudo runner-manager service install` again"
+	case strings.HasPrefix(s.Active, "failed"):
+		return "failed: the service is not running; see `journalctl -u runner-manager`"
+	case !s.Running():
+		return "stopped: start it with `sudo runner-manager service start`"
+	case s.Daemon == nil:
+		return fmt.Sprintf("unknown: the service runs (pid %d) but its status is not reachable", s.PID)
+	case !s.Daemon.ReloadOK:
+		return "degraded: the last config reload failed; the previous config keeps running"
+	case s.Daemon.LastGitHubContact.IsZero():
+		return "degraded: no successful GitHub contact yet"
+	case now.Sub(s.Daemon.LastGitHubContact) > GitHubStaleAfter:
+		return "degraded: no successful GitHub contact for " + age(now, s.Daemon.LastGitHubContact)
+	}
+	v := "healthy"
+	switch up := s.SourceVersion; {
+	case up != "" && up == s.Guard.Rejected:
+		v += fmt.Sprintf("; source version %s was rolled back after a crash loop and is not retried", up)
+	case up != "" && up != s.Daemon.Version:
+		v += fmt.Sprintf("; upgrade to %s pending (it waits for running jobs to finish)", up)
+	}
+	return v
+}
+
+const unknownDaemon = "unknown (daemon not reachable)"
+
+// Render writes the status as `service status` prints it.
+func (s Status) Render(w io.Writer, now time.Time) error {
+	var b strings.Builder
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(&b, "%-16s %s\n", label+":", fmt.Sprintf(format, args...))
+	}
+	fmt.Fprintf(&b, "runner-manager service (%s)\n", s.System)
+	if !s.Installed {
+		line("installed", "no (%s does not exist)", s.Unit)
+		line("health", "%s", s.Verdict(now))
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	inst := "yes: " + s.Unit
+	if !s.Record.InstalledAt.IsZero() {
+		inst += fmt.Sprintf(" (installed %s)", stamp(s.Record.InstalledAt))
+	}
+	line("installed", "%s", inst)
+	switch {
+	case s.Active == "":
+		line("service", "unknown (the service manager did not answer)")
+	case s.PID > 0:
+		line("service", "%s, pid %d", s.Active, s.PID)
+	default:
+		line("service", "%s", s.Active)
+	}
+	running := unknownDaemon
+	if s.Daemon != nil {
+		running = s.Daemon.Version
+	}
+	line("version", "%s", running)
+	line("binary", "%s", versionOf(s.Record.Binary, s.BinaryVersion, s.BinaryErr))
+	if s.Record.Source != "" {
+		line("source", "%s", versionOf(s.Record.Source, s.SourceVersion, s.SourceErr))
+	}
+	config := s.Record.Config
+	if s.Daemon != nil && s.Daemon.ConfigPath != "" {
+		config = s.Daemon.ConfigPath
+	}
+	line("config", "%s", config)
+	if d := s.Daemon; d != nil {
+		reload := "ok"
+		if !d.ReloadOK {
+			reload = "FAILED: " + d.ReloadError
+		}
+		if !d.ReloadAt.IsZero() {
+			reload += fmt.Sprintf(" at %s (%s ago)", stamp(d.ReloadAt), age(now, d.ReloadAt))
+		}
+		line("last reload", "%s", reload)
+		if d.LastGitHubContact.IsZero() {
+			line("github contact", "never")
+		} else {
+			line("github contact", "%s (%s ago)", stamp(d.LastGitHubContact), age(now, d.LastGitHubContact))
+		}
+		line("runners owned", "%d (%d busy, %d idle)", d.RunnersBusy+d.RunnersIdle, d.RunnersBusy, d.RunnersIdle)
+	} else {
+		line("last reload", unknownDaemon)
+		line("github contact", unknownDaemon)
+		line("runners owned", unknownDaemon)
+	}
+	if g := s.Guard; g.Rejected != "" {
+		line("rollback", "%s rolled back at %s: %s", g.Rejected, stamp(g.RolledBackAt), g.RollbackWhy)
+	}
+	line("health", "%s", s.Verdict(now))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func versionOf(path, version, errText string) string {
+	if errText != "" {
+		return fmt.Sprintf("%s: does not run (%s)", path, errText)
+	}
+	return fmt.Sprintf("%s: %s", path, version)
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func age(now, t time.Time) string { return now.Sub(t).Truncate(time.Second).String() }
