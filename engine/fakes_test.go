@@ -1,0 +1,369 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/engine/enginetest"
+)
+
+// world fakes GitHub (Demand, Registrar) and the host (Launcher) together, so it can check the
+// promises across both: a busy runner is never stopped, no live runner loses its directory,
+// capacity is never exceeded.
+type world struct {
+	t  *testing.T
+	j  *enginetest.Journal
+	mu sync.Mutex
+
+	queued  map[string]int // by identity
+	regs    map[int64]*ghRunner
+	nextID  int64
+	procs   map[string]*fproc // by runtime dir
+	nextPID int
+	dirs    map[string]bool
+
+	starts     map[string]int // attempt id -> Start calls
+	stops      map[string]int // runner name -> Stop calls
+	calls      map[string]int // "Queued repo:acme/a" -> n
+	running    int
+	maxRunning int
+	perTarget  map[string]int
+	maxPer     map[string]int
+
+	fail       map[string]error         // identity -> error for every GitHub call
+	block      map[string]chan struct{} // identity -> Queued blocks until closed or ctx ends
+	failStart  error
+	hideBusy   bool // list busy runners as idle, like a list fetched just before a job arrived
+	violations []string
+}
+
+type ghRunner struct {
+	id       int64
+	name     string
+	identity string
+	busy     bool
+}
+
+type fproc struct {
+	p      Process
+	name   string
+	target string
+	alive  bool
+	exit   *int
+}
+
+func newWorld(t *testing.T, j *enginetest.Journal) *world {
+	return &world{t: t, j: j, queued: map[string]int{}, regs: map[int64]*ghRunner{}, procs: map[string]*fproc{},
+		dirs: map[string]bool{}, starts: map[string]int{}, stops: map[string]int{}, calls: map[string]int{},
+		perTarget: map[string]int{}, maxPer: map[string]int{}, fail: map[string]error{}, block: map[string]chan struct{}{}, nextID: 100, nextPID: 1000}
+}
+
+func (w *world) call(op string, t config.Target) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls[op+" "+t.Identity()]++
+	return w.fail[t.Identity()]
+}
+
+func (w *world) Queued(ctx context.Context, t config.Target) ([]Job, error) {
+	if err := w.call("Queued", t); err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	ch := w.block[t.Identity()]
+	w.mu.Unlock()
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	jobs := make([]Job, w.queued[t.Identity()])
+	for i := range jobs {
+		jobs[i] = Job{ID: int64(i + 1), Labels: t.Labels}
+	}
+	return jobs, nil
+}
+
+func (w *world) JITConfig(_ context.Context, t config.Target, req JITRequest) (Registration, error) {
+	if err := w.call("JITConfig", t); err != nil {
+		return Registration{}, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.nextID++
+	w.regs[w.nextID] = &ghRunner{id: w.nextID, name: req.Name, identity: t.Identity()}
+	return Registration{RunnerID: w.nextID, JITConfig: "SECRET-jit-" + req.Name}, nil
+}
+
+func (w *world) Runners(_ context.Context, t config.Target) ([]Runner, error) {
+	if err := w.call("Runners", t); err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []Runner
+	for _, r := range w.regs {
+		if r.identity == t.Identity() {
+			out = append(out, Runner{ID: r.id, Name: r.name, Busy: r.busy && !w.hideBusy, Online: true})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func (w *world) DeleteRunner(_ context.Context, t config.Target, id int64) error {
+	if err := w.call("DeleteRunner", t); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, ok := w.regs[id]
+	if !ok || r.identity != t.Identity() {
+		return nil
+	}
+	if r.busy {
+		return ErrRunnerBusy
+	}
+	delete(w.regs, id)
+	return nil
+}
+
+func (w *world) Prepare(_ context.Context, dir, _ string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dirs[dir] = true
+	return nil
+}
+
+func (w *world) Start(_ context.Context, spec LaunchSpec) (Process, error) {
+	a, err := w.j.Get(context.Background(), spec.AttemptID)
+	if err != nil {
+		return Process{}, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failStart != nil {
+		return Process{}, w.failStart
+	}
+	if !w.dirs[spec.RuntimeDir] {
+		w.violations = append(w.violations, "start without a prepared dir: "+spec.RuntimeDir)
+	}
+	if !strings.HasPrefix(spec.JITConfig, "SECRET-jit-") {
+		w.violations = append(w.violations, "start without its JIT config")
+	}
+	w.starts[spec.AttemptID]++
+	w.nextPID++
+	p := Process{PID: w.nextPID, StartTime: uint64(w.nextPID) * 10}
+	w.procs[spec.RuntimeDir] = &fproc{p: p, name: a.RunnerName, target: a.Target, alive: true}
+	w.running++
+	w.perTarget[a.Target]++
+	w.maxRunning = max(w.maxRunning, w.running)
+	w.maxPer[a.Target] = max(w.maxPer[a.Target], w.perTarget[a.Target])
+	return p, nil
+}
+
+func (w *world) procByPID(p Process) *fproc {
+	for _, fp := range w.procs {
+		if fp.p == p {
+			return fp
+		}
+	}
+	return nil
+}
+
+func (w *world) endLocked(fp *fproc, code int) {
+	if !fp.alive {
+		return
+	}
+	fp.alive, fp.exit = false, &code
+	w.running--
+	w.perTarget[fp.target]--
+}
+
+func (w *world) Stop(_ context.Context, p Process) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fp := w.procByPID(p)
+	if fp == nil {
+		return nil
+	}
+	w.stops[fp.name]++
+	for _, r := range w.regs {
+		if r.name == fp.name {
+			w.violations = append(w.violations, fmt.Sprintf("stopped %s while it was still registered (busy=%v)", fp.name, r.busy))
+		}
+	}
+	w.endLocked(fp, 143)
+	return nil
+}
+
+func (w *world) Alive(p Process) (bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fp := w.procByPID(p)
+	return fp != nil && fp.alive, nil
+}
+
+func (w *world) ShimProcess(dir string) (Process, bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if fp, ok := w.procs[dir]; ok {
+		return fp.p, true, nil
+	}
+	return Process{}, false, nil
+}
+
+func (w *world) ExitStatus(dir string) (ExitStatus, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if fp, ok := w.procs[dir]; ok && fp.exit != nil {
+		return ExitStatus{Exited: true, Code: *fp.exit}, nil
+	}
+	return ExitStatus{}, nil
+}
+
+func (w *world) RemoveRuntimeDir(dir string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if fp, ok := w.procs[dir]; ok && fp.alive {
+		w.violations = append(w.violations, "removed the directory of a live runner: "+dir)
+	}
+	delete(w.dirs, dir)
+	delete(w.procs, dir)
+	return nil
+}
+
+// takeJobs lets GitHub hand queued jobs of identity to idle online runners; returns how many.
+func (w *world) takeJobs(identity string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, r := range w.sortedRegs() {
+		if w.queued[identity] == 0 {
+			break
+		}
+		if r.identity != identity || r.busy || !w.aliveNameLocked(r.name) {
+			continue
+		}
+		r.busy = true
+		w.queued[identity]--
+		n++
+	}
+	return n
+}
+
+func (w *world) sortedRegs() []*ghRunner {
+	out := make([]*ghRunner, 0, len(w.regs))
+	for _, r := range w.regs {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+func (w *world) aliveNameLocked(name string) bool {
+	for _, fp := range w.procs {
+		if fp.name == name && fp.alive {
+			return true
+		}
+	}
+	return false
+}
+
+// finishJobs completes every running job of identity: the ephemeral runner is removed by GitHub
+// and its process exits 0, as a real JIT runner does.
+func (w *world) finishJobs(identity string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for id, r := range w.regs {
+		if r.identity != identity || !r.busy {
+			continue
+		}
+		delete(w.regs, id)
+		for _, fp := range w.procs {
+			if fp.name == r.name {
+				w.endLocked(fp, 0)
+			}
+		}
+		n++
+	}
+	return n
+}
+
+func (w *world) setQueued(identity string, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.queued[identity] = n
+}
+
+func (w *world) setFail(identity string, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.fail[identity] = err
+}
+
+func (w *world) callCount(op, identity string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.calls[op+" "+identity]
+}
+
+// counts returns alive processes and busy registrations of an identity.
+func (w *world) counts(identity string) (alive, busy int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.regs {
+		if r.identity == identity && r.busy {
+			busy++
+		}
+	}
+	for _, fp := range w.procs {
+		if fp.alive && w.identityOfLocked(fp.name) == identity {
+			alive++
+		}
+	}
+	return alive, busy
+}
+
+func (w *world) identityOfLocked(name string) string {
+	for _, r := range w.regs {
+		if r.name == name {
+			return r.identity
+		}
+	}
+	return ""
+}
+
+func (w *world) checkPromises() {
+	w.t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, v := range w.violations {
+		w.t.Errorf("promise broken: %s", v)
+	}
+}
+
+// rateLimitErr, authErr: errors shaped like internal/github's, classified by method.
+type rateLimitErr struct{ at time.Time }
+
+func (e rateLimitErr) Error() string         { return "rate limited until " + e.at.Format(time.RFC3339) }
+func (e rateLimitErr) RetryAfter() time.Time { return e.at }
+
+type authErr struct{}
+
+func (authErr) Error() string      { return "401 bad credentials" }
+func (authErr) Unauthorized() bool { return true }
+
+var errOffline = errors.New("dial tcp: connection refused")

@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/engine/enginetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const testHost = "h1"
+
+// harness runs one Supervisor on fakes and fake time; passes are observed through afterPass, so
+// tests wait on events, never on real sleeps (the real-time deadline only turns a hang into a failure).
+type harness struct {
+	t     *testing.T
+	clock *enginetest.FakeClock
+	j     *enginetest.Journal
+	w     *world
+	s     *Supervisor
+	crash []CrashPoint
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	passes map[string]int
+
+	runDone chan error
+	cancel  context.CancelFunc
+}
+
+func newHarness(t *testing.T) *harness {
+	clock := enginetest.NewFakeClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	j := enginetest.NewJournal(testHost)
+	j.Now = clock.Now
+	h := &harness{t: t, clock: clock, j: j, w: newWorld(t, j)}
+	h.cond = sync.NewCond(&h.mu)
+	h.s = h.newSupervisor()
+	return h
+}
+
+func (h *harness) newSupervisor() *Supervisor {
+	s := New(Deps{Journal: h.j, Demand: h.w, Registrar: h.w, Launcher: h.w, Clock: h.clock, Rand: halfRand{},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Crash: func(p CrashPoint, _ string) {
+			h.mu.Lock()
+			h.crash = append(h.crash, p)
+			h.mu.Unlock()
+		}}, Options{HostID: testHost, RuntimeRoot: "/run/rm"})
+	s.afterPass = func(k loopKey) {
+		h.mu.Lock()
+		h.passes[k.name]++
+		h.cond.Broadcast()
+		h.mu.Unlock()
+	}
+	h.mu.Lock()
+	h.passes = map[string]int{}
+	h.mu.Unlock()
+	return s
+}
+
+func (h *harness) deadline() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	h.t.Cleanup(cancel)
+	return ctx
+}
+
+// run starts Run; the test's cleanup stops it if the test did not.
+func (h *harness) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	h.runDone = make(chan error, 1)
+	go func() { h.runDone <- h.s.Run(ctx) }()
+	h.t.Cleanup(h.stop)
+}
+
+func (h *harness) stop() {
+	if h.cancel == nil {
+		return
+	}
+	h.cancel()
+	if err := <-h.runDone; err != nil {
+		h.t.Errorf("Run: %v", err)
+	}
+	h.cancel = nil
+}
+
+func (h *harness) apply(cfg *config.Config) Report {
+	h.t.Helper()
+	r, err := h.s.Apply(context.Background(), cfg)
+	if err != nil {
+		h.t.Fatalf("Apply: %v", err)
+	}
+	return r
+}
+
+func (h *harness) passCount(name string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.passes[name]
+}
+
+// waitPass waits until target name has completed more than n passes.
+func (h *harness) waitPass(name string, n int) {
+	h.t.Helper()
+	ctx := h.deadline()
+	stop := context.AfterFunc(ctx, func() { h.mu.Lock(); h.cond.Broadcast(); h.mu.Unlock() })
+	defer stop()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for h.passes[name] <= n {
+		if ctx.Err() != nil {
+			h.t.Fatalf("target %s did not complete pass %d", name, n+1)
+		}
+		h.cond.Wait()
+	}
+}
+
+// settle waits until exactly n timers are pending: every loop (and drain) is parked.
+func (h *harness) settle(n int) {
+	h.t.Helper()
+	if err := h.clock.BlockUntil(h.deadline(), n); err != nil {
+		h.t.Fatalf("expected %d parked timers, have %d", n, h.clock.Waiters())
+	}
+}
+
+// tick advances fake time by d and waits until each named loop ran one more pass and all n timers
+// are parked again.
+func (h *harness) tick(d time.Duration, n int, names ...string) {
+	h.t.Helper()
+	h.settle(n)
+	before := map[string]int{}
+	for _, name := range names {
+		before[name] = h.passCount(name)
+	}
+	h.clock.Advance(d)
+	for _, name := range names {
+		h.waitPass(name, before[name])
+	}
+	h.settle(n)
+}
+
+// poke wakes target name and waits for the resulting pass.
+func (h *harness) poke(name string, n int) {
+	h.t.Helper()
+	h.settle(n)
+	before := h.passCount(name)
+	h.s.Wake(name)
+	h.waitPass(name, before)
+	h.settle(n)
+}
+
+// byState counts the journal's attempts of target per state.
+func (h *harness) byState(target string) map[string]int {
+	out := map[string]int{}
+	for _, a := range h.j.All() {
+		if a.Target == target {
+			out[string(a.State)]++
+		}
+	}
+	return out
+}
+
+// halfRand answers the middle of every range, so jittered intervals are exactly nominal.
+type halfRand struct{}
+
+func (halfRand) Int64N(n int64) int64 { return n / 2 }

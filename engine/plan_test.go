@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestPlan(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	idle := func(id string, d time.Duration) idleRunner { return idleRunner{ID: id, IdleSince: ago(d)} }
+	stale := func(id string) idleRunner { return idleRunner{ID: id, IdleSince: now, Stale: true} }
+	free := func(in planInput) planInput { in.Now, in.TargetFree, in.HostFree = now, 10, 10; return in }
+	tests := []struct {
+		name string
+		in   planInput
+		want planOutput
+	}{
+		{"nothing to do", free(planInput{}), planOutput{}},
+		{"demand starts runners", free(planInput{Demand: 3}), planOutput{Wanted: 3, Start: 3}},
+		{"idle and starting cover demand", free(planInput{Demand: 3, Idle: []idleRunner{idle("a", 0)}, Starting: 1}), planOutput{Wanted: 1, Start: 1}},
+		{"min idle kept warm", free(planInput{MinIdle: 2}), planOutput{Wanted: 2, Start: 2}},
+		{"demand plus min idle", free(planInput{Demand: 2, MinIdle: 1, Idle: []idleRunner{idle("a", 0)}}), planOutput{Wanted: 2, Start: 2}},
+		{"target capacity bounds", planInput{Now: now, Demand: 5, TargetFree: 2, HostFree: 9}, planOutput{Wanted: 5, Start: 2}},
+		{"host capacity bounds", planInput{Now: now, Demand: 5, TargetFree: 9, HostFree: 1}, planOutput{Wanted: 5, Start: 1}},
+		{"negative free never starts", planInput{Now: now, Demand: 5, TargetFree: -1, HostFree: 3}, planOutput{Wanted: 5, Start: 0}},
+		{"idle past timeout reaped", free(planInput{IdleTimeout: time.Minute, Idle: []idleRunner{idle("old", 2 * time.Minute), idle("new", 10 * time.Second)}}),
+			planOutput{Reap: []reap{{"old", reapIdleTimeout}}}},
+		{"min idle protects the newest", free(planInput{MinIdle: 1, IdleTimeout: time.Minute, Idle: []idleRunner{idle("old", 3 * time.Minute), idle("mid", 2 * time.Minute)}}),
+			planOutput{Reap: []reap{{"old", reapIdleTimeout}}}},
+		{"demand protects idle runners", free(planInput{Demand: 1, IdleTimeout: time.Minute, Idle: []idleRunner{idle("a", time.Hour)}}), planOutput{}},
+		{"zero idle timeout never reaps", free(planInput{Idle: []idleRunner{idle("a", 24 * time.Hour)}}), planOutput{}},
+		{"stale idle replaced", free(planInput{MinIdle: 1, Idle: []idleRunner{stale("s")}}), planOutput{Wanted: 1, Start: 1, Reap: []reap{{"s", reapStale}}}},
+		{"draining reaps all idle, starts nothing", free(planInput{Draining: true, Demand: 4, MinIdle: 2, Idle: []idleRunner{idle("a", 0), stale("b")}}),
+			planOutput{Reap: []reap{{"a", reapDrain}, {"b", reapDrain}}}},
+		{"monitor observes only", free(planInput{Monitor: true, Demand: 4, IdleTimeout: time.Second, Idle: []idleRunner{idle("a", time.Hour), stale("b")}}), planOutput{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := plan(tt.in); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("plan:\n got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestJitterStaysWithinTenPercent(t *testing.T) {
+	for _, n := range []int64{0, 1, 1 << 40} {
+		d := jitter(constRand(n), 30*time.Second)
+		if d < 27*time.Second || d > 33*time.Second {
+			t.Fatalf("jitter(%d) = %s, want 30s±10%%", n, d)
+		}
+	}
+	if lo, hi := jitter(constRand(0), 30*time.Second), jitter(constRand(1<<62), 30*time.Second); lo == hi {
+		t.Fatal("jitter must depend on the random source")
+	}
+}
+
+// constRand answers min(v, n-1): 0 is the low edge, a huge value the high edge.
+type constRand int64
+
+func (c constRand) Int64N(n int64) int64 { return min(int64(c), n-1) }

@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/runner-manager/runner-manager/journal"
+)
+
+func TestDecide(t *testing.T) {
+	p := Process{PID: 42, StartTime: 7}
+	alive := observation{Process: p, HasProcess: true, Alive: true, ListKnown: true}
+	dead := observation{Process: p, HasProcess: true, Alive: false, ListKnown: true}
+	exited := observation{Process: p, HasProcess: true, Exit: ExitStatus{Exited: true, Code: 0}, ListKnown: true}
+	none := observation{ListKnown: true}
+	unknownList := observation{}
+	listed := observation{ListKnown: true, Listed: true, ListedID: 9}
+	busy := alive
+	busy.Listed, busy.ListedBusy = true, true
+	broken := observation{Err: errors.New("proc unreadable")}
+	at := func(s journal.State) journal.Attempt { return journal.Attempt{ID: "h-1", State: s, RunnerName: "runner-manager-h-1"} }
+	withID := func(a journal.Attempt) journal.Attempt { a.RunnerID = 9; return a }
+
+	tests := []struct {
+		name string
+		a    journal.Attempt
+		o    observation
+		want step
+	}{
+		{"planned, list unknown: wait", at(journal.StatePlanned), unknownList, stepWait},
+		{"planned, registration found: drop it", at(journal.StatePlanned), listed, stepDrop},
+		{"planned, nothing at GitHub: drop", at(journal.StatePlanned), none, stepDrop},
+		{"registered, shim alive: attach", withID(at(journal.StateRegistered)), alive, stepAttach},
+		{"registered, no shim: deregister", withID(at(journal.StateRegistered)), none, stepDeregister},
+		{"registered, shim ended: deregister", withID(at(journal.StateRegistered)), exited, stepDeregister},
+		{"started, alive: keep", at(journal.StateStarted), alive, stepKeep},
+		{"started, alive, list unknown: keep", at(journal.StateStarted), observation{Process: p, HasProcess: true, Alive: true}, stepKeep},
+		{"started, busy at GitHub: mark busy", at(journal.StateStarted), busy, stepMarkBusy},
+		{"started, exit status: mark exited", at(journal.StateStarted), exited, stepMarkExited},
+		{"started, pid gone or reused: mark exited", at(journal.StateStarted), dead, stepMarkExited},
+		{"busy, alive: keep", at(journal.StateBusy), busy, stepKeep},
+		{"busy, alive, GitHub unreachable: keep", at(journal.StateBusy), observation{Process: p, HasProcess: true, Alive: true}, stepKeep},
+		{"busy, exited: mark exited", at(journal.StateBusy), exited, stepMarkExited},
+		{"exited: deregister", withID(at(journal.StateExited)), exited, stepDeregister},
+		{"deregistered, still running: stop", at(journal.StateDeregistered), alive, stepStop},
+		{"deregistered, ended: clean", at(journal.StateDeregistered), exited, stepClean},
+		{"deregistered, never ran: clean", at(journal.StateDeregistered), none, stepClean},
+		{"failed with runner id: deregister", withID(at(journal.StateFailed)), none, stepDeregister},
+		{"failed, found by name: deregister", at(journal.StateFailed), listed, stepDeregister},
+		{"failed, list unknown: wait", at(journal.StateFailed), unknownList, stepWait},
+		{"failed, unregistered process: stop", at(journal.StateFailed), alive, stepStop},
+		{"failed, nothing left: clean", at(journal.StateFailed), none, stepClean},
+		{"liveness unknown: wait, whatever the state", at(journal.StateStarted), broken, stepWait},
+		{"cleaned: nothing", at(journal.StateCleaned), none, stepWait},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := decide(tt.a, tt.o); got != tt.want {
+				t.Fatalf("decide(%s, %+v) = %s, want %s", tt.a.State, tt.o, got, tt.want)
+			}
+		})
+	}
+}
+
+// Every step decide can choose from a state must be a legal journal transition (or none).
+func TestDecideStepsAreLegalTransitions(t *testing.T) {
+	target := map[step]journal.State{stepAttach: journal.StateStarted, stepMarkBusy: journal.StateBusy,
+		stepMarkExited: journal.StateExited, stepDeregister: journal.StateDeregistered,
+		stepClean: journal.StateCleaned, stepDrop: journal.StateCleaned}
+	p := Process{PID: 1, StartTime: 1}
+	var obs []observation
+	for _, alive := range []bool{false, true} {
+		for _, has := range []bool{false, true} {
+			for _, ex := range []bool{false, true} {
+				for _, list := range []bool{false, true} {
+					for _, busy := range []bool{false, true} {
+						obs = append(obs, observation{Process: p, HasProcess: has, Alive: alive, Exit: ExitStatus{Exited: ex},
+							ListKnown: list, Listed: busy, ListedBusy: busy})
+					}
+				}
+			}
+		}
+	}
+	for _, s := range []journal.State{journal.StatePlanned, journal.StateRegistered, journal.StateStarted, journal.StateBusy,
+		journal.StateExited, journal.StateDeregistered, journal.StateFailed} {
+		for _, o := range obs {
+			st := decide(journal.Attempt{State: s}, o)
+			if to, ok := target[st]; ok && !journal.CanTransition(s, to) {
+				t.Errorf("decide(%s, %+v) = %s: %s -> %s is illegal", s, o, st, s, to)
+			}
+			if s == journal.StateBusy && (st == stepStop || st == stepDeregister) {
+				t.Errorf("a busy runner must never be stopped or deregistered: decide(%+v) = %s", o, st)
+			}
+		}
+	}
+}
