@@ -199,10 +199,13 @@ func (s Status) Render(w io.Writer, now time.Time) error {
 	if d := s.Daemon; d != nil {
 		reload := "ok"
 		if !d.ReloadOK {
-			reload = "FAILED: " + d.ReloadError
+			reload = "FAILED"
 		}
 		if !d.ReloadAt.IsZero() {
 			reload += fmt.Sprintf(" at %s (%s ago)", stamp(d.ReloadAt), age(now, d.ReloadAt))
+		}
+		if !d.ReloadOK {
+			reload += ": " + d.ReloadError
 		}
 		line("last reload", "%s", reload)
 		if d.LastGitHubContact.IsZero() {

@@ -1,0 +1,144 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/selfupdate"
+)
+
+type fakeSource struct {
+	st  DaemonStatus
+	err error
+}
+
+func (f fakeSource) DaemonStatus(context.Context) (DaemonStatus, error) { return f.st, f.err }
+
+const showRunning = "LoadState=loaded\nActiveState=active\nSubState=running\nMainPID=4242\n"
+const showStopped = "LoadState=loaded\nActiveState=inactive\nSubState=dead\nMainPID=0\n"
+
+var showCmd = "systemctl show runner-manager.service --property=LoadState,ActiveState,SubState,MainPID"
+
+func healthyDaemon() DaemonStatus {
+	now := fixedNow()
+	return DaemonStatus{Version: "1.2.3", ConfigPath: "/etc/runner-manager/config.toml", ReloadOK: true,
+		ReloadAt: now.Add(-2 * time.Minute), LastGitHubContact: now.Add(-30 * time.Second), RunnersBusy: 2, RunnersIdle: 1}
+}
+
+// Each case renders `service status` for one situation against its golden file.
+func TestStatusGolden(t *testing.T) {
+	tests := []struct {
+		name    string
+		install bool
+		source  string // variant dropped on the source path after the install ("" = unchanged)
+		show    string
+		src     StatusSource
+		guard   *selfupdate.GuardState
+	}{
+		{name: "not-installed"},
+		{name: "healthy", install: true, show: showRunning, src: fakeSource{st: healthyDaemon()}},
+		{name: "upgrade-pending", install: true, source: "v1.2.4", show: showRunning, src: fakeSource{st: healthyDaemon()}},
+		{name: "unreachable", install: true, show: showRunning},
+		{name: "stopped", install: true, show: showStopped, src: fakeSource{err: errors.New("dial unix: no such file")}},
+		{name: "reload-failed", install: true, show: showRunning, src: fakeSource{st: func() DaemonStatus {
+			d := healthyDaemon()
+			d.ReloadOK, d.ReloadError = false, "config.toml:12:3: target \"web\": max_runners must be >= 1"
+			return d
+		}()}},
+		{name: "rolled-back", install: true, source: "v1.2.4", show: showRunning, src: fakeSource{st: healthyDaemon()},
+			guard: &selfupdate.GuardState{Version: "1.2.3", Rejected: "1.2.4", RolledBackAt: fixedNow().Add(-time.Hour),
+				RollbackWhy: "version 1.2.4 exited within 30s of starting 3 times in a row"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, fm, src := testHost(t, Systemd, "v1.2.3")
+			if tt.install {
+				if _, err := m.Install(t.Context(), src); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.source != "" {
+				b, err := os.ReadFile(filepath.Join(fakeBins, tt.source))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := selfupdate.WriteFileAtomic(filepath.Join(m.Paths.Root, src), b, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.guard != nil {
+				writeGuard(t, filepath.Join(m.Paths.Root, m.Paths.StateDir), *tt.guard)
+			}
+			fm.replies[showCmd] = tt.show
+			var out strings.Builder
+			if err := m.Status(t.Context(), tt.src).Render(&out, fixedNow()); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "status-"+tt.name+".golden", out.String())
+		})
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	now := fixedNow()
+	running := Status{Installed: true, Active: "active (running)", PID: 7, SourceVersion: "1.2.3"}
+	with := func(f func(*Status)) Status {
+		s := running
+		d := healthyDaemon()
+		s.Daemon = &d
+		f(&s)
+		return s
+	}
+	tests := []struct {
+		s    Status
+		want string
+	}{
+		{Status{}, "not installed"},
+		{with(func(s *Status) { s.BinaryErr = "exec format error" }), "broken"},
+		{with(func(s *Status) { s.Active, s.PID = "failed (exit-code)", 0 }), "failed"},
+		{with(func(s *Status) { s.Active, s.PID = "inactive (dead)", 0 }), "stopped"},
+		{with(func(s *Status) { s.Daemon = nil }), "unknown: the service runs (pid 7)"},
+		{with(func(s *Status) { s.Daemon.ReloadOK = false }), "degraded: the last config reload failed"},
+		{with(func(s *Status) { s.Daemon.LastGitHubContact = time.Time{} }), "degraded: no successful GitHub contact yet"},
+		{with(func(s *Status) { s.Daemon.LastGitHubContact = now.Add(-time.Hour) }), "degraded: no successful GitHub contact for 1h0m0s"},
+		{with(func(*Status) {}), "healthy"},
+		{with(func(s *Status) { s.SourceVersion = "1.2.4" }), "healthy; upgrade to 1.2.4 pending"},
+		{with(func(s *Status) { s.SourceVersion, s.Guard.Rejected = "1.2.4", "1.2.4" }), "healthy; source version 1.2.4 was rolled back"},
+		{Status{Installed: true, Active: "running", PID: 9, Daemon: func() *DaemonStatus { d := healthyDaemon(); return &d }()}, "healthy"},
+	}
+	for _, tt := range tests {
+		if got := tt.s.Verdict(now); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("Verdict(%+v) = %q, want prefix %q", tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestParseServiceManagerOutput(t *testing.T) {
+	if st := parseSystemctlShow([]byte(showRunning)); !st.Loaded || st.Active != "active (running)" || st.PID != 4242 {
+		t.Errorf("systemctl show: %+v", st)
+	}
+	if st := parseSystemctlShow([]byte("LoadState=not-found\nActiveState=inactive\nSubState=dead\nMainPID=0\n")); st.Loaded || st.PID != 0 {
+		t.Errorf("systemctl show, not found: %+v", st)
+	}
+	print := "system/com.github.runner-manager = {\n\tactive count = 1\n\tstate = running\n\tpid = 812\n\tendpoints = {\n\t\tstate = idle\n\t}\n}\n"
+	if st := parseLaunchctlPrint([]byte(print)); st.Active != "running" || st.PID != 812 {
+		t.Errorf("launchctl print: %+v", st)
+	}
+}
+
+func writeGuard(t *testing.T, stateDir string, st selfupdate.GuardState) {
+	t.Helper()
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stateDir, selfupdate.GuardStateFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
