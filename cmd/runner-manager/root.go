@@ -21,6 +21,7 @@ func newRootCmd() *cobra.Command {
 	// Subcommands: one constructor per file, added here one per line.
 	root.AddCommand(
 		newValidateCmd(),
+		newStatusCmd(), newRunnersCmd(),
 		newConfigCmd(),
 	)
 	return root

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/status"
+)
+
+// newStatusCmd is `runner-manager status`: the running daemon's config generation, reload result,
+// GitHub contact and per-target demand and capacity, read from its status socket.
+func newStatusCmd() *cobra.Command { return statusCmd(time.Now) }
+
+// newRunnersCmd is `runner-manager runners`: the runners the daemon owns, with age, state and job.
+func newRunnersCmd() *cobra.Command { return runnersCmd(time.Now) }
+
+// socketFlags are the flags both commands share to find the daemon.
+type socketFlags struct {
+	config, socket string
+	json           bool
+	statusOff      bool // the loaded config has daemon.status_listen empty
+}
+
+func (f *socketFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.config, "config", defaultConfigPath, "config file whose daemon.state_dir holds the status socket")
+	cmd.Flags().StringVar(&f.socket, "socket", "", "status socket to read (default: status.sock in the config's daemon.state_dir)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the daemon's JSON document instead of a table")
+}
+
+func statusCmd(now func() time.Time) *cobra.Command {
+	var f socketFlags
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the running daemon's config, GitHub contact and targets",
+		Long: `Status asks the running daemon, over the unix socket in its state directory, for its current
+view: the config generation it runs and whether the last reload succeeded (with every problem when
+it did not), when GitHub last answered, and per target the demand, the runners owned, busy and
+idle, and any backoff or error; then the recent events. Exit status 1 when no daemon answers.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			snap, err := status.Fetch(cmd.Context(), f.socketPath(cmd.ErrOrStderr()))
+			if err != nil {
+				return withCode(exitFailure, f.explain(err))
+			}
+			if f.json {
+				return status.WriteJSON(cmd.OutOrStdout(), snap)
+			}
+			return status.RenderStatus(cmd.OutOrStdout(), snap, now())
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func runnersCmd(now func() time.Time) *cobra.Command {
+	var f socketFlags
+	cmd := &cobra.Command{
+		Use:   "runners",
+		Short: "List the runners the running daemon owns, with age, state and job",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			runners, err := status.FetchRunners(cmd.Context(), f.socketPath(cmd.ErrOrStderr()))
+			if err != nil {
+				return withCode(exitFailure, f.explain(err))
+			}
+			if f.json {
+				return status.WriteJSON(cmd.OutOrStdout(), status.RunnerList{Runners: runners})
+			}
+			return status.RenderRunners(cmd.OutOrStdout(), runners, now())
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// socketPath is --socket, else the socket in the config's state_dir. A config that cannot be
+// loaded must not hide the daemon (an invalid edit is exactly when an operator runs status, and
+// the daemon keeps its last good config), so it falls back to the default state dir with a note.
+func (f *socketFlags) socketPath(stderr io.Writer) string {
+	if f.socket != "" {
+		return f.socket
+	}
+	cfg, err := config.Load(f.config)
+	if err == nil {
+		f.statusOff = cfg.Daemon.StatusListen == ""
+		return status.SocketPath(cfg.Daemon.StateDir)
+	}
+	dir := config.DefaultStateDir
+	if env := os.Getenv(config.EnvPrefix + "STATE_DIR"); env != "" {
+		dir = env
+	}
+	why := "cannot be read"
+	var cerr *config.Error
+	if errors.As(err, &cerr) {
+		why = "is invalid (the daemon keeps running its last good config)"
+	}
+	fmt.Fprintf(stderr, "note: config %s %s; looking for the daemon in %s (pass --socket to choose)\n", f.config, why, dir)
+	return status.SocketPath(dir)
+}
+
+// explain adds the likeliest cause to a "not running" error when the config turns the socket off.
+func (f *socketFlags) explain(err error) error {
+	if f.statusOff && errors.Is(err, status.ErrNotRunning) {
+		return fmt.Errorf("%w\nhint: daemon.status_listen is empty in %s, which turns the status socket off; set it to \"unix\"", err, f.config)
+	}
+	return err
+}
