@@ -23,12 +23,12 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	what := fmt.Sprintf("target %s: cannot %s", e.Target, e.Op)
+	what := prefix(e.Target, e.Op)
 	switch {
-	case e.Status == 0 && e.Err != nil:
-		return fmt.Sprintf("%s: cannot reach GitHub: %v", what, e.Err)
-	case e.Status == 0:
+	case e.Status == 0 && e.Detail != "":
 		return what + ": " + e.Detail
+	case e.Status == 0:
+		return fmt.Sprintf("%s: cannot reach GitHub: %v", what, e.Err)
 	default:
 		return fmt.Sprintf("%s: GitHub refused (%d): %s", what, e.Status, e.Detail)
 	}
@@ -55,10 +55,10 @@ func (e *RateLimitedError) Error() string {
 		kind = "a GitHub secondary rate limit"
 	}
 	msg := fmt.Sprintf("%s is exhausted until %s; runner-manager waits and resumes by itself", kind, e.Until.UTC().Format(time.RFC3339))
-	if e.Target == "" {
+	if e.Op == "" {
 		return msg
 	}
-	return fmt.Sprintf("target %s: cannot %s: %s", e.Target, e.Op, msg)
+	return prefix(e.Target, e.Op) + ": " + msg
 }
 
 // RetryAfter is when the next call may be sent.
@@ -73,7 +73,7 @@ type UnauthorizedError struct {
 }
 
 func (e *UnauthorizedError) Error() string {
-	msg := fmt.Sprintf("target %s: cannot %s: GitHub rejected %s (401)", e.Target, e.Op, e.Credential)
+	msg := fmt.Sprintf("%s: GitHub rejected %s (401)", prefix(e.Target, e.Op), e.Credential)
 	if e.Err != nil {
 		return msg + ": " + e.Err.Error()
 	}
@@ -103,4 +103,12 @@ func IsTerminal(err error) bool {
 func IsUnauthorized(err error) bool {
 	var u interface{ Unauthorized() bool }
 	return errors.As(err, &u) && u.Unauthorized()
+}
+
+// prefix says what failed for which target, the start of every message.
+func prefix(target, op string) string {
+	if target == "" {
+		return "cannot " + op
+	}
+	return "target " + target + ": cannot " + op
 }

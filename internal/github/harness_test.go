@@ -36,10 +36,13 @@ type sim struct {
 // simulator checks them against its own clock.
 var simStart = time.Now().Truncate(time.Second)
 
-func newSim(t *testing.T) *sim {
+func newSim(t *testing.T) *sim { t.Helper(); return newSimOpts(t, ghsim.Options{}) }
+
+func newSimOpts(t *testing.T, opts ghsim.Options) *sim {
 	t.Helper()
 	clock := ghsim.NewFakeClock(simStart)
-	srv, err := ghsim.New(ghsim.Options{Clock: clock})
+	opts.Clock = clock
+	srv, err := ghsim.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
