@@ -147,6 +147,16 @@ func (h *harness) tick(d time.Duration, n int, names ...string) {
 	h.settle(n)
 }
 
+// tickRetiring is tick for a pass after which loop name ends: n-1 timers remain.
+func (h *harness) tickRetiring(d time.Duration, n int, name string) {
+	h.t.Helper()
+	h.settle(n)
+	before := h.passCount(name)
+	h.clock.Advance(d)
+	h.waitPass(name, before)
+	h.settle(n - 1)
+}
+
 // poke wakes target name and waits for the resulting pass.
 func (h *harness) poke(name string, n int) {
 	h.t.Helper()

@@ -77,12 +77,12 @@ func (l *loop) run(ctx context.Context) {
 		if owned >= 0 {
 			recovering = false
 		}
+		if h := l.sup.afterPass; h != nil {
+			h(l.key)
+		}
 		if owned == 0 && l.sup.retire(l) {
 			l.emit(slog.LevelInfo, "", EventLoop, "target loop drained and ended")
 			return
-		}
-		if h := l.sup.afterPass; h != nil {
-			h(l.key)
 		}
 		timer, stop := l.sup.clock.Timer(wait)
 		select {

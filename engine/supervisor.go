@@ -14,7 +14,7 @@ import (
 	"github.com/runner-manager/runner-manager/journal"
 )
 
-// ErrStopped is returned by Apply and Run once the supervisor has stopped.
+// ErrStopped is returned by Apply once the supervisor has stopped.
 var ErrStopped = errors.New("supervisor stopped")
 
 // Supervisor holds one loop per enabled target (plus draining loops for targets being removed or
@@ -230,9 +230,13 @@ func (s *Supervisor) Wake(target string) {
 // Shutdown finishes. Cancelling ctx stops supervising only: runners keep running for recovery.
 func (s *Supervisor) Run(ctx context.Context) error {
 	s.mu.Lock()
-	if s.stopped || s.runCtx != nil {
+	if s.stopped && s.runCtx == nil {
 		s.mu.Unlock()
-		return ErrStopped
+		return nil // Shutdown came first: nothing to run
+	}
+	if s.runCtx != nil {
+		s.mu.Unlock()
+		return errors.New("engine: Run called twice")
 	}
 	if s.deps.Journal == nil {
 		s.mu.Unlock()

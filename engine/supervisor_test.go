@@ -1,0 +1,273 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/engine/enginetest"
+	"github.com/runner-manager/runner-manager/journal"
+)
+
+func (h *harness) loop(name string) *loop {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	for k, l := range h.s.loops {
+		if k.name == name {
+			return l
+		}
+	}
+	return nil
+}
+
+func TestApplySameConfigTwiceIsNoOp(t *testing.T) {
+	h := newHarness(t)
+	h.w.setQueued("repo:acme/a", 1)
+	h.apply(cfgOf(baseTarget("a"), baseTarget("b")))
+	h.run()
+	h.waitPass("a", 0)
+	h.waitPass("b", 0)
+	h.settle(2)
+	la := h.loop("a")
+	r := h.apply(cfgOf(baseTarget("a"), baseTarget("b"))) // equal content, new pointer
+	if !r.NoOp() || r.Generation != 1 {
+		t.Fatalf("second Apply of the same config: %+v, want a no-op at generation 1", r)
+	}
+	h.settle(2)
+	if h.loop("a") != la {
+		t.Fatal("a no-op Apply restarted a loop")
+	}
+	if got := h.byState("a"); got["started"] != 1 {
+		t.Fatalf("a no-op Apply changed runners: %v", got)
+	}
+}
+
+func TestApplyChangedFieldsTakeEffectNextPassWithoutRestart(t *testing.T) {
+	h := newHarness(t)
+	a := baseTarget("a")
+	a.MaxRunners = 1
+	h.w.setQueued("repo:acme/a", 3)
+	h.apply(cfgOf(a))
+	h.run()
+	h.waitPass("a", 0)
+	h.settle(1)
+	if got := h.byState("a"); got["started"] != 1 {
+		t.Fatalf("max_runners 1: %v", got)
+	}
+	la := h.loop("a")
+	a.MaxRunners = 3
+	before := h.passCount("a")
+	r := h.apply(cfgOf(a))
+	if len(r.Changed) != 1 || r.Changed[0].Fields[0] != "max_runners" || r.Changed[0].Replace {
+		t.Fatalf("report = %+v", r)
+	}
+	h.waitPass("a", before)
+	h.settle(1)
+	if h.loop("a") != la {
+		t.Fatal("a capacity change restarted the loop")
+	}
+	if got := h.byState("a"); got["started"] != 3 {
+		t.Fatalf("after max_runners 3: %v", got)
+	}
+}
+
+func TestNoEnabledTargetsMakesNoCallsAndStillStops(t *testing.T) {
+	clock := enginetest.NewFakeClock(time.Unix(0, 0))
+	j := enginetest.NewJournal(testHost)
+	// Demand, Registrar and Launcher are nil: any call would panic.
+	s := New(Deps{Journal: j, Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Options{})
+	off := false
+	cfg := cfgOf(with(baseTarget("a"), func(t *config.Target) { t.Enabled = &off }))
+	if _, err := s.Apply(context.Background(), cfg); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	if err := s.UpgradeDrain(ctx); err != nil {
+		t.Fatalf("UpgradeDrain with nothing running: %v", err)
+	}
+	if r, err := s.Apply(ctx, cfgOf()); err != nil || !r.NoOp() { // reloads still work; dropping a disabled target changes nothing
+		t.Fatalf("reload: %+v, %v", r, err)
+	}
+	rep, err := s.Shutdown(ctx)
+	if err != nil || rep.Left != 0 {
+		t.Fatalf("Shutdown = %+v, %v", rep, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if st := s.Status(); len(st.Targets) != 0 || st.Generation != 1 {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+func TestApplyRefusedWholeWhenDepsCannotServeIt(t *testing.T) {
+	j := enginetest.NewJournal(testHost)
+	s := New(Deps{Journal: j, Clock: enginetest.NewFakeClock(time.Unix(0, 0)), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Options{HostID: testHost})
+	if _, err := s.Apply(context.Background(), cfgOf()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Apply(context.Background(), cfgOf(baseTarget("a")))
+	if err == nil || !strings.Contains(err.Error(), "auth login") || !strings.Contains(err.Error(), "a") {
+		t.Fatalf("Apply without a GitHub client = %v, want a refusal naming the fix", err)
+	}
+	st := s.Status()
+	if st.Generation != 1 || st.LastReload.OK || s.config().Targets != nil {
+		t.Fatalf("a refused Apply changed state: %+v", st)
+	}
+}
+
+func TestRemovalDrainsOnlyThatTarget(t *testing.T) {
+	h := newHarness(t)
+	h.w.setQueued("repo:acme/a", 2)
+	h.w.setQueued("repo:acme/b", 1)
+	h.apply(cfgOf(baseTarget("a"), baseTarget("b")))
+	h.run()
+	h.waitPass("a", 0)
+	h.waitPass("b", 0)
+	h.settle(2)
+	h.w.setQueued("repo:acme/a", 1)
+	h.w.takeJobs("repo:acme/a") // one of a's runners is busy, one idle
+	lb := h.loop("b")
+
+	before := h.passCount("a")
+	r := h.apply(cfgOf(baseTarget("b")))
+	if len(r.Removed) != 1 || r.Removed[0] != "a" || len(r.Unchanged) != 1 {
+		t.Fatalf("report = %+v", r)
+	}
+	h.waitPass("a", before)
+	h.settle(2)
+	h.w.setQueued("repo:acme/b", 3)
+	h.tick(poll, 2, "b") // a drains on its 1 s drain poll meanwhile
+	if got := h.byState("b"); got["started"] != 3 {
+		t.Fatalf("b must keep launching while a drains: %v", got)
+	}
+	if h.loop("b") != lb {
+		t.Fatal("removing a touched b's loop")
+	}
+	if got := h.byState("a"); got["busy"] != 1 || got["cleaned"] != 1 {
+		t.Fatalf("a drained: %v, want the busy runner kept and the idle one concluded", got)
+	}
+	if alive, busy := h.w.counts("repo:acme/a"); alive != 1 || busy != 1 {
+		t.Fatalf("a's busy runner must keep running: alive %d busy %d", alive, busy)
+	}
+	h.w.finishJobs("repo:acme/a")
+	h.tickRetiring(time.Second, 2, "a")
+	if h.loop("a") != nil {
+		t.Fatal("a's loop should end once drained")
+	}
+	if st := h.s.Status(); len(st.Targets) != 1 || st.Targets[0].Name != "b" {
+		t.Fatalf("status targets = %+v", st.Targets)
+	}
+	h.w.checkPromises()
+}
+
+func TestIdentityChangeDrainsOldRegistrationsAndStartsNewLoop(t *testing.T) {
+	h := newHarness(t)
+	h.w.setQueued("repo:acme/a", 2)
+	h.apply(cfgOf(baseTarget("a")))
+	h.run()
+	h.waitPass("a", 0)
+	h.settle(1)
+	h.w.setQueued("repo:acme/a", 1)
+	h.w.takeJobs("repo:acme/a")
+	h.w.setQueued("repo:acme/moved", 1)
+
+	moved := with(baseTarget("a"), func(t *config.Target) { t.Repository = "acme/moved" })
+	before := h.passCount("a")
+	r := h.apply(cfgOf(moved))
+	if len(r.Restarted) != 1 {
+		t.Fatalf("report = %+v, want a restarted", r)
+	}
+	h.waitPass("a", before)
+	h.settle(2) // the old identity's draining loop and the new one
+	h.tick(time.Second, 2, "a")
+	var oldBusy, newStarted int
+	for _, at := range h.j.All() {
+		switch {
+		case policyIdentity(at.Policy) == "repo:acme/a" && at.State == journal.StateBusy:
+			oldBusy++
+		case policyIdentity(at.Policy) == "repo:acme/moved" && at.State == journal.StateStarted:
+			newStarted++
+		}
+	}
+	if oldBusy != 1 || newStarted != 1 {
+		t.Fatalf("old busy %d (want 1, left to finish), new started %d (want 1)", oldBusy, newStarted)
+	}
+	if _, busy := h.w.counts("repo:acme/a"); busy != 1 {
+		t.Fatal("the busy runner at the old identity must survive")
+	}
+	h.w.finishJobs("repo:acme/a")
+	h.tickRetiring(time.Second, 2, "a")
+	st := h.s.Status()
+	if len(st.Targets) != 1 || st.Targets[0].Identity != "repo:acme/moved" {
+		t.Fatalf("targets after the old identity drained: %+v", st.Targets)
+	}
+	h.w.checkPromises()
+}
+
+func TestLabelChangeReplacesIdleAndLetsBusyFinish(t *testing.T) {
+	h := newHarness(t)
+	a := baseTarget("a")
+	a.MinIdle = 1
+	h.w.setQueued("repo:acme/a", 1)
+	h.apply(cfgOf(a))
+	h.run()
+	h.waitPass("a", 0)
+	h.settle(1)
+	h.w.takeJobs("repo:acme/a")
+	h.tick(poll, 1, "a") // observe busy
+	oldPolicy := fingerprint(a)
+	a.Labels = []string{"self-hosted", "linux", "gpu"}
+	before := h.passCount("a")
+	r := h.apply(cfgOf(a))
+	if len(r.Changed) != 1 || !r.Changed[0].Replace {
+		t.Fatalf("report = %+v", r)
+	}
+	h.waitPass("a", before)
+	h.settle(1)
+	counts := map[string]int{}
+	for _, at := range h.j.All() {
+		counts[string(at.State)+" "+map[bool]string{true: "old", false: "new"}[at.Policy == oldPolicy]]++
+	}
+	if counts["busy old"] != 1 || counts["deregistered old"] != 1 || counts["started new"] != 1 {
+		t.Fatalf("after a label change: %v, want busy old kept, idle old replaced by a new one", counts)
+	}
+	h.w.checkPromises()
+}
+
+func TestMonitorModeObservesOnly(t *testing.T) {
+	h := newHarness(t)
+	a := baseTarget("a")
+	a.Mode = "monitor"
+	h.w.setQueued("repo:acme/a", 4)
+	h.apply(cfgOf(a))
+	h.run()
+	h.waitPass("a", 0)
+	h.settle(1)
+	if n := h.w.callCount("JITConfig", "repo:acme/a"); n != 0 || len(h.j.All()) != 0 {
+		t.Fatalf("monitor mode launched: %d JIT calls, %d attempts", n, len(h.j.All()))
+	}
+	if st := h.s.Status(); st.Targets[0].Demand != 4 || st.Targets[0].Mode != "monitor" {
+		t.Fatalf("status = %+v", st.Targets[0])
+	}
+}
+
+func TestWakeRunsAPassAtOnce(t *testing.T) {
+	h := newHarness(t)
+	h.apply(cfgOf(baseTarget("a")))
+	h.run()
+	h.waitPass("a", 0)
+	h.settle(1)
+	h.w.setQueued("repo:acme/a", 1)
+	h.poke("a", 1) // no time passes
+	if got := h.byState("a"); got["started"] != 1 {
+		t.Fatalf("after Wake: %v", got)
+	}
+}
