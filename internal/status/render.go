@@ -24,6 +24,9 @@ func WriteJSON(w io.Writer, v any) error {
 func RenderStatus(w io.Writer, s Snapshot, now time.Time) error {
 	p := &printer{w: w}
 	p.linef("runner-manager %s, pid %d, up %s", s.Version, s.PID, age(now, s.StartedAt))
+	if s.Draining != "" {
+		p.linef("DRAINING for %s: no new runners; busy runners finish their jobs", s.Draining)
+	}
 	p.linef("config:     %s, generation %d", s.Config.Path, s.Config.Generation)
 	switch r := s.Config.LastReload; {
 	case r.At.IsZero():
@@ -52,10 +55,10 @@ func RenderStatus(w io.Writer, s Snapshot, now time.Time) error {
 		p.linef("no targets configured")
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		p.tablef(tw, "TARGET\tSCOPE\tMODE\tDEMAND\tOWNED\tBUSY\tIDLE\tMAX\tSTATE")
+		p.tablef(tw, "TARGET\tSCOPE\tMODE\tDEMAND\tOWNED\tSTARTING\tBUSY\tIDLE\tMAX\tLAST PASS\tSTATE")
 		for _, t := range s.Targets {
-			p.tablef(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s",
-				t.Name, t.Scope, t.Mode, t.Demand, t.Owned, t.Busy, t.Idle, t.MaxRunners, targetState(t, now))
+			p.tablef(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s", t.Name, t.Scope, t.Mode, t.Demand,
+				t.Owned, t.Starting, t.Busy, t.Idle, t.MaxRunners, age(now, t.LastPass), targetState(t, now))
 		}
 		p.flush(tw)
 	}
@@ -106,13 +109,18 @@ func targetState(t Target, now time.Time) string {
 	switch {
 	case !t.Enabled:
 		return "disabled"
+	case t.Draining:
+		return "draining"
 	case t.Backoff.Active:
 		s := "backoff"
+		if t.Backoff.Reason != "" {
+			s += " (" + oneLine(t.Backoff.Reason) + ")"
+		}
 		if !t.Backoff.Until.IsZero() {
 			s += ", retry in " + age(t.Backoff.Until, now)
 		}
-		if t.Backoff.Reason != "" {
-			s += ": " + oneLine(t.Backoff.Reason)
+		if t.LastError != "" {
+			s += ": " + oneLine(t.LastError)
 		}
 		return s
 	case t.LastError != "":

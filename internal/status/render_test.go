@@ -23,12 +23,14 @@ func fixture() Snapshot {
 			LastReload: Reload{OK: true, At: ago(5 * time.Minute)}},
 		GitHubLastContact: ago(4 * time.Second),
 		Targets: []Target{
-			{Name: "web", Scope: "repo:acme/web", Mode: "autoscale", Enabled: true, Demand: 2, Owned: 3, Busy: 2, Idle: 1, MaxRunners: 5},
+			{Name: "web", Scope: "repo:acme/web", Mode: "autoscale", Enabled: true, Demand: 2, Owned: 4, Starting: 1, Busy: 2, Idle: 1, MaxRunners: 5, LastPass: ago(3 * time.Second)},
 			{Name: "infra", Scope: "org:acme", Mode: "autoscale", Enabled: true, Demand: 1, MaxRunners: 2,
-				Backoff: Backoff{Active: true, Until: now.Add(90 * time.Second), Reason: "rate limited (core): x-ratelimit-reset in 90s"}},
+				Backoff:   Backoff{Active: true, Until: now.Add(90 * time.Second), Reason: "rate_limited"},
+				LastError: "target acme: cannot list workflow runs: the GitHub API rate limit (core) is exhausted until 2026-12-02T14:01:30Z; runner-manager waits and resumes by itself"},
 			{Name: "mobile", Scope: "repo:acme/mobile", Mode: "monitor", Enabled: true, MaxRunners: 1,
-				LastError: "GitHub 403: Resource not accessible by integration;\nthe App needs Administration: write"},
+				LastError: "target acme/mobile: cannot list workflow runs: GitHub refused (403):\nthe App lacks the `actions: read` permission on acme/mobile"},
 			{Name: "old", Scope: "repo:acme/old", Mode: "autoscale", Enabled: false, MaxRunners: 1},
+			{Name: "legacy", Scope: "repo:acme/legacy", Mode: "autoscale", Enabled: true, Owned: 1, Busy: 1, MaxRunners: 2, Draining: true, LastPass: ago(10 * time.Second)},
 		},
 		Runners: []Runner{
 			{ID: 31, Name: "rm-web-0003", Target: "web", State: "started", StartedAt: ago(40 * time.Second)},
@@ -37,9 +39,9 @@ func fixture() Snapshot {
 			{Name: "rm-infra-0001", Target: "infra", State: "planned"},
 		},
 		Events: []Event{
-			{At: ago(20 * time.Minute), Target: "web", Attempt: "rm-web-0000", Kind: "runner_failed", Message: "runner exited with status 1 before taking a job"},
-			{At: ago(2 * time.Minute), Target: "infra", Kind: "backoff", Message: "rate limited (core); next request in 90s"},
-			{At: ago(10 * time.Second), Kind: "config_reloaded", Message: "generation 3 applied: 1 target changed"},
+			{At: ago(20 * time.Minute), Target: "web", Attempt: "rm-web-0000", Kind: "failed", Message: "runner exited with status 1 before taking a job"},
+			{At: ago(2 * time.Minute), Target: "infra", Kind: "backoff", Message: "rate limited until 14:01:30Z; next pass then"},
+			{At: ago(10 * time.Second), Kind: "reload", Message: "config generation 3 applied: 1 changed"},
 		},
 	}
 }
@@ -54,6 +56,13 @@ func reloadFailed() Snapshot {
 	return s
 }
 
+func draining() Snapshot {
+	s := fixture()
+	s.Draining = "upgrade"
+	s.Events = nil
+	return s
+}
+
 func TestGoldenRenderings(t *testing.T) {
 	for _, tc := range []struct {
 		golden string
@@ -64,6 +73,7 @@ func TestGoldenRenderings(t *testing.T) {
 		{"status-fresh.txt", func(b *bytes.Buffer) error {
 			return RenderStatus(b, Snapshot{Version: "0.3.1", PID: 1, StartedAt: now, MaxRunners: 4, Config: Config{Path: "/etc/runner-manager/config.toml"}}, now)
 		}},
+		{"status-draining.txt", func(b *bytes.Buffer) error { return RenderStatus(b, draining(), now) }},
 		{"status.json", func(b *bytes.Buffer) error { return WriteJSON(b, fixture()) }},
 		{"runners.txt", func(b *bytes.Buffer) error { return RenderRunners(b, fixture().Runners, now) }},
 		{"runners-none.txt", func(b *bytes.Buffer) error { return RenderRunners(b, nil, now) }},

@@ -35,7 +35,8 @@ type Snapshot struct {
 	Version           string    `json:"version"` // the daemon's build version
 	PID               int       `json:"pid"`
 	StartedAt         time.Time `json:"started_at,omitzero"`
-	MaxRunners        int       `json:"max_runners"` // host-wide daemon.max_runners
+	MaxRunners        int       `json:"max_runners"`        // host-wide daemon.max_runners
+	Draining          string    `json:"draining,omitempty"` // "", "shutdown" or "upgrade"
 	Config            Config    `json:"config"`
 	GitHubLastContact time.Time `json:"github_last_contact,omitzero"` // last successful GitHub API request
 	Targets           []Target  `json:"targets"`
@@ -59,17 +60,20 @@ type Reload struct {
 
 // Target is one configured target and its loop's view of demand and capacity.
 type Target struct {
-	Name       string  `json:"name"`
-	Scope      string  `json:"scope"` // "repo:owner/name" or "org:name"
-	Mode       string  `json:"mode"`  // autoscale or monitor
-	Enabled    bool    `json:"enabled"`
-	Demand     int     `json:"demand"` // queued jobs this target's runners could take
-	Owned      int     `json:"owned"`  // runners this host has for the target, in any live state
-	Busy       int     `json:"busy"`
-	Idle       int     `json:"idle"`
-	MaxRunners int     `json:"max_runners"`
-	Backoff    Backoff `json:"backoff"`
-	LastError  string  `json:"last_error,omitempty"`
+	Name       string    `json:"name"`
+	Scope      string    `json:"scope"` // "repo:owner/name" or "org:name"
+	Mode       string    `json:"mode"`  // autoscale or monitor
+	Enabled    bool      `json:"enabled"`
+	Demand     int       `json:"demand"`   // queued jobs this target's runners could take
+	Owned      int       `json:"owned"`    // runners this host has for the target, in any live state
+	Starting   int       `json:"starting"` // owned runners not yet online (planned, registered, started)
+	Busy       int       `json:"busy"`
+	Idle       int       `json:"idle"`
+	MaxRunners int       `json:"max_runners"`
+	Draining   bool      `json:"draining,omitempty"` // removed or changed: finishing its busy runners
+	Backoff    Backoff   `json:"backoff"`
+	LastError  string    `json:"last_error,omitempty"`
+	LastPass   time.Time `json:"last_pass,omitzero"` // end of the loop's latest reconcile pass
 }
 
 // Backoff says whether a target's loop is waiting before its next GitHub call, until when, and why.
