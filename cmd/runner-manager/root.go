@@ -20,6 +20,7 @@ func newRootCmd() *cobra.Command {
 	root.SetVersionTemplate(version.String() + "\n")
 	// Subcommands: one constructor per file, added here one per line.
 	root.AddCommand(
+		newServiceCmd(),
 		newValidateCmd(),
 		newStatusCmd(), newRunnersCmd(),
 		newConfigCmd(),

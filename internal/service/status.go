@@ -131,6 +131,8 @@ func (s Status) Verdict(now time.Time) string {
 		return "not installed: run `sudo runner-manager service install`"
 	case s.BinaryErr != "":
 		return "broken: the service binary does not run; run `sudo runner-manager service install` again"
+	case s.Active == "":
+		return "unknown: the service manager did not answer; try `systemctl status runner-manager`"
 	case strings.HasPrefix(s.Active, "failed"):
 		return "failed: the service is not running; see `journalctl -u runner-manager`"
 	case !s.Running():

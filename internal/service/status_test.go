@@ -101,6 +101,7 @@ func TestVerdict(t *testing.T) {
 	}{
 		{Status{}, "not installed"},
 		{with(func(s *Status) { s.BinaryErr = "exec format error" }), "broken"},
+		{with(func(s *Status) { s.Active, s.PID = "", 0 }), "unknown: the service manager did not answer"},
 		{with(func(s *Status) { s.Active, s.PID = "failed (exit-code)", 0 }), "failed"},
 		{with(func(s *Status) { s.Active, s.PID = "inactive (dead)", 0 }), "stopped"},
 		{with(func(s *Status) { s.Daemon = nil }), "unknown: the service runs (pid 7)"},

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// installFakeSource builds selfupdate's stand-in binary (version 1.2.3) at /usr/local/bin in a
+// fresh root and returns the root.
+func installFakeSource(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	src := filepath.Join(root, "usr", "local", "bin", "runner-manager")
+	cmd := exec.Command("go", "build", "-o", src, "-ldflags",
+		"-X github.com/runner-manager/runner-manager/internal/version.Version=1.2.3", "../../selfupdate/testdata/fakebin")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the fake source binary: %v\n%s", err, out)
+	}
+	return root
+}
+
+func TestServiceInstallStatusUninstallUnderRoot(t *testing.T) {
+	root := installFakeSource(t)
+	clock := func() time.Time { return time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC) }
+	steps := []struct {
+		golden string
+		args   []string
+		code   int
+	}{
+		{"install.golden", []string{"install", "--root", root, "--source", "/usr/local/bin/runner-manager"}, exitOK},
+		{"status-installed.golden", []string{"status", "--root", root}, exitFailure},
+		{"uninstall.golden", []string{"uninstall", "--root", root}, exitOK},
+		{"status-uninstalled.golden", []string{"status", "--root", root}, exitFailure},
+	}
+	for _, s := range steps {
+		out, errOut, code := runStatusCmd(t, serviceCmd(clock), s.args...)
+		if code != s.code {
+			t.Fatalf("service %s: exit %d, want %d; stderr:\n%s", s.args[0], code, s.code, errOut)
+		}
+		golden(t, filepath.Join("testdata", "service", s.golden), strings.ReplaceAll(out+errOut, root, "$ROOT"))
+	}
+	if _, err := os.Stat(filepath.Join(root, "var", "lib", "runner-manager")); err != nil {
+		t.Errorf("uninstall removed the state directory: %v", err)
+	}
+}
+
+func TestServiceCommandIsRegistered(t *testing.T) {
+	out, _, code := execute(t, "service", "--help")
+	if code != exitOK || !strings.Contains(out, "install") || !strings.Contains(out, "status") {
+		t.Fatalf("service --help: exit %d\n%s", code, out)
+	}
+}
