@@ -1,0 +1,347 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var (
+	// ErrOutsideRuntimeRoot: a runtime directory path is not below the launcher's runtime root.
+	ErrOutsideRuntimeRoot = errors.New("path is outside the runtime root")
+	// ErrRunnerAlive: the runtime directory still belongs to a live shim or runner.
+	ErrRunnerAlive = errors.New("runner is still running")
+)
+
+// baseEnvAllowlist is what a runner inherits from the daemon's environment by default. The
+// daemon's environment may hold credentials (GITHUB_TOKEN, RUNNER_MANAGER_*): nothing else passes.
+var baseEnvAllowlist = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+}
+
+// LauncherOptions configures a Launcher.
+type LauncherOptions struct {
+	// RuntimeRoot is the directory every runtime directory lives below (required). Start and
+	// RemoveRuntimeDir refuse any path outside it.
+	RuntimeRoot string
+	// ShimExecutable and ShimArgs start the shim; default os.Executable() and ["shim"]. Tests
+	// point them at the test binary.
+	ShimExecutable string
+	ShimArgs       []string
+	// StartTimeout bounds how long Start waits for the shim to confirm; default 15 s.
+	StartTimeout time.Duration
+	// BaseEnv is the environment runners start from before Spec.Env is applied; default: the
+	// allowlisted variables (PATH, HOME, USER, LANG, ...) of the daemon's own environment.
+	BaseEnv []string
+	Logger  *slog.Logger // default slog.Default()
+}
+
+// Launcher starts runners under the shim and stops them on request.
+type Launcher struct {
+	root    string
+	exe     string
+	args    []string
+	timeout time.Duration
+	env     []string
+	log     *slog.Logger
+}
+
+// NewLauncher checks opts and fills in defaults.
+func NewLauncher(opts LauncherOptions) (*Launcher, error) {
+	if opts.RuntimeRoot == "" {
+		return nil, errors.New("runner launcher: no runtime root configured")
+	}
+	root, err := filepath.Abs(opts.RuntimeRoot)
+	if err != nil {
+		return nil, fmt.Errorf("runner launcher: runtime root %q: %w", opts.RuntimeRoot, err)
+	}
+	l := &Launcher{root: root, exe: opts.ShimExecutable, args: opts.ShimArgs, timeout: opts.StartTimeout,
+		env: opts.BaseEnv, log: opts.Logger}
+	if l.exe == "" {
+		if l.exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("runner launcher: find own executable to run the shim: %w", err)
+		}
+		if l.args == nil {
+			l.args = []string{"shim"}
+		}
+	}
+	if l.timeout <= 0 {
+		l.timeout = 15 * time.Second
+	}
+	if l.env == nil {
+		for _, k := range baseEnvAllowlist {
+			if v, ok := os.LookupEnv(k); ok {
+				l.env = append(l.env, k+"="+v)
+			}
+		}
+	}
+	if l.log == nil {
+		l.log = slog.Default()
+	}
+	return l, nil
+}
+
+// RuntimeRoot is the absolute directory runtime directories live below.
+func (l *Launcher) RuntimeRoot() string { return l.root }
+
+// Spec describes one runner to start. RuntimeDir must be a materialised package below the
+// runtime root; JITConfig is a secret and reaches only the runner's environment.
+type Spec struct {
+	AttemptID  string
+	RuntimeDir string
+	JITConfig  string
+	Env        map[string]string // added to the runner's environment (overrides BaseEnv)
+	WorkDir    string            // run.sh's working directory; default RuntimeDir
+}
+
+func (l *Launcher) checkSpec(s Spec) (dir string, err error) {
+	if !keyPart.MatchString(s.AttemptID) {
+		return "", fmt.Errorf("start runner: attempt id %q is not a plain name", s.AttemptID)
+	}
+	if dir, err = l.inRoot(s.RuntimeDir); err != nil {
+		return "", fmt.Errorf("start runner for attempt %s: %w", s.AttemptID, err)
+	}
+	if s.JITConfig == "" {
+		return "", fmt.Errorf("start runner for attempt %s: no JIT config", s.AttemptID)
+	}
+	for k := range s.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || k == JITConfigEnv {
+			return "", fmt.Errorf("start runner for attempt %s: environment variable name %q is not allowed", s.AttemptID, k)
+		}
+	}
+	if info, err := os.Stat(filepath.Join(dir, runScript)); err != nil || info.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("start runner for attempt %s: %s has no executable %s (materialise the package first)", s.AttemptID, dir, runScript)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ShimStateFile)); err == nil {
+		return "", fmt.Errorf("start runner for attempt %s: %s already has a shim (a runtime directory is used once)", s.AttemptID, dir)
+	}
+	return dir, nil
+}
+
+// inRoot returns the absolute form of dir if it is strictly below the runtime root.
+func (l *Launcher) inRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil || !isUnder(l.root, abs) {
+		return "", fmt.Errorf("runtime directory %q: %w %s", dir, ErrOutsideRuntimeRoot, l.root)
+	}
+	return abs, nil
+}
+
+func (l *Launcher) environ(extra map[string]string) []string {
+	env := slices.Clone(l.env)
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		env = append(withoutVar(env, k), k+"="+extra[k])
+	}
+	return env
+}
+
+// Start starts the runner of s under a detached shim and returns the shim's identity once the
+// shim has confirmed that run.sh is running. The shim outlives the daemon. When Start returns an
+// error, nothing it started is left running.
+func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
+	if !supportedOS {
+		return Handle{}, errors.New("start runner: runner processes are supported on Linux and macOS only")
+	}
+	dir, err := l.checkSpec(s)
+	if err != nil {
+		return Handle{}, err
+	}
+	workDir := s.WorkDir
+	if workDir == "" {
+		workDir = dir
+	}
+	logPath := filepath.Join(dir, LogFile)
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return Handle{}, fmt.Errorf("start runner for attempt %s: %w", s.AttemptID, err)
+	}
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return Handle{}, fmt.Errorf("start runner for attempt %s: open log: %w", s.AttemptID, err)
+	}
+	defer logFile.Close()
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return Handle{}, fmt.Errorf("start runner for attempt %s: %w", s.AttemptID, err)
+	}
+	defer cfgW.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		cfgR.Close()
+		return Handle{}, fmt.Errorf("start runner for attempt %s: %w", s.AttemptID, err)
+	}
+	defer readyR.Close()
+
+	args := append(slices.Clone(l.args), "--runtime-dir", dir, "--attempt", s.AttemptID, "--workdir", workDir)
+	cmd := exec.Command(l.exe, args...)
+	cmd.Dir = dir
+	cmd.Env = l.environ(s.Env)
+	cmd.Stdout, cmd.Stderr = logFile, logFile // Stdin nil: /dev/null
+	cmd.ExtraFiles = []*os.File{cfgR, readyW}
+	cmd.SysProcAttr = newSession()
+	err = cmd.Start()
+	cfgR.Close()
+	readyW.Close()
+	if err != nil {
+		return Handle{}, fmt.Errorf("start runner for attempt %s: start shim %s: %w", s.AttemptID, l.exe, err)
+	}
+	h, err := l.handshake(ctx, cmd, cfgW, readyR, s.JITConfig)
+	if err != nil {
+		l.abandon(cmd, dir)
+		return Handle{}, fmt.Errorf("start runner for attempt %s: %w (see %s)", s.AttemptID, err, logPath)
+	}
+	l.log.Info("runner started", "attempt", s.AttemptID, "shim_pid", h.PID, "runtime_dir", dir)
+	return h, nil
+}
+
+// handshake gives the first-stage shim the JIT config and waits, bounded by ctx and the start
+// timeout, for the supervisor's report on the ready pipe.
+func (l *Launcher) handshake(ctx context.Context, cmd *exec.Cmd, cfgW, readyR *os.File, config string) (Handle, error) {
+	deadline := time.Now().Add(l.timeout)
+	_ = cfgW.SetWriteDeadline(deadline)
+	_ = readyR.SetReadDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() {
+		_ = cfgW.SetWriteDeadline(time.Now())
+		_ = readyR.SetReadDeadline(time.Now())
+	})
+	defer stop()
+	if _, err := io.WriteString(cfgW, config); err != nil {
+		return Handle{}, l.handshakeErr(ctx, "hand the JIT config to the shim", err)
+	}
+	cfgW.Close()
+	data, err := io.ReadAll(io.LimitReader(readyR, 64<<10))
+	if err != nil {
+		return Handle{}, l.handshakeErr(ctx, "wait for the shim to confirm", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		// The first stage reports its own failures on the ready pipe too; prefer that message.
+		if r, ok := parseReady(data); !ok || r.Error == "" {
+			return Handle{}, fmt.Errorf("shim failed: %w", err)
+		}
+	}
+	r, ok := parseReady(data)
+	switch {
+	case !ok:
+		return Handle{}, errors.New("the shim exited without confirming start")
+	case r.Error != "":
+		return Handle{}, fmt.Errorf("shim: %s", r.Error)
+	}
+	return Handle{PID: r.PID, StartTime: r.StartTime}, nil
+}
+
+func (l *Launcher) handshakeErr(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("%s: no answer within %s", what, l.timeout)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func parseReady(data []byte) (readyReport, bool) {
+	var r readyReport
+	if err := json.Unmarshal(bytes.TrimSpace(data), &r); err != nil || (r.Error == "" && r.PID <= 0) {
+		return readyReport{}, false
+	}
+	return r, true
+}
+
+// abandon kills whatever a failed Start left: the first stage if still running, and a
+// supervisor and runner that got far enough to write shim.json. Nothing was confirmed to the
+// caller, so nothing here can be a runner the engine believes in.
+func (l *Launcher) abandon(cmd *exec.Cmd, dir string) {
+	if cmd.ProcessState == nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	st, err := ReadShimState(dir)
+	if err != nil {
+		return
+	}
+	if st.RunnerPID > 0 {
+		_ = signalIdentified(st.RunnerPID, st.RunnerStartTime, syscall.SIGKILL)
+	}
+	_ = signalIdentified(st.PID, st.StartTime, syscall.SIGKILL)
+}
+
+// Stop asks the shim h to send its runner SIGTERM (the shim keeps supervising and records the
+// exit). It returns once the ask is delivered, not when the runner has exited: poll ExitStatus.
+// The caller guarantees the runner is idle; a busy runner is never stopped. ErrNotRunning means
+// the shim has already gone (or its pid now names another process, which is not signalled).
+func (l *Launcher) Stop(ctx context.Context, h Handle) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("stop runner (shim pid %d): %w", h.PID, err)
+	}
+	if err := signalIdentified(h.PID, h.StartTime, stopAsk); err != nil {
+		return fmt.Errorf("stop runner (shim pid %d): %w", h.PID, err)
+	}
+	return nil
+}
+
+// RemoveRuntimeDir deletes a runtime directory and everything in it. It refuses a path that is
+// not strictly below the runtime root (ErrOutsideRuntimeRoot) and a directory whose shim or
+// runner is still alive (ErrRunnerAlive). A directory that does not exist is already removed.
+func (l *Launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
+	abs, err := l.inRoot(dir)
+	if err != nil {
+		return fmt.Errorf("remove runtime directory: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("remove runtime directory %s: %w", abs, err)
+	}
+	if st, err := ReadShimState(abs); err == nil {
+		for _, p := range []Handle{st.Handle(), {PID: st.RunnerPID, StartTime: st.RunnerStartTime}} {
+			if p.PID <= 0 {
+				continue
+			}
+			alive, err := Alive(p.PID, p.StartTime)
+			if err != nil {
+				return fmt.Errorf("remove runtime directory %s: %w", abs, err)
+			}
+			if alive {
+				return fmt.Errorf("remove runtime directory %s: pid %d: %w; stop it first", abs, p.PID, ErrRunnerAlive)
+			}
+		}
+	}
+	root, err := os.OpenRoot(l.root)
+	if err != nil {
+		return fmt.Errorf("remove runtime directory %s: open runtime root: %w", abs, err)
+	}
+	defer root.Close()
+	rel, _ := filepath.Rel(l.root, abs) // inRoot checked it
+	if err := root.RemoveAll(rel); err != nil {
+		// A job may have left directories without write permission; grant it and retry once.
+		makeRemovable(root, rel)
+		if err := root.RemoveAll(rel); err != nil {
+			return fmt.Errorf("remove runtime directory %s (check its permissions; it is retried on the next pass): %w", abs, err)
+		}
+	}
+	l.log.Info("removed runtime directory", "runtime_dir", abs)
+	return nil
+}
+
+func makeRemovable(root *os.Root, rel string) {
+	_ = fs.WalkDir(root.FS(), filepath.ToSlash(rel), func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = root.Chmod(filepath.FromSlash(p), 0o700)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,257 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Descriptors a shim inherits (exec.Cmd.ExtraFiles order).
+const (
+	configFD = 3 // the JIT config, read to EOF, never stored
+	readyFD  = 4 // the shim reports its identity (or why it failed) here, then closes it
+)
+
+// maxJITConfig bounds what the shim reads from the config pipe (a real one is a few KiB).
+const maxJITConfig = 1 << 20
+
+// readyReport is what the supervising shim writes to the ready pipe.
+type readyReport struct {
+	PID       int    `json:"pid,omitempty"`
+	StartTime uint64 `json:"start_time,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+type shimArgs struct {
+	runtimeDir, attemptID, workDir string
+	supervise                      bool
+}
+
+func parseShimArgs(args []string, stderr io.Writer) (shimArgs, error) {
+	fs := flag.NewFlagSet("shim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var a shimArgs
+	fs.StringVar(&a.runtimeDir, "runtime-dir", "", "the attempt's runtime directory (holds run.sh)")
+	fs.StringVar(&a.attemptID, "attempt", "", "the attempt id, for logs and shim.json")
+	fs.StringVar(&a.workDir, "workdir", "", "the runner's working directory (default: the runtime directory)")
+	fs.BoolVar(&a.supervise, "supervise", false, "internal: run as the long-lived supervisor")
+	if err := fs.Parse(args); err != nil {
+		return a, err
+	}
+	if a.runtimeDir == "" || !filepath.IsAbs(a.runtimeDir) {
+		return a, fmt.Errorf("--runtime-dir must be an absolute path, got %q", a.runtimeDir)
+	}
+	if a.workDir == "" {
+		a.workDir = a.runtimeDir
+	}
+	return a, nil
+}
+
+// RunShim is `runner-manager shim`, started by Launcher.Start, never by hand. It runs in two
+// stages so the daemon never has to reap it: the first stage (started by the daemon) starts the
+// second in a new session, hands it the JIT config and exits at once; the second supervises
+// run.sh until it exits and records the outcome in exit.json. Neither stage ever receives the JIT
+// config on its command line or in its environment: it arrives on descriptor 3 and only the
+// runner's environment carries it. ctx bounds only the start phase: once the runner runs, only
+// its exit ends the supervisor, because a supervisor that could be cancelled would lose the result.
+// environ is the environment the runner starts from.
+func RunShim(ctx context.Context, args []string, environ []string) int {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("component", "shim")
+	a, err := parseShimArgs(args, os.Stderr)
+	if err != nil {
+		log.Error("bad shim arguments; the shim is started by the daemon, not by hand", "err", err)
+		return 2
+	}
+	log = log.With("attempt", a.attemptID)
+	if !supportedOS {
+		log.Error("runner processes are not supported on this OS")
+		return 1
+	}
+	if a.supervise {
+		return supervise(ctx, log, a, environ)
+	}
+	return launch(ctx, log, environ)
+}
+
+// takeInherited reads the JIT config from fd 3 and returns the ready pipe (fd 4), after making
+// every inherited descriptor close-on-exec so none leaks further than intended.
+func takeInherited() (config []byte, ready *os.File, err error) {
+	closeInheritedOnExec()
+	ready = os.NewFile(readyFD, "ready")
+	in := os.NewFile(configFD, "jitconfig")
+	if in == nil || ready == nil {
+		return nil, nil, errors.New("the shim must be started with the config pipe on fd 3 and the ready pipe on fd 4")
+	}
+	defer in.Close()
+	config, err = io.ReadAll(io.LimitReader(in, maxJITConfig+1))
+	switch {
+	case err != nil:
+		return nil, ready, fmt.Errorf("read the JIT config pipe: %w", err)
+	case len(config) == 0:
+		return nil, ready, errors.New("the JIT config pipe was empty")
+	case len(config) > maxJITConfig:
+		return nil, ready, fmt.Errorf("the JIT config is larger than %d bytes", maxJITConfig)
+	}
+	return config, ready, nil
+}
+
+func report(ready *os.File, r readyReport) {
+	if ready == nil {
+		return
+	}
+	_ = json.NewEncoder(ready).Encode(r) // the daemon may be gone; nothing to do about it
+	ready.Close()
+}
+
+// launch is the first stage: start the supervisor detached, give it the config, exit.
+func launch(ctx context.Context, log *slog.Logger, environ []string) int {
+	config, ready, err := takeInherited()
+	if err != nil {
+		log.Error("shim start failed", "err", err)
+		report(ready, readyReport{Error: err.Error()})
+		return 1
+	}
+	fail := func(err error) int {
+		log.Error("shim start failed", "err", err)
+		report(ready, readyReport{Error: err.Error()})
+		return 1
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fail(fmt.Errorf("find own executable: %w", err))
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fail(fmt.Errorf("create config pipe: %w", err))
+	}
+	defer pw.Close()
+	// Re-enter the same subcommand (os.Args[1:] holds it and our flags) as the supervisor.
+	cmd := exec.Command(exe, append(os.Args[1:len(os.Args):len(os.Args)], "--supervise")...)
+	cmd.Env = environ
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{pr, ready}
+	cmd.SysProcAttr = newSession()
+	err = cmd.Start()
+	pr.Close()
+	if err != nil {
+		return fail(fmt.Errorf("start the supervising shim %s: %w", exe, err))
+	}
+	ready.Close() // the supervisor holds its own copy and reports through it
+	if _, err := pw.Write(config); err != nil {
+		log.Error("hand the JIT config to the supervising shim", "err", err)
+		return 1
+	}
+	_ = cmd.Process.Release() // init (or the service manager's subreaper) reaps it, not us
+	return 0
+}
+
+// supervise is the second, long-lived stage.
+func supervise(ctx context.Context, log *slog.Logger, a shimArgs, environ []string) int {
+	// Catch before anything else: SIGUSR1's default action would kill the shim.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, append([]os.Signal{stopAsk}, deafTo...)...)
+	defer signal.Stop(sigs)
+
+	config, ready, err := takeInherited()
+	if err != nil {
+		log.Error("shim start failed", "err", err)
+		report(ready, readyReport{Error: err.Error()})
+		return 1
+	}
+	state := ShimState{AttemptID: a.attemptID, PID: os.Getpid(), StartedAt: time.Now().UTC()}
+	fail := func(err error) int {
+		log.Error("shim start failed", "err", err)
+		exit := Exit{ExitCode: -1, FinishedAt: time.Now().UTC(), Error: err.Error()}
+		if werr := writeJSONAtomic(a.runtimeDir, ExitStatusFile, exit); werr != nil {
+			log.Error("record exit status", "err", werr)
+		}
+		report(ready, readyReport{Error: err.Error()})
+		return 1
+	}
+	if state.StartTime, err = ProcessStartTime(state.PID); err != nil {
+		return fail(fmt.Errorf("read own start time: %w", err))
+	}
+	if err := writeJSONAtomic(a.runtimeDir, ShimStateFile, state); err != nil {
+		return fail(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	cmd := exec.Command(filepath.Join(a.runtimeDir, runScript))
+	cmd.Dir = a.workDir
+	cmd.Env = append(withoutVar(environ, JITConfigEnv), JITConfigEnv+"="+string(config))
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = ownGroup()
+	if err := cmd.Start(); err != nil {
+		return fail(fmt.Errorf("start runner %s: %w", cmd.Path, err))
+	}
+	state.RunnerPID = cmd.Process.Pid
+	state.RunnerStartTime, _ = ProcessStartTime(state.RunnerPID) // 0 if it already exited
+	if err := writeJSONAtomic(a.runtimeDir, ShimStateFile, state); err != nil {
+		log.Error("record runner pid", "err", err) // the shim's own identity is already on disk
+	}
+	log.Info("runner started", "shim_pid", state.PID, "runner_pid", state.RunnerPID)
+	report(ready, readyReport{PID: state.PID, StartTime: state.StartTime})
+	return wait(log, a.runtimeDir, cmd, sigs)
+}
+
+// wait supervises the running runner: drops deafTo signals, turns a stop ask into SIGTERM for
+// the runner, and records the exit.
+func wait(log *slog.Logger, runtimeDir string, cmd *exec.Cmd, sigs <-chan os.Signal) int {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stopRequested := false
+	for {
+		select {
+		case sig := <-sigs:
+			if sig != stopAsk {
+				log.Info("ignoring signal: the shim stops its runner only when the daemon asks", "signal", signalName(sig))
+				continue
+			}
+			stopRequested = true
+			log.Info("daemon asked to stop the runner; sending it SIGTERM", "runner_pid", cmd.Process.Pid)
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+				log.Error("signal runner", "err", err)
+			}
+		case err := <-done:
+			exit := Exit{FinishedAt: time.Now().UTC(), StopRequested: stopRequested}
+			var ee *exec.ExitError
+			if err != nil && !errors.As(err, &ee) {
+				exit.ExitCode, exit.Error = -1, "wait for runner: "+err.Error()
+			} else {
+				exit.ExitCode, exit.Signal = exitOf(cmd.ProcessState)
+			}
+			if err := writeJSONAtomic(runtimeDir, ExitStatusFile, exit); err != nil {
+				log.Error("record exit status", "err", err)
+				return 1
+			}
+			log.Info("runner exited", "exit_code", exit.ExitCode, "signal", exit.Signal)
+			return 0
+		}
+	}
+}
+
+// withoutVar drops every entry of name from an environment list.
+func withoutVar(environ []string, name string) []string {
+	out := make([]string, 0, len(environ)+1)
+	for _, kv := range environ {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
