@@ -35,8 +35,10 @@ fuzz:
 
 # Host tools some tests drive for real; each line installs one only when it is missing.
 # promtool (Debian package prometheus) lints a live scrape in internal/metrics' tests.
+# systemd-analyze (Debian package systemd) verifies the generated unit in internal/service's tests.
 tools:
 	command -v promtool >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; }
+	command -v systemd-analyze >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends systemd; }
 
 clean:
 	rm -rf $(BIN)
