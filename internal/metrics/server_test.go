@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -34,14 +33,7 @@ func TestLiveScrapePassesPromtool(t *testing.T) {
 		}
 	}
 
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("promtool not found on PATH; CI must run `make tools` (Debian package prometheus) before the tests")
-		}
-		t.Skip("promtool not installed; run `make tools` to include the exposition lint")
-	}
-	cmd := exec.CommandContext(t.Context(), promtool, "check", "metrics")
+	cmd := exec.CommandContext(t.Context(), needPromtool(t), "check", "metrics")
 	cmd.Stdin = strings.NewReader(body)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
