@@ -73,11 +73,10 @@ type UnauthorizedError struct {
 }
 
 func (e *UnauthorizedError) Error() string {
-	msg := fmt.Sprintf("%s: GitHub rejected %s (401)", prefix(e.Target, e.Op), e.Credential)
-	if e.Err != nil {
-		return msg + ": " + e.Err.Error()
+	if e.Err != nil { // the credential's own error already names it and says what to do
+		return prefix(e.Target, e.Op) + ": " + e.Err.Error()
 	}
-	return msg + ": replace the credential (`runner-manager auth login`, a new token in the token file, or a new App key)"
+	return fmt.Sprintf("%s: GitHub rejected %s (401)", prefix(e.Target, e.Op), e.Credential) + ": replace the credential (`runner-manager auth login`, a new token in the token file, or a new App key)"
 }
 
 func (e *UnauthorizedError) Unwrap() error { return e.Err }
