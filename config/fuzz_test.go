@@ -1,0 +1,50 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The loader's promise under arbitrary input: no panic, and every rejection is a *Error whose
+// problems all point at a line of the file (the environment is empty here).
+
+func FuzzLoadTOML(f *testing.F) { fuzzLoad(f, "fuzz.toml", "*.toml") }
+
+func FuzzLoadYAML(f *testing.F) { fuzzLoad(f, "fuzz.yaml", "*.y*ml") }
+
+func fuzzLoad(f *testing.F, name, glob string) {
+	for _, dir := range []string{"../examples", "../examples/invalid"} {
+		files, _ := filepath.Glob(filepath.Join(dir, glob))
+		for _, file := range files {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
+	}
+	opts := Options{Environ: func() []string { return nil }}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := LoadBytes(name, data, opts)
+		if err == nil {
+			if cfg == nil {
+				t.Fatal("nil config without error")
+			}
+			return
+		}
+		var ce *Error
+		if !errors.As(err, &ce) {
+			t.Fatalf("rejection is not a *config.Error: %v", err)
+		}
+		if len(ce.Errors()) == 0 {
+			t.Fatalf("rejected without an error-severity problem: %v", err)
+		}
+		for _, p := range ce.Problems {
+			if p.Line < 1 || p.Col < 1 {
+				t.Fatalf("unpositioned problem %+v", p)
+			}
+		}
+	})
+}
