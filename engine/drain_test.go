@@ -1,0 +1,282 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/config"
+)
+
+// twoRunnersOneBusy starts target a with one busy and one idle runner, GitHub having seen the job.
+func twoRunnersOneBusy(t *testing.T) *harness {
+	h := newHarness(t)
+	h.w.setQueued("repo:acme/a", 2)
+	h.apply(cfgOf(baseTarget("a")))
+	h.run()
+	h.waitPass("a", 0)
+	h.settle(1)
+	h.w.setQueued("repo:acme/a", 1)
+	h.w.takeJobs("repo:acme/a")
+	h.tick(poll, 1, "a")
+	if got := h.byState("a"); got["busy"] != 1 || got["started"] != 1 {
+		t.Fatalf("setup: %v", got)
+	}
+	return h
+}
+
+func TestShutdownIsBoundedAndLeavesBusyRunners(t *testing.T) {
+	h := twoRunnersOneBusy(t)
+	done := make(chan ShutdownReport, 1)
+	before := h.passCount("a")
+	go func() {
+		rep, err := h.s.Shutdown(context.Background())
+		if err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		done <- rep
+	}()
+	h.waitPass("a", before) // the drain pass: idle deregistered and stopped
+	h.tick(time.Second, 2, "a")
+	if got := h.byState("a"); got["busy"] != 1 || got["cleaned"] != 1 {
+		t.Fatalf("during the drain: %v", got)
+	}
+	h.clock.Advance(60 * time.Second) // the drain bound (shutdown_drain_timeout)
+	var rep ShutdownReport
+	select {
+	case rep = <-done:
+	case <-h.deadline().Done():
+		t.Fatal("Shutdown did not return at its bound")
+	}
+	if !rep.TimedOut || rep.Left != 1 || rep.LeftBusy != 1 {
+		t.Fatalf("report = %+v, want the busy runner left for recovery", rep)
+	}
+	if err := <-h.runDone; err != nil {
+		t.Fatalf("Run after Shutdown: %v", err)
+	}
+	h.cancel = nil
+	if alive, busy := h.w.counts("repo:acme/a"); alive != 1 || busy != 1 {
+		t.Fatal("shutdown touched the busy runner")
+	}
+	h.w.checkPromises()
+}
+
+func TestShutdownReturnsAsSoonAsDrained(t *testing.T) {
+	h := newHarness(t)
+	h.w.setQueued("repo:acme/a", 1)
+	h.apply(cfgOf(baseTarget("a")))
+	h.run()
+	h.waitPass("a", 0)
+	h.settle(1)
+	done := make(chan ShutdownReport, 1)
+	before := h.passCount("a")
+	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
+	h.waitPass("a", before) // drain pass: the idle runner is deregistered and stopped
+	h.settle(2)             // the loop's drain poll and the shutdown bound
+	before = h.passCount("a")
+	h.clock.Advance(time.Second) // next drain pass concludes it; the loop ends; well inside the bound
+	h.waitPass("a", before)
+	select {
+	case rep := <-done:
+		if rep.TimedOut || rep.Left != 0 {
+			t.Fatalf("report = %+v", rep)
+		}
+	case <-h.deadline().Done():
+		t.Fatal("Shutdown did not return once drained")
+	}
+	<-h.runDone
+	h.cancel = nil
+	h.w.checkPromises()
+}
+
+func TestUpgradeDrainCompletesWhileGitHubIsUnreachable(t *testing.T) {
+	h := newHarness(t)
+	h.w.setQueued("repo:acme/a", 1)
+	h.apply(cfgOf(baseTarget("a")))
+	h.run()
+	h.waitPass("a", 0)
+	h.settle(1)
+	h.w.takeJobs("repo:acme/a")
+	h.tick(poll, 1, "a")
+	h.w.setFail("repo:acme/a", errOffline)
+
+	done := make(chan error, 1)
+	before := h.passCount("a")
+	go func() { done <- h.s.UpgradeDrain(context.Background()) }()
+	h.waitPass("a", before)
+	h.settle(2) // the loop's drain poll and the upgrade's journal poll
+	h.clock.Advance(time.Second)
+	h.settle(2)
+	select {
+	case err := <-done:
+		t.Fatalf("upgrade finished with a job running: %v", err)
+	default:
+	}
+	h.w.finishJobs("repo:acme/a") // the job ends; GitHub still unreachable
+	h.poke("a", 2)
+	h.clock.Advance(time.Second)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("UpgradeDrain: %v", err)
+		}
+	case <-h.deadline().Done():
+		t.Fatal("upgrade drain did not complete from the journal's count")
+	}
+	if got := h.byState("a"); got["exited"] != 1 {
+		t.Fatalf("the exited runner still owes its deregistration: %v", got)
+	}
+}
+
+func TestShutdownSupersedesUpgradeDrain(t *testing.T) {
+	h := twoRunnersOneBusy(t)
+	upgrade := make(chan error, 1)
+	go func() { upgrade <- h.s.UpgradeDrain(context.Background()) }()
+	h.settle(2)
+	shutdown := make(chan ShutdownReport, 1)
+	go func() { rep, _ := h.s.Shutdown(context.Background()); shutdown <- rep }()
+	select {
+	case err := <-upgrade:
+		if !errors.Is(err, ErrSuperseded) {
+			t.Fatalf("UpgradeDrain = %v, want ErrSuperseded", err)
+		}
+	case <-h.deadline().Done():
+		t.Fatal("the upgrade drain kept waiting after Shutdown")
+	}
+	h.settle(2) // the loop and the shutdown bound
+	h.clock.Advance(60 * time.Second)
+	rep := <-shutdown
+	if rep.LeftBusy != 1 {
+		t.Fatalf("report = %+v", rep)
+	}
+	<-h.runDone
+	h.cancel = nil
+	h.w.checkPromises()
+}
+
+func TestCapacityNeverExceededUnderConcurrentTargets(t *testing.T) {
+	h := newHarness(t)
+	var targets []config.Target
+	for i := range 20 {
+		tg := baseTarget(fmt.Sprintf("t%02d", i))
+		tg.MaxRunners = 2
+		targets = append(targets, tg)
+		h.w.setQueued("repo:acme/"+tg.Name, 5)
+	}
+	cfg := cfgOf(targets...)
+	cfg.Daemon.MaxRunners = 7
+	h.apply(cfg)
+	h.run()
+	names := make([]string, len(targets))
+	for i, tg := range targets {
+		names[i] = tg.Name
+		h.waitPass(tg.Name, 0)
+	}
+	for range 6 { // jobs run and finish in waves; slots free and are leased again
+		for _, tg := range targets {
+			h.w.takeJobs("repo:acme/" + tg.Name)
+		}
+		h.tick(poll, 20, names...)
+		for _, tg := range targets {
+			h.w.finishJobs("repo:acme/" + tg.Name)
+			h.w.setQueued("repo:acme/"+tg.Name, 5)
+		}
+		h.tick(poll, 20, names...)
+	}
+	h.w.mu.Lock()
+	maxRunning, maxPer, starts := h.w.maxRunning, h.w.maxPer, len(h.w.starts)
+	h.w.mu.Unlock()
+	if maxRunning > 7 || h.j.MaxHostLive() > 7 {
+		t.Fatalf("host capacity exceeded: %d runners, %d live attempts at once (max 7)", maxRunning, h.j.MaxHostLive())
+	}
+	for name, n := range maxPer {
+		if n > 2 {
+			t.Fatalf("target %s ran %d runners at once (max 2)", name, n)
+		}
+	}
+	if maxRunning != 7 || starts < 30 {
+		t.Fatalf("capacity was not used: max %d at once, %d starts", maxRunning, starts)
+	}
+	h.w.checkPromises()
+}
+
+func TestOfflineTargetDoesNotSlowAHealthyOne(t *testing.T) {
+	h := newHarness(t)
+	block := make(chan struct{}) // never closed: a's Queued hangs until the run ends
+	h.w.block["repo:acme/slow"] = block
+	h.w.setQueued("repo:acme/b", 1)
+	h.apply(cfgOf(baseTarget("slow"), baseTarget("b")))
+	h.run()
+	h.waitPass("b", 0)
+	h.settle(1) // only b parks; slow is stuck in its call
+	for round := 1; round <= 3; round++ {
+		h.w.takeJobs("repo:acme/b")
+		h.w.finishJobs("repo:acme/b")
+		h.w.setQueued("repo:acme/b", 1)
+		h.tick(poll, 1, "b")
+		h.w.mu.Lock()
+		n := len(h.w.starts)
+		h.w.mu.Unlock()
+		if n != round+1 {
+			t.Fatalf("round %d: b started %d runners in total, want %d (one per poll interval)", round, n, round+1)
+		}
+	}
+	if h.passCount("slow") != 0 {
+		t.Fatal("the hung target completed a pass")
+	}
+}
+
+func TestRateLimitedTargetBacksOffUntilResetAlone(t *testing.T) {
+	h := newHarness(t)
+	reset := h.clock.Now().Add(10 * time.Minute)
+	h.w.setFail("repo:acme/a", fmt.Errorf("list runners: %w", rateLimitErr{at: reset}))
+	h.apply(cfgOf(baseTarget("a"), baseTarget("b")))
+	h.run()
+	h.waitPass("a", 0)
+	h.waitPass("b", 0)
+	h.settle(2)
+	st := h.s.Status()
+	if st.Targets[0].Backoff != "rate-limited" || st.Targets[0].BackoffUntil.Before(reset) || st.Targets[1].Backoff != "" {
+		t.Fatalf("status = %+v", st.Targets)
+	}
+	calls := h.w.callCount("Runners", "repo:acme/a")
+	for range 19 { // b keeps its 30 s rhythm; a asks nothing before the reset
+		h.tick(poll, 2, "b")
+	}
+	if got := h.w.callCount("Runners", "repo:acme/a"); got != calls {
+		t.Fatalf("a called GitHub %d times before its rate-limit reset", got-calls)
+	}
+	if got := h.w.callCount("Runners", "repo:acme/b"); got < 19 {
+		t.Fatalf("b passes during a's backoff = %d", got)
+	}
+	h.w.setFail("repo:acme/a", nil)
+	h.tick(reset.Sub(h.clock.Now())+time.Second, 2, "a", "b")
+	if st := h.s.Status(); st.Targets[0].Backoff != "" || st.Targets[0].LastError != "" {
+		t.Fatalf("a after the reset: %+v", st.Targets[0])
+	}
+}
+
+func TestBackoffGrowsByClass(t *testing.T) {
+	now := time.Unix(1000, 0)
+	var b backoffState
+	first := b.next(authErr{}, now, poll, halfRand{})
+	second := b.next(authErr{}, now, poll, halfRand{})
+	if first != 30*time.Second || second != time.Minute || b.class != "unauthorized" {
+		t.Fatalf("unauthorized backoff %s then %s (%s)", first, second, b.class)
+	}
+	if d := b.next(errOffline, now, poll, halfRand{}); d != 5*time.Second || b.class != "retryable" {
+		t.Fatalf("a new class restarts its own sequence: %s (%s)", d, b.class)
+	}
+	for range 20 {
+		b.next(errOffline, now, poll, halfRand{})
+	}
+	if d := b.next(errOffline, now, poll, halfRand{}); d != 5*time.Minute {
+		t.Fatalf("retryable backoff is capped: %s", d)
+	}
+	b.reset()
+	if b.class != "" || !b.until.IsZero() {
+		t.Fatal("reset keeps state")
+	}
+}
