@@ -24,6 +24,8 @@ func TestSystemdUnitGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "runner-manager.service", unit)
+	// The example operators read is the generated unit, not a hand-edited cousin.
+	golden(t, "../../../examples/runner-manager.service", unit)
 	// The promises the unit carries; a golden update must not lose them silently.
 	for _, must := range []string{"\nKillMode=process\n", "\nRestart=always\n", "\nRestartForceExitStatus=75\n",
 		"\nSuccessExitStatus=75\n", "\nStateDirectory=runner-manager\n", "\nConfigurationDirectory=runner-manager\n",
