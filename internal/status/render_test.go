@@ -25,7 +25,7 @@ func fixture() Snapshot {
 		Targets: []Target{
 			{Name: "web", Scope: "repo:acme/web", Mode: "autoscale", Enabled: true, Demand: 2, Owned: 4, Starting: 1, Busy: 2, Idle: 1, MaxRunners: 5, LastPass: ago(3 * time.Second)},
 			{Name: "infra", Scope: "org:acme", Mode: "autoscale", Enabled: true, Demand: 1, MaxRunners: 2,
-				Backoff:   Backoff{Active: true, Until: now.Add(90 * time.Second), Reason: "rate_limited"},
+				Backoff:   Backoff{Active: true, Until: now.Add(90 * time.Second), Reason: "rate-limited"},
 				LastError: "target acme: cannot list workflow runs: the GitHub API rate limit (core) is exhausted until 2026-12-02T14:01:30Z; runner-manager waits and resumes by itself"},
 			{Name: "mobile", Scope: "repo:acme/mobile", Mode: "monitor", Enabled: true, MaxRunners: 1,
 				LastError: "target acme/mobile: cannot list workflow runs: GitHub refused (403):\nthe App lacks the `actions: read` permission on acme/mobile"},
