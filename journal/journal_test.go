@@ -243,3 +243,61 @@ func TestConcurrentPlanNeverExceedsLimits(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// Each acknowledged Plan and Transition is exactly one synced batch; refusals write nothing.
+func TestOneSyncedBatchPerWrite(t *testing.T) {
+	ctx := context.Background()
+	var writes int
+	var mu sync.Mutex
+	j, err := Open(t.TempDir(), Options{Logger: discardLogger(), OnWrite: func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		if d <= 0 {
+			t.Errorf("OnWrite got non-positive latency %v", d)
+		}
+		writes++
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	count := func() int { mu.Lock(); defer mu.Unlock(); return writes }
+	steps := []struct {
+		name string
+		do   func() error
+		want int
+	}{
+		{"plan", func() error { _, err := j.Plan(ctx, PlanRequest{Target: "t", HostMax: 1, TargetMax: 1}); return err }, 1},
+		{"refused plan", func() error {
+			if _, err := j.Plan(ctx, PlanRequest{Target: "t", HostMax: 1, TargetMax: 1}); !errors.Is(err, ErrNoCapacity) {
+				return err
+			}
+			return nil
+		}, 0},
+		{"transition", func() error { _, err := j.Transition(ctx, j.HostID()+"-0000000001", StateRegistered, nil); return err }, 1},
+		{"illegal transition", func() error {
+			if _, err := j.Transition(ctx, j.HostID()+"-0000000001", StateBusy, nil); !errors.Is(err, ErrIllegalTransition) {
+				return err
+			}
+			return nil
+		}, 0},
+		{"terminal transition", func() error {
+			_, err := j.Transition(ctx, j.HostID()+"-0000000001", StateDeregistered, nil)
+			if err == nil {
+				_, err = j.Transition(ctx, j.HostID()+"-0000000001", StateCleaned, nil)
+			}
+			return err
+		}, 2},
+		{"prune", func() error { _, err := j.Prune(ctx, time.Now().Add(time.Hour)); return err }, 1},
+		{"empty prune", func() error { _, err := j.Prune(ctx, time.Now().Add(time.Hour)); return err }, 0},
+	}
+	for _, s := range steps {
+		before := count()
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if got := count() - before; got != s.want {
+			t.Errorf("%s: %d synced batches, want %d", s.name, got, s.want)
+		}
+	}
+}
