@@ -24,6 +24,7 @@ func newRootCmd() *cobra.Command {
 		newValidateCmd(),
 		newStatusCmd(), newRunnersCmd(),
 		newConfigCmd(),
+		newAuthCmd(),
 	)
 	return root
 }
