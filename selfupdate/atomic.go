@@ -14,11 +14,32 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	tmp, err := createSynced(dir, "."+base+".tmp-*", perm, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+	if err == nil {
+		if err = os.Rename(tmp, path); err != nil {
+			_ = os.Remove(tmp)
+		}
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	_, err = f.Write(data)
+	return nil
+}
+
+// createSynced creates a temp file in dir (pattern as os.CreateTemp), fills it, fsyncs it and sets
+// perm; it returns the file's path, or removes it and returns the error.
+func createSynced(dir, pattern string, perm fs.FileMode, fill func(*os.File) error) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
+	err = fill(f)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -28,15 +49,19 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
 	if err != nil {
 		_ = os.Remove(f.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
+		return "", err
 	}
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("writing %s: syncing its directory: %w", path, err)
+	return f.Name(), nil
+}
+
+// syncDir makes a rename in dir durable: without it a power loss can undo the swap.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
 	}
-	return nil
+	defer d.Close()
+	return d.Sync()
 }

@@ -89,29 +89,11 @@ func (in *Installer) writeTemp(src string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(dir, "."+base+".new-*")
-	if err != nil {
-		return "", err
-	}
 	cp := in.copy
 	if cp == nil {
 		cp = func(dst io.Writer, src io.Reader) error { _, err := io.Copy(dst, src); return err }
 	}
-	err = cp(f, s)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = f.Chmod(0o755)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
+	return createSynced(dir, "."+base+".new-*", 0o755, func(f *os.File) error { return cp(f, s) })
 }
 
 func (in *Installer) logger() *slog.Logger {
@@ -141,14 +123,4 @@ func removeIfExists(path string) error {
 		return err
 	}
 	return nil
-}
-
-// syncDir makes a rename in dir durable: without it a power loss can undo the swap.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -3,24 +3,16 @@ package selfupdate
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/selfupdate/selfupdatetest"
 )
 
 // fakeBins holds testdata/fakebin built once per package run, one file per behaviour.
 var fakeBins string
-
-var fakeVariants = map[string]string{ // file name -> -X flags
-	"v1.2.3":  "-X github.com/runner-manager/runner-manager/internal/version.Version=1.2.3",
-	"v1.2.4":  "-X github.com/runner-manager/runner-manager/internal/version.Version=1.2.4",
-	"v1.2.5":  "-X github.com/runner-manager/runner-manager/internal/version.Version=1.2.5",
-	"fail":    "-X main.Mode=fail",
-	"hang":    "-X main.Mode=hang",
-	"garbage": "-X main.Mode=garbage",
-}
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "selfupdate-fakebin-")
@@ -30,12 +22,9 @@ func TestMain(m *testing.M) {
 	}
 	code := func() int {
 		defer os.RemoveAll(dir)
-		for name, flags := range fakeVariants {
-			cmd := exec.Command("go", "build", "-ldflags", flags, "-o", filepath.Join(dir, name), "./testdata/fakebin")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				fmt.Fprintf(os.Stderr, "building fake binary %s: %v\n%s", name, err, out)
-				return 1
-			}
+		if err := selfupdatetest.Build(dir, "v1.2.3", "v1.2.4", "v1.2.5", "fail", "hang", "garbage"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
 		}
 		fakeBins = dir
 		return m.Run()

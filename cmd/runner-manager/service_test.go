@@ -2,11 +2,12 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/selfupdate/selfupdatetest"
 )
 
 // installFakeSource builds selfupdate's stand-in binary (version 1.2.3) at /usr/local/bin in a
@@ -14,11 +15,12 @@ import (
 func installFakeSource(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	src := filepath.Join(root, "usr", "local", "bin", "runner-manager")
-	cmd := exec.Command("go", "build", "-o", src, "-ldflags",
-		"-X github.com/runner-manager/runner-manager/internal/version.Version=1.2.3", "../../selfupdate/testdata/fakebin")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the fake source binary: %v\n%s", err, out)
+	bin := filepath.Join(root, "usr", "local", "bin")
+	if err := selfupdatetest.Build(bin, "v1.2.3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(bin, "v1.2.3"), filepath.Join(bin, "runner-manager")); err != nil {
+		t.Fatal(err)
 	}
 	return root
 }

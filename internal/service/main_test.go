@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/selfupdate/selfupdatetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -27,16 +28,9 @@ func TestMain(m *testing.M) {
 	}
 	code := func() int {
 		defer os.RemoveAll(dir)
-		for name, flags := range map[string]string{
-			"v1.2.3": "-X github.com/runner-manager/runner-manager/internal/version.Version=1.2.3",
-			"v1.2.4": "-X github.com/runner-manager/runner-manager/internal/version.Version=1.2.4",
-			"fail":   "-X main.Mode=fail",
-		} {
-			cmd := exec.Command("go", "build", "-ldflags", flags, "-o", filepath.Join(dir, name), "../../selfupdate/testdata/fakebin")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				fmt.Fprintf(os.Stderr, "building fake binary %s: %v\n%s", name, err, out)
-				return 1
-			}
+		if err := selfupdatetest.Build(dir, "v1.2.3", "v1.2.4", "fail"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
 		}
 		fakeBins = dir
 		return m.Run()
