@@ -57,6 +57,7 @@ func (h *harness) newSupervisor() *Supervisor {
 	s.afterPass = func(k loopKey) {
 		h.mu.Lock()
 		h.passes[k.name]++
+		h.passes[k.name+"@"+k.identity]++ // several loops share a name while an identity change drains
 		h.cond.Broadcast()
 		h.mu.Unlock()
 	}

@@ -77,10 +77,11 @@ func (l *loop) run(ctx context.Context) {
 		if owned >= 0 {
 			recovering = false
 		}
+		retired := owned == 0 && l.sup.retire(l)
 		if h := l.sup.afterPass; h != nil {
 			h(l.key)
 		}
-		if owned == 0 && l.sup.retire(l) {
+		if retired {
 			l.emit(slog.LevelInfo, "", EventLoop, "target loop drained and ended")
 			return
 		}

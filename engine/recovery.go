@@ -142,11 +142,11 @@ func (l *loop) observe(a journal.Attempt, regs map[string]Runner, listKnown bool
 func (l *loop) reconcile(ctx context.Context, t config.Target, a journal.Attempt, regs map[string]Runner, listKnown, recovering bool) (journal.Attempt, error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.sup.opts.CallTimeout)
 	defer cancel()
-	for range 8 { // a full conclusion is at most five steps
+	for i := range 8 { // a full conclusion is at most five steps
 		o := l.observe(a, regs, listKnown)
 		s := decide(a, o)
-		if recovering && s == stepKeep {
-			l.emit(slog.LevelInfo, a.ID, EventAdopted, fmt.Sprintf("runner %s (pid %d) is alive in state %s: supervising it again", a.RunnerName, a.ShimPID, a.State))
+		if recovering && i == 0 && o.Alive && (s == stepKeep || s == stepMarkBusy || s == stepAttach) {
+			l.emit(slog.LevelInfo, a.ID, EventAdopted, fmt.Sprintf("runner %s (pid %d) is alive in state %s: supervising it again", a.RunnerName, o.Process.PID, a.State))
 		}
 		next, done, err := l.execute(cctx, t, a, o, s)
 		if err != nil || done {

@@ -18,7 +18,9 @@ func TestDecide(t *testing.T) {
 	busy := alive
 	busy.Listed, busy.ListedBusy = true, true
 	broken := observation{Err: errors.New("proc unreadable")}
-	at := func(s journal.State) journal.Attempt { return journal.Attempt{ID: "h-1", State: s, RunnerName: "runner-manager-h-1"} }
+	at := func(s journal.State) journal.Attempt {
+		return journal.Attempt{ID: "h-1", State: s, RunnerName: "runner-manager-h-1"}
+	}
 	withID := func(a journal.Attempt) journal.Attempt { a.RunnerID = 9; return a }
 
 	tests := []struct {

@@ -204,7 +204,7 @@ func TestIdentityChangeDrainsOldRegistrationsAndStartsNewLoop(t *testing.T) {
 		t.Fatal("the busy runner at the old identity must survive")
 	}
 	h.w.finishJobs("repo:acme/a")
-	h.tickRetiring(time.Second, 2, "a")
+	h.tickRetiring(time.Second, 2, "a@repo:acme/a")
 	st := h.s.Status()
 	if len(st.Targets) != 1 || st.Targets[0].Identity != "repo:acme/moved" {
 		t.Fatalf("targets after the old identity drained: %+v", st.Targets)
