@@ -1,0 +1,5 @@
+package ghsim
+
+import "net/http"
+
+func (s *Server) adminRoutes(p *http.ServeMux) {}

@@ -1,0 +1,228 @@
+package ghsim
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// FakeRunnerVersion is the version the fake runner package claims, in actions/runner's numbering.
+const FakeRunnerVersion = "2.317.0"
+
+// Package is a runner package tarball on disk.
+type Package struct {
+	Path     string // the .tar.gz
+	Filename string // actions-runner-<os>-<arch>-<version>.tar.gz
+	OS       string // GitHub's spelling: linux, osx, win
+	Arch     string // x64, arm64, arm
+	Version  string
+	SHA256   string // hex
+}
+
+// runnerOS and runnerArch map Go's platform names to the ones the downloads endpoint uses.
+func runnerOS(goos string) string {
+	switch goos {
+	case "darwin":
+		return "osx"
+	case "windows":
+		return "win"
+	}
+	return goos
+}
+
+func runnerArch(goarch string) string {
+	switch goarch {
+	case "amd64":
+		return "x64"
+	case "386":
+		return "x86"
+	}
+	return goarch
+}
+
+// fakeRunnerBuilds caches the fake runner binary per process and source hash: many tests in one
+// package share one `go build`, and the rename into place keeps parallel packages safe.
+var fakeRunnerBuilds sync.Map // source hash -> *fakeRunnerBuild
+
+type fakeRunnerBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// runShScript execs the listener so signals reach it directly, like actions/runner's run.sh.
+const runShScript = `#!/bin/sh
+# ghsim fake actions/runner entry point: run.sh [--jitconfig X], or ACTIONS_RUNNER_INPUT_JITCONFIG.
+dir=$(cd "$(dirname "$0")" && pwd)
+exec "$dir/bin/Runner.Listener" run "$@"
+`
+
+// BuildFakeRunnerPackage builds the fake runner for this host (once per process) and writes
+// dir/actions-runner-<os>-<arch>-<version>.tar.gz holding run.sh and bin/Runner.Listener.
+func BuildFakeRunnerPackage(ctx context.Context, dir string) (Package, error) {
+	bin, err := buildFakeRunner(ctx)
+	if err != nil {
+		return Package{}, err
+	}
+	pkg := Package{OS: runnerOS(runtime.GOOS), Arch: runnerArch(runtime.GOARCH), Version: FakeRunnerVersion}
+	pkg.Filename = fmt.Sprintf("actions-runner-%s-%s-%s.tar.gz", pkg.OS, pkg.Arch, pkg.Version)
+	pkg.Path = filepath.Join(dir, pkg.Filename)
+	binData, err := os.ReadFile(bin)
+	if err != nil {
+		return Package{}, fmt.Errorf("ghsim: read fake runner binary: %w", err)
+	}
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, f := range []struct {
+		name string
+		mode int64
+		data []byte
+	}{{"run.sh", 0o755, []byte(runShScript)}, {"bin/Runner.Listener", 0o755, binData}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
+			return Package{}, fmt.Errorf("ghsim: write runner tarball: %w", err)
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return Package{}, fmt.Errorf("ghsim: write runner tarball: %w", err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return Package{}, fmt.Errorf("ghsim: write runner tarball: %w", err)
+	}
+	if err := gz.Close(); err != nil {
+		return Package{}, fmt.Errorf("ghsim: write runner tarball: %w", err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	pkg.SHA256 = hex.EncodeToString(sum[:])
+	if err := os.WriteFile(pkg.Path, buf.Bytes(), 0o644); err != nil {
+		return Package{}, fmt.Errorf("ghsim: write %s: %w", pkg.Path, err)
+	}
+	return pkg, nil
+}
+
+// ghsimSourceDir is this package's source directory; the fake runner is built from it.
+func ghsimSourceDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+}
+
+func buildFakeRunner(ctx context.Context) (string, error) {
+	src := ghsimSourceDir()
+	h := sha256.New()
+	fmt.Fprintln(h, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	for _, sub := range []string{"fakerunner", "runnerproto"} {
+		files, _ := filepath.Glob(filepath.Join(src, sub, "*.go"))
+		if len(files) == 0 {
+			return "", fmt.Errorf("ghsim: fake runner sources not found under %s; run from a checkout of the repository", src)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return "", fmt.Errorf("ghsim: read fake runner source: %w", err)
+			}
+			fmt.Fprintln(h, filepath.Base(f), len(data))
+			h.Write(data)
+		}
+	}
+	key := hex.EncodeToString(h.Sum(nil))[:16]
+	v, _ := fakeRunnerBuilds.LoadOrStore(key, &fakeRunnerBuild{})
+	b := v.(*fakeRunnerBuild)
+	b.once.Do(func() { b.path, b.err = goBuildFakeRunner(ctx, src, key) })
+	return b.path, b.err
+}
+
+func goBuildFakeRunner(ctx context.Context, src, key string) (string, error) {
+	dir := filepath.Join(os.TempDir(), "ghsim-fakerunner-"+key)
+	out := filepath.Join(dir, "Runner.Listener")
+	if _, err := os.Stat(out); err == nil {
+		return out, nil // built by an earlier process (or a parallel package)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("ghsim: create fake runner build dir: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "build-*")
+	if err != nil {
+		return "", fmt.Errorf("ghsim: create fake runner build file: %w", err)
+	}
+	tmp.Close()
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		goBin = "go"
+	}
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", tmp.Name(), "./fakerunner")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("ghsim: go build of the fake runner failed: %w\n%s", err, msg)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return "", fmt.Errorf("ghsim: install fake runner binary: %w", err)
+	}
+	return out, nil
+}
+
+// ServeRunnerPackage lists pkg on the runner downloads endpoints and serves its bytes.
+func (s *Server) ServeRunnerPackage(pkg Package) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.packages = append(s.packages, pkg)
+}
+
+// handleDownloads serves GET {repo|org}/actions/runners/downloads.
+func (s *Server) handleDownloads(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r.Context())
+	if !requireToken(w, p) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, _, ok := s.scopeOf(w, r, p); !ok {
+		return
+	}
+	out := []*github.RunnerApplicationDownload{}
+	for _, pkg := range s.packages {
+		out = append(out, &github.RunnerApplicationDownload{OS: github.String(pkg.OS), Architecture: github.String(pkg.Arch),
+			DownloadURL: github.String(s.URL() + "/_ghsim/downloads/" + pkg.Filename), Filename: github.String(pkg.Filename),
+			SHA256Checksum: github.String(pkg.SHA256)})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handlePackageFile serves the tarball bytes (GitHub serves them from a CDN without auth).
+func (s *Server) handlePackageFile(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
+	s.mu.Lock()
+	var path string
+	for _, pkg := range s.packages {
+		if pkg.Filename == name {
+			path = pkg.Path
+		}
+	}
+	s.mu.Unlock()
+	if path == "" {
+		http.NotFound(w, r)
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		http.Error(w, "package file unavailable", http.StatusInternalServerError)
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = io.Copy(w, f)
+}

@@ -1,0 +1,185 @@
+// Command fakerunner stands in for actions/runner's Runner.Listener in tests: `run.sh --jitconfig X`
+// (or ACTIONS_RUNNER_INPUT_JITCONFIG) decodes a ghsim JIT config, comes online at the simulator,
+// takes one job whose labels it satisfies, "runs" it for the job's duration, reports completion and
+// exits 0, as an ephemeral runner does. It only ever talks to the simulator named in its config.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
+)
+
+// pollEvery is how often an idle runner asks for a job and a busy one checks its job; the real
+// runner long-polls, short polls keep tests fast.
+const pollEvery = 50 * time.Millisecond
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) > 0 && args[0] == "run" {
+		args = args[1:]
+	}
+	fs := flag.NewFlagSet("Runner.Listener", flag.ContinueOnError)
+	jit := fs.String("jitconfig", "", "encoded JIT config (or set "+runnerproto.EnvJITConfig+")")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *jit == "" {
+		*jit = os.Getenv(runnerproto.EnvJITConfig)
+	}
+	if *jit == "" {
+		fmt.Fprintln(os.Stderr, "fakerunner: no JIT config: pass --jitconfig or set "+runnerproto.EnvJITConfig)
+		return 2
+	}
+	cfg, err := runnerproto.Decode(*jit)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakerunner:", err)
+		return 2
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	r := &runner{cfg: cfg, http: &http.Client{Timeout: 10 * time.Second}, sigs: sigs}
+	return r.main()
+}
+
+type runner struct {
+	cfg   runnerproto.JITConfig
+	http  *http.Client
+	sigs  chan os.Signal
+	fault string
+}
+
+func (r *runner) hello() runnerproto.Hello {
+	return runnerproto.Hello{RunnerID: r.cfg.RunnerID, Credential: r.cfg.Credential}
+}
+
+func (r *runner) main() int {
+	var conn runnerproto.ConnectResponse
+	if _, err := r.call("connect", r.hello(), &conn); err != nil {
+		fmt.Fprintln(os.Stderr, "fakerunner: connect to the simulator failed:", err)
+		return 1
+	}
+	r.fault = conn.Fault
+	fmt.Printf("√ Connected to GitHub\n\nCurrent runner version: 'ghsim'\nListening for Jobs\n")
+	if r.fault == runnerproto.FaultExitAtStart {
+		fmt.Fprintln(os.Stderr, "fakerunner: exiting at start (fault)")
+		return 1
+	}
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		var a runnerproto.Assignment
+		code, err := r.call("acquire", r.hello(), &a)
+		if err == nil && code == http.StatusOK {
+			return r.runJob(a)
+		}
+		if code == http.StatusNotFound || code == http.StatusUnauthorized {
+			fmt.Fprintln(os.Stderr, "fakerunner: the simulator no longer knows this runner; exiting")
+			return 1
+		}
+		select {
+		case <-r.sigs:
+			if r.fault == runnerproto.FaultIgnoreSIGTERM {
+				continue
+			}
+			// Idle runner on SIGTERM: go offline and exit 0, as actions/runner does.
+			_, _ = r.call("disconnect", r.hello(), nil)
+			fmt.Println("Exiting...")
+			return 0
+		case <-tick.C:
+		}
+	}
+}
+
+// runJob plays one job. SIGTERM while busy is noted and obeyed only once the job is done.
+func (r *runner) runJob(a runnerproto.Assignment) int {
+	fault := a.Fault
+	if fault == "" {
+		fault = r.fault
+	}
+	fmt.Printf("%s: Running job: %s\n", time.Now().UTC().Format(time.DateTime), a.JobName)
+	start := time.Now()
+	d := time.Duration(a.DurationMS) * time.Millisecond
+	switch fault {
+	case runnerproto.FaultHang:
+		for range r.sigs { // never progresses; only SIGKILL ends it
+		}
+	case runnerproto.FaultCrashMidJob:
+		time.Sleep(d / 2)
+		fmt.Fprintln(os.Stderr, "fakerunner: crashing mid-job (fault)")
+		return 1
+	}
+	conclusion := "success"
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for d < 0 || time.Since(start) < d {
+		select {
+		case <-r.sigs: // busy: finish the job first
+		case <-tick.C:
+		}
+		var st runnerproto.JobStatus
+		req := runnerproto.JobRequest{Hello: r.hello(), JobID: a.JobID}
+		if code, err := r.call("job", req, &st); err == nil && code == http.StatusOK && st.Finish {
+			if st.Conclusion != "" {
+				conclusion = st.Conclusion
+			}
+			break
+		}
+	}
+	req := runnerproto.JobRequest{Hello: r.hello(), JobID: a.JobID, Conclusion: conclusion}
+	for attempt := 0; ; attempt++ {
+		_, err := r.call("complete", req, nil)
+		if err == nil {
+			break
+		}
+		if attempt == 20 {
+			fmt.Fprintln(os.Stderr, "fakerunner: reporting job completion failed:", err)
+			return 1
+		}
+		time.Sleep(pollEvery)
+	}
+	fmt.Printf("%s: Job %s completed with result: %s\n", time.Now().UTC().Format(time.DateTime), a.JobName, conclusion)
+	return 0
+}
+
+// call POSTs body to /_ghsim/runner/<op> and decodes a 200 answer into out.
+func (r *runner) call(op string, body, out any) (int, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.cfg.URL+"/_ghsim/runner/"+op, bytes.NewReader(b))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	switch {
+	case resp.StatusCode == http.StatusOK && out != nil:
+		return resp.StatusCode, json.Unmarshal(data, out)
+	case resp.StatusCode >= 300:
+		return resp.StatusCode, errors.New(op + ": " + resp.Status)
+	}
+	return resp.StatusCode, nil
+}

@@ -1,0 +1,154 @@
+package ghsim
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
+)
+
+// The /_ghsim/runner/ API is how the fake runner plays the runner protocol: connect (online),
+// acquire (take one matching job), job (was it ended early?), complete, disconnect (offline).
+
+// runnerCall authenticates a fake-runner request by its JIT credential. Callers hold s.mu.
+func (s *Server) runnerCall(w http.ResponseWriter, r *http.Request, body any) *runner {
+	if err := json.NewDecoder(r.Body).Decode(body); err != nil {
+		http.Error(w, "bad runner request", http.StatusBadRequest)
+		return nil
+	}
+	var h runnerproto.Hello
+	switch b := body.(type) {
+	case *runnerproto.Hello:
+		h = *b
+	case *runnerproto.JobRequest:
+		h = b.Hello
+	}
+	rn := s.runners[h.RunnerID]
+	if rn == nil {
+		http.Error(w, "runner not registered", http.StatusNotFound)
+		return nil
+	}
+	if rn.credential != h.Credential {
+		http.Error(w, "bad runner credential", http.StatusUnauthorized)
+		return nil
+	}
+	return rn
+}
+
+func (s *Server) handleRunnerConnect(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var h runnerproto.Hello
+	rn := s.runnerCall(w, r, &h)
+	if rn == nil {
+		return
+	}
+	rn.status = RunnerOnline
+	s.registration(rn.id).Online = true
+	rn.fault = s.runnerFaults[rn.name]
+	writeJSON(w, http.StatusOK, runnerproto.ConnectResponse{Fault: rn.fault})
+}
+
+func (s *Server) handleRunnerDisconnect(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var h runnerproto.Hello
+	if rn := s.runnerCall(w, r, &h); rn != nil {
+		rn.status = RunnerOffline
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// handleRunnerAcquire gives an online idle runner the oldest queued job in its scope whose labels
+// it satisfies; 204 when there is none.
+func (s *Server) handleRunnerAcquire(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var h runnerproto.Hello
+	rn := s.runnerCall(w, r, &h)
+	if rn == nil {
+		return
+	}
+	rn.status = RunnerOnline
+	if rn.busy {
+		http.Error(w, "runner already has a job", http.StatusConflict)
+		return
+	}
+	for _, j := range s.sortedJobs() {
+		if j.status != StatusQueued || !s.inScope(rn, j) || !labelsSatisfy(j.labels, rn.labels) {
+			continue
+		}
+		now := s.now()
+		j.status, j.startedAt = StatusInProgress, now
+		j.runnerID, j.runnerName, j.groupID, j.groupName = rn.id, rn.name, rn.groupID, rn.groupName
+		s.runs[j.runID].updatedAt = now
+		rn.busy, rn.jobID = true, j.id
+		s.registration(rn.id).JobID = j.id
+		s.queueWebhook(j, "in_progress")
+		writeJSON(w, http.StatusOK, runnerproto.Assignment{JobID: j.id, JobName: j.name,
+			DurationMS: j.duration.Milliseconds(), Fault: j.fault})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) inScope(rn *runner, j *job) bool {
+	return rn.scope == repoScope(j.repo) || rn.scope == orgScope(j.repo.owner)
+}
+
+// handleRunnerJob tells a busy runner whether FinishJob ended its job early.
+func (s *Server) handleRunnerJob(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var req runnerproto.JobRequest
+	rn := s.runnerCall(w, r, &req)
+	if rn == nil {
+		return
+	}
+	j := s.jobs[req.JobID]
+	if j == nil || j.runnerID != rn.id {
+		http.Error(w, "not this runner's job", http.StatusNotFound)
+		return
+	}
+	writeJSON(w, http.StatusOK, runnerproto.JobStatus{Finish: j.finish || j.status == StatusCompleted, Conclusion: j.finishAs})
+}
+
+// handleRunnerComplete records the job's outcome and, the runner being ephemeral, removes it.
+func (s *Server) handleRunnerComplete(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var req runnerproto.JobRequest
+	rn := s.runnerCall(w, r, &req)
+	if rn == nil {
+		return
+	}
+	j := s.jobs[req.JobID]
+	if j == nil || j.runnerID != rn.id {
+		http.Error(w, "not this runner's job", http.StatusNotFound)
+		return
+	}
+	concl := req.Conclusion
+	if !slices.Contains([]string{"success", "failure", "cancelled"}, concl) {
+		concl = "success"
+	}
+	s.completeJob(j, concl)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// completeJob concludes j and removes its (ephemeral) runner, as GitHub does. Callers hold s.mu.
+func (s *Server) completeJob(j *job, conclusion string) {
+	if j.status == StatusCompleted {
+		return
+	}
+	now := s.now()
+	if j.startedAt.IsZero() {
+		j.startedAt = now
+	}
+	j.status, j.conclusion, j.completedAt = StatusCompleted, conclusion, now
+	s.runs[j.runID].updatedAt = now
+	if rn := s.runners[j.runnerID]; rn != nil {
+		s.removeRunner(rn, "ephemeral")
+	}
+	s.queueWebhook(j, "completed")
+}

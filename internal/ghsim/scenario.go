@@ -1,0 +1,210 @@
+package ghsim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// CreateOrg creates an organization (idempotent) and returns its id.
+func (s *Server) CreateOrg(login string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.account(login, true).id
+}
+
+// CreateUser creates a user account (idempotent) and returns its id.
+func (s *Server) CreateUser(login string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.account(login, false).id
+}
+
+func (s *Server) account(login string, isOrg bool) *account {
+	key := strings.ToLower(login)
+	if a, ok := s.accounts[key]; ok {
+		return a
+	}
+	a := &account{id: s.newID(), login: login, isOrg: isOrg}
+	s.accounts[key] = a
+	return a
+}
+
+// CreateRepo creates owner/name (idempotent); an unknown owner becomes an organization.
+func (s *Server) CreateRepo(owner, name string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := strings.ToLower(owner + "/" + name)
+	if r, ok := s.repos[key]; ok {
+		return r.id
+	}
+	r := &repo{id: s.newID(), owner: s.account(owner, true), name: name}
+	s.repos[key] = r
+	return r.id
+}
+
+// CreateRunnerGroup adds a runner group to org and returns its id (the default group is id 1).
+func (s *Server) CreateRunnerGroup(org, name string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.account(org, true)
+	g := &runnerGroup{id: s.newID(), name: name, org: strings.ToLower(org)}
+	s.groups[g.id] = g
+	return g.id
+}
+
+// JobSpec describes a job for QueueJobSpec. Repo and Labels are required.
+type JobSpec struct {
+	Repo         string        // owner/name
+	Labels       []string      // runs-on labels
+	Duration     time.Duration // how long the fake runner "runs" it; <0 = until FinishJob
+	Name         string        // default "build"
+	WorkflowName string        // default "CI"
+	Fault        string        // a runnerproto.Fault* the runner taking it must play
+}
+
+// QueueJob queues a one-job workflow run in repo ("owner/name") and returns the job id.
+func (s *Server) QueueJob(repo string, labels []string, duration time.Duration) (int64, error) {
+	return s.QueueJobSpec(JobSpec{Repo: repo, Labels: labels, Duration: duration})
+}
+
+// QueueJobSpec is QueueJob with every knob.
+func (s *Server) QueueJobSpec(spec JobSpec) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repos[strings.ToLower(spec.Repo)]
+	if rp == nil {
+		return 0, errUnknown("repository", spec.Repo)
+	}
+	if spec.Name == "" {
+		spec.Name = "build"
+	}
+	if spec.WorkflowName == "" {
+		spec.WorkflowName = "CI"
+	}
+	now := s.now()
+	ru := &run{id: s.newID(), repo: rp, name: spec.WorkflowName, createdAt: now, updatedAt: now}
+	for _, other := range s.runs {
+		if other.repo == rp {
+			ru.number++
+		}
+	}
+	ru.number++
+	j := &job{id: s.newID(), runID: ru.id, repo: rp, name: spec.Name, workflowName: spec.WorkflowName,
+		labels: slices.Clone(spec.Labels), duration: spec.Duration, fault: spec.Fault, status: StatusQueued,
+		headSHA: fmt.Sprintf("%040x", ru.id), createdAt: now}
+	ru.jobIDs = []int64{j.id}
+	s.runs[ru.id] = ru
+	s.jobs[j.id] = j
+	s.queueWebhook(j, "queued")
+	return j.id, nil
+}
+
+// Job returns a snapshot of job id.
+func (s *Server) Job(id int64) (Job, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return Job{}, false
+	}
+	return j.snapshot(), true
+}
+
+// Jobs returns every job, oldest first.
+func (s *Server) Jobs() []Job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Job, 0, len(s.jobs))
+	for _, j := range s.sortedJobs() {
+		out = append(out, j.snapshot())
+	}
+	return out
+}
+
+func (s *Server) sortedJobs() []*job {
+	out := make([]*job, 0, len(s.jobs))
+	for _, j := range s.jobs {
+		out = append(out, j)
+	}
+	slices.SortFunc(out, func(a, b *job) int { return int(a.id - b.id) })
+	return out
+}
+
+// FinishJob ends a job with conclusion ("success", "failure", "cancelled"). A job its runner is
+// running is stopped through the runner (it reports back); a job whose runner is gone (crashed,
+// killed) is concluded at once and its runner released, as GitHub does after losing a runner.
+func (s *Server) FinishJob(id int64, conclusion string, runnerGone bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return errUnknown("job", fmt.Sprint(id))
+	}
+	if j.status == StatusCompleted {
+		return nil
+	}
+	if j.status == StatusInProgress && !runnerGone {
+		j.finish, j.finishAs = true, conclusion
+		return nil
+	}
+	s.completeJob(j, conclusion)
+	return nil
+}
+
+// Runners returns every registered runner, by id.
+func (s *Server) Runners() []Runner {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Runner, 0, len(s.runners))
+	for _, r := range s.sortedRunners("") {
+		out = append(out, r.snapshot())
+	}
+	return out
+}
+
+func (s *Server) sortedRunners(sc scope) []*runner {
+	out := make([]*runner, 0, len(s.runners))
+	for _, r := range s.runners {
+		if sc == "" || r.scope == sc {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b *runner) int { return int(a.id - b.id) })
+	return out
+}
+
+// Registrations returns the history of JIT registrations, including removed runners.
+func (s *Server) Registrations() []Registration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Registration, 0, len(s.registrations))
+	for _, r := range s.registrations {
+		c := *r
+		c.Labels = slices.Clone(r.Labels)
+		out = append(out, c)
+	}
+	return out
+}
+
+// SetRunnerFault makes the runner named name (registered now or later) play fault, a
+// runnerproto.Fault* constant; "" clears it.
+func (s *Server) SetRunnerFault(name, fault string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fault == "" {
+		delete(s.runnerFaults, name)
+		return
+	}
+	s.runnerFaults[name] = fault
+}
+
+func (s *Server) registration(id int64) *Registration {
+	for _, r := range s.registrations {
+		if r.RunnerID == id {
+			return r
+		}
+	}
+	return &Registration{}
+}

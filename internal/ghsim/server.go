@@ -1,0 +1,253 @@
+package ghsim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// docsURL is the documentation_url GitHub puts in its error bodies.
+const docsURL = "https://docs.github.com/rest"
+
+// Options configure a Server. The zero value is a simulator on 127.0.0.1 with a random port,
+// the real clock and GitHub's default limits.
+type Options struct {
+	Addr                 string        // listen address; default "127.0.0.1:0"
+	Clock                Clock         // default: the real clock
+	RateLimit            int           // primary budget per token owner per hour; default 5000
+	UserTokenTTL         time.Duration // device-flow access token lifetime; default 8 h (expires_in 28800)
+	RefreshTokenTTL      time.Duration // default 15811200 s, as GitHub's docs state
+	InstallationTokenTTL time.Duration // default 1 h
+	DeviceCodeTTL        time.Duration // default 900 s
+	DeviceInterval       time.Duration // minimum polling interval for the device flow; default 5 s
+	Seed                 uint64        // seeds probabilistic faults, so a failing test replays
+	Logger               *slog.Logger  // default: discard
+}
+
+func (o *Options) withDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	if o.RateLimit == 0 {
+		o.RateLimit = 5000
+	}
+	def(&o.UserTokenTTL, 8*time.Hour)
+	def(&o.RefreshTokenTTL, 15811200*time.Second)
+	def(&o.InstallationTokenTTL, time.Hour)
+	def(&o.DeviceCodeTTL, 900*time.Second)
+	def(&o.DeviceInterval, 5*time.Second)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Server is one simulated GitHub. All state sits behind mu.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	ln   net.Listener
+	http *http.Server
+	api  *http.ServeMux // authenticated REST API
+	priv *http.ServeMux // /_ghsim/ (fake runner, downloads, admin) and /login/ (OAuth)
+
+	wg       sync.WaitGroup
+	stop     context.CancelFunc
+	started  bool
+	closed   bool
+	delivery chan delivery
+
+	mu            sync.Mutex
+	clock         Clock
+	rng           *rand.Rand
+	nextID        int64
+	accounts      map[string]*account // lower-case login
+	repos         map[string]*repo    // lower-case full name
+	groups        map[int64]*runnerGroup
+	runners       map[int64]*runner
+	registrations []*Registration
+	jobs          map[int64]*job
+	runs          map[int64]*run
+	tokens        map[string]*token
+	buckets       map[string]*bucket
+	apps          map[int64]*app
+	installations map[int64]*installation
+	oauthClients  map[string]bool
+	devices       map[string]*deviceCode // by device_code
+	refresh       map[string]*refreshToken
+	hooks         []*hook
+	deliveries    []Delivery
+	faults        []*faultRule
+	runnerFaults  map[string]string // runner name -> fault
+	packages      []Package
+}
+
+// New binds the listener (so URL is known at once) but serves nothing until Start.
+func New(opts Options) (*Server, error) {
+	opts.withDefaults()
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("ghsim: listen on %s: %w (pick a free address with --listen)", opts.Addr, err)
+	}
+	s := &Server{
+		opts: opts, log: opts.Logger, ln: ln, clock: opts.Clock,
+		rng:      rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
+		nextID:   1000,
+		accounts: map[string]*account{}, repos: map[string]*repo{}, groups: map[int64]*runnerGroup{},
+		runners: map[int64]*runner{}, jobs: map[int64]*job{}, runs: map[int64]*run{},
+		tokens: map[string]*token{}, buckets: map[string]*bucket{}, apps: map[int64]*app{},
+		installations: map[int64]*installation{}, oauthClients: map[string]bool{},
+		devices: map[string]*deviceCode{}, refresh: map[string]*refreshToken{},
+		runnerFaults: map[string]string{}, delivery: make(chan delivery, 1024),
+	}
+	s.groups[1] = &runnerGroup{id: 1, name: "Default"}
+	s.api = http.NewServeMux()
+	s.priv = http.NewServeMux()
+	s.routes()
+	s.http = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	return s, nil
+}
+
+// Start serves until Close or until ctx is cancelled.
+func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.started || s.closed {
+		s.mu.Unlock()
+		return errors.New("ghsim: Start called twice or after Close")
+	}
+	s.started = true
+	ctx, s.stop = context.WithCancel(ctx)
+	s.mu.Unlock()
+	s.wg.Add(3)
+	go func() {
+		defer s.wg.Done()
+		if err := s.http.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("ghsim: serve failed", "err", err)
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if err := s.http.Shutdown(sctx); err != nil {
+			_ = s.http.Close()
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.deliverLoop(ctx)
+	}()
+	return nil
+}
+
+// Close stops serving and waits for the server's goroutines. Safe to call more than once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	started := s.started
+	s.mu.Unlock()
+	if !started {
+		return s.ln.Close()
+	}
+	s.stop()
+	s.wg.Wait()
+	return nil
+}
+
+// URL is the API base URL (http://127.0.0.1:port), without a trailing slash. Paths are GitHub's
+// own (/repos/...), so a go-github client needs BaseURL = URL()+"/".
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// SetClock replaces the simulator's clock.
+func (s *Server) SetClock(c Clock) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock = c
+}
+
+func (s *Server) now() time.Time { return s.clock.Now() }
+
+func (s *Server) newID() int64 {
+	s.nextID++
+	return s.nextID
+}
+
+// ServeHTTP is the request pipeline: private routes, then faults, then OAuth, then the REST API
+// with authentication, rate limits and ETags.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/_ghsim/") {
+		s.priv.ServeHTTP(w, r)
+		return
+	}
+	if s.applyFault(w, r) {
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/login/") {
+		s.priv.ServeHTTP(w, r)
+		return
+	}
+	s.serveAPI(w, r)
+}
+
+// recorder buffers a handler's answer so the pipeline can add the ETag and rate headers.
+type recorder struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (rec *recorder) Header() http.Header { return rec.header }
+func (rec *recorder) WriteHeader(code int) {
+	if rec.code == 0 {
+		rec.code = code
+	}
+}
+func (rec *recorder) Write(b []byte) (int, error) {
+	rec.WriteHeader(http.StatusOK)
+	return rec.body.Write(b)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError writes GitHub's error body: {"message": ..., "documentation_url": ...}.
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"message": msg, "documentation_url": docsURL})
+}
+
+func decodeBody(r *http.Request, v any) error {
+	if r.Body == nil {
+		return errors.New("empty body")
+	}
+	return json.NewDecoder(r.Body).Decode(v)
+}
+
+func pathID(r *http.Request, name string) (int64, bool) {
+	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+	return id, err == nil
+}

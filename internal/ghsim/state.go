@@ -1,0 +1,204 @@
+package ghsim
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/hex"
+	"strings"
+	"time"
+)
+
+// Job states and the conclusions the simulator reports, as GitHub spells them.
+const (
+	StatusQueued     = "queued"
+	StatusInProgress = "in_progress"
+	StatusCompleted  = "completed"
+)
+
+// Runner statuses as the runners endpoints report them.
+const (
+	RunnerOnline  = "online"
+	RunnerOffline = "offline"
+)
+
+type account struct {
+	id    int64
+	login string
+	isOrg bool
+}
+
+type repo struct {
+	id    int64
+	owner *account
+	name  string
+}
+
+func (r *repo) fullName() string { return r.owner.login + "/" + r.name }
+
+// scope is where a runner is registered: a repository ("owner/name") or an organization ("org").
+type scope string
+
+func repoScope(r *repo) scope  { return scope("repo:" + strings.ToLower(r.fullName())) }
+func orgScope(a *account) scope { return scope("org:" + strings.ToLower(a.login)) }
+
+type runnerGroup struct {
+	id   int64
+	name string
+	org  string // lower-case org login; "" for the repository default group
+}
+
+type runner struct {
+	id         int64
+	name       string
+	scope      scope
+	labels     []string
+	groupID    int64
+	groupName  string
+	credential string
+	status     string
+	busy       bool
+	jobID      int64
+	fault      string
+	createdAt  time.Time
+}
+
+type job struct {
+	id           int64
+	runID        int64
+	repo         *repo
+	name         string
+	workflowName string
+	labels       []string
+	duration     time.Duration // <0: runs until FinishJob
+	fault        string
+	status       string
+	conclusion   string
+	runnerID     int64
+	runnerName   string
+	groupID      int64
+	groupName    string
+	headSHA      string
+	createdAt    time.Time
+	startedAt    time.Time
+	completedAt  time.Time
+	finish       bool // FinishJob asked the runner to stop
+	finishAs     string
+}
+
+type run struct {
+	id        int64
+	number    int
+	repo      *repo
+	name      string
+	jobIDs    []int64
+	createdAt time.Time
+	updatedAt time.Time
+}
+
+// token is a credential the API accepts.
+type token struct {
+	kind           string // "pat", "installation", "user"
+	login          string // user behind a PAT or user token
+	installationID int64
+	repos          map[string]bool // lower-case full names; nil = every repository the login may see
+	noAdmin        bool            // lacks administration rights: runner endpoints answer 403
+	expiresAt      time.Time       // zero = never
+	revoked        bool
+	bucket         *bucket
+}
+
+type app struct {
+	id     int64
+	key    *rsa.PublicKey
+	slug   string
+	bucket *bucket
+}
+
+type installation struct {
+	id      int64
+	appID   int64
+	account *account
+	repos   map[string]bool // lower-case full names; nil = all repositories of the account
+	bucket  *bucket
+}
+
+// newSecret returns prefix + 36 random hex characters: the shape of GitHub's tokens (ghp_, ghs_...).
+func newSecret(prefix string) string {
+	b := make([]byte, 18)
+	if _, err := rand.Read(b); err != nil {
+		panic("ghsim: crypto/rand failed: " + err.Error()) // the OS RNG failing is a broken host
+	}
+	return prefix + hex.EncodeToString(b)
+}
+
+// labelsSatisfy reports whether a runner with runnerLabels can take a job asking for jobLabels:
+// every job label must be a runner label, case-insensitively, and `self-hosted` is implied.
+func labelsSatisfy(jobLabels, runnerLabels []string) bool {
+	have := map[string]bool{"self-hosted": true}
+	for _, l := range runnerLabels {
+		have[strings.ToLower(l)] = true
+	}
+	for _, l := range jobLabels {
+		if !have[strings.ToLower(l)] {
+			return false
+		}
+	}
+	return true
+}
+
+// Job is a snapshot of a simulated workflow job, for assertions.
+type Job struct {
+	ID, RunID    int64
+	Repo         string // owner/name
+	Name         string
+	Labels       []string
+	Status       string // queued, in_progress, completed
+	Conclusion   string // success, failure, cancelled or ""
+	RunnerID     int64
+	RunnerName   string
+	CreatedAt    time.Time
+	StartedAt    time.Time
+	CompletedAt  time.Time
+}
+
+func (j *job) snapshot() Job {
+	return Job{ID: j.id, RunID: j.runID, Repo: j.repo.fullName(), Name: j.name,
+		Labels: append([]string(nil), j.labels...), Status: j.status, Conclusion: j.conclusion,
+		RunnerID: j.runnerID, RunnerName: j.runnerName, CreatedAt: j.createdAt,
+		StartedAt: j.startedAt, CompletedAt: j.completedAt}
+}
+
+// Runner is a snapshot of a registered runner.
+type Runner struct {
+	ID      int64
+	Name    string
+	Scope   string // "owner/name" for a repository runner, "org" for an organization runner
+	Labels  []string
+	GroupID int64
+	Status  string // online or offline
+	Busy    bool
+	JobID   int64
+}
+
+func (r *runner) snapshot() Runner {
+	return Runner{ID: r.id, Name: r.name, Scope: r.scope.display(), Labels: append([]string(nil), r.labels...),
+		GroupID: r.groupID, Status: r.status, Busy: r.busy, JobID: r.jobID}
+}
+
+func (s scope) display() string {
+	_, v, _ := strings.Cut(string(s), ":")
+	return v
+}
+
+// Registration records one JIT registration and what became of it, including after deletion.
+type Registration struct {
+	RunnerID     int64
+	Name         string
+	Scope        string
+	Labels       []string
+	RegisteredAt time.Time
+	Online       bool      // the runner ever connected
+	JobID        int64     // the job it took, 0 if none
+	RemovedAt    time.Time // zero while still registered
+	RemovedBy    string    // "delete" (API call) or "ephemeral" (removed after its job)
+}
