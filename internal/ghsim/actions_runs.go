@@ -79,8 +79,8 @@ func (s *Server) apiRun(ru *run) *github.WorkflowRun {
 		HeadSHA: github.String(fmt.Sprintf("%040x", ru.id)), RunNumber: github.Int(ru.number), RunAttempt: github.Int(1),
 		Event: github.String("push"), DisplayTitle: github.String(ru.name), Status: github.String(status),
 		Conclusion: strOrNil(conclusion), WorkflowID: github.Int64(1),
-		URL:     github.String(fmt.Sprintf("%s/actions/runs/%d", base, ru.id)),
-		JobsURL: github.String(fmt.Sprintf("%s/actions/runs/%d/jobs", base, ru.id)),
+		URL:       github.String(fmt.Sprintf("%s/actions/runs/%d", base, ru.id)),
+		JobsURL:   github.String(fmt.Sprintf("%s/actions/runs/%d/jobs", base, ru.id)),
 		CreatedAt: ts(ru.createdAt), UpdatedAt: ts(ru.updatedAt), RunStartedAt: ts(ru.createdAt),
 		Repository: s.apiRepo(ru.repo),
 	}

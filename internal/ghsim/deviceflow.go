@@ -39,7 +39,9 @@ func (s *Server) CreateOAuthClient(clientID string) {
 }
 
 // ApproveDevice plays the user entering userCode at /login/device and approving as login.
-func (s *Server) ApproveDevice(userCode, login string) error { return s.decideDevice(userCode, login, "approved") }
+func (s *Server) ApproveDevice(userCode, login string) error {
+	return s.decideDevice(userCode, login, "approved")
+}
 
 // DenyDevice plays the user cancelling the authorization of userCode.
 func (s *Server) DenyDevice(userCode string) error { return s.decideDevice(userCode, "", "denied") }

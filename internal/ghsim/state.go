@@ -38,7 +38,7 @@ func (r *repo) fullName() string { return r.owner.login + "/" + r.name }
 // scope is where a runner is registered: a repository ("owner/name") or an organization ("org").
 type scope string
 
-func repoScope(r *repo) scope  { return scope("repo:" + strings.ToLower(r.fullName())) }
+func repoScope(r *repo) scope   { return scope("repo:" + strings.ToLower(r.fullName())) }
 func orgScope(a *account) scope { return scope("org:" + strings.ToLower(a.login)) }
 
 type runnerGroup struct {
@@ -148,17 +148,17 @@ func labelsSatisfy(jobLabels, runnerLabels []string) bool {
 
 // Job is a snapshot of a simulated workflow job, for assertions.
 type Job struct {
-	ID, RunID    int64
-	Repo         string // owner/name
-	Name         string
-	Labels       []string
-	Status       string // queued, in_progress, completed
-	Conclusion   string // success, failure, cancelled or ""
-	RunnerID     int64
-	RunnerName   string
-	CreatedAt    time.Time
-	StartedAt    time.Time
-	CompletedAt  time.Time
+	ID, RunID   int64
+	Repo        string // owner/name
+	Name        string
+	Labels      []string
+	Status      string // queued, in_progress, completed
+	Conclusion  string // success, failure, cancelled or ""
+	RunnerID    int64
+	RunnerName  string
+	CreatedAt   time.Time
+	StartedAt   time.Time
+	CompletedAt time.Time
 }
 
 func (j *job) snapshot() Job {
