@@ -195,16 +195,5 @@ func (g *Guard) limit() int {
 	return DefaultLimit
 }
 
-func (g *Guard) clock() Clock {
-	if g.Clock != nil {
-		return g.Clock
-	}
-	return RealClock{}
-}
-
-func (g *Guard) logger() *slog.Logger {
-	if g.Logger != nil {
-		return g.Logger
-	}
-	return slog.Default()
-}
+func (g *Guard) clock() Clock         { return clockOr(g.Clock) }
+func (g *Guard) logger() *slog.Logger { return loggerOr(g.Logger) }

@@ -96,12 +96,7 @@ func (in *Installer) writeTemp(src string) (string, error) {
 	return createSynced(dir, "."+base+".new-*", 0o755, func(f *os.File) error { return cp(f, s) })
 }
 
-func (in *Installer) logger() *slog.Logger {
-	if in.Logger != nil {
-		return in.Logger
-	}
-	return slog.Default()
-}
+func (in *Installer) logger() *slog.Logger { return loggerOr(in.Logger) }
 
 // CopyExecutable installs src at dst the way an upgrade does (temp file, fsync, 0755, rename) but
 // without keeping a .old; `service install` uses it.

@@ -1,7 +1,6 @@
 package selfupdate
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,21 +14,7 @@ import (
 var fakeBins string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "selfupdate-fakebin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := func() int {
-		defer os.RemoveAll(dir)
-		if err := selfupdatetest.Build(dir, "v1.2.3", "v1.2.4", "v1.2.5", "fail", "hang", "garbage"); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		fakeBins = dir
-		return m.Run()
-	}()
-	os.Exit(code)
+	os.Exit(selfupdatetest.Main(m, &fakeBins, "v1.2.3", "v1.2.4", "v1.2.5", "fail", "hang", "garbage"))
 }
 
 // placeBin copies fake binary variant to path (a fresh inode each time, like a package manager).

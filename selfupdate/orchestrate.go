@@ -47,10 +47,7 @@ type Orchestrator struct {
 // ErrUpgradePending after a successful install, or nil once ctx ends (shutdown): a shutdown during
 // the wait or the drain swaps nothing. A failed install is logged and the watch goes on.
 func (o *Orchestrator) Run(ctx context.Context) error {
-	log := o.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+	log := loggerOr(o.Logger)
 	for {
 		c, err := o.Candidates.Next(ctx)
 		if ctx.Err() != nil {

@@ -89,11 +89,14 @@ func (w *Watcher) check(ctx context.Context) (Candidate, bool) {
 		log.Debug("source binary is still being written; checking again later")
 		return Candidate{}, false
 	}
+	first := !w.seen
 	w.seen, w.last = true, st
 	switch {
 	case err != nil:
 		log.Warn("source binary changed but does not run; ignored until it changes again",
 			"stamp", st.String(), "err", err)
+	case v == w.Running && first:
+		log.Debug("source binary holds the running version", "version", v)
 	case v == w.Running:
 		log.Info("source binary rewritten with the running version; not an upgrade", "version", v)
 	case v == w.Rejected:
@@ -113,16 +116,19 @@ func (w *Watcher) interval() time.Duration {
 	return DefaultInterval
 }
 
-func (w *Watcher) clock() Clock {
-	if w.Clock != nil {
-		return w.Clock
+func (w *Watcher) clock() Clock         { return clockOr(w.Clock) }
+func (w *Watcher) logger() *slog.Logger { return loggerOr(w.Logger) }
+
+func clockOr(c Clock) Clock {
+	if c != nil {
+		return c
 	}
 	return RealClock{}
 }
 
-func (w *Watcher) logger() *slog.Logger {
-	if w.Logger != nil {
-		return w.Logger
+func loggerOr(l *slog.Logger) *slog.Logger {
+	if l != nil {
+		return l
 	}
 	return slog.Default()
 }

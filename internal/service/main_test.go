@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"flag"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -21,21 +20,7 @@ var fakeBins string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "service-fakebin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := func() int {
-		defer os.RemoveAll(dir)
-		if err := selfupdatetest.Build(dir, "v1.2.3", "v1.2.4", "fail"); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		fakeBins = dir
-		return m.Run()
-	}()
-	os.Exit(code)
+	os.Exit(selfupdatetest.Main(m, &fakeBins, "v1.2.3", "v1.2.4", "fail"))
 }
 
 // golden compares got with testdata/name, or rewrites it under -update.

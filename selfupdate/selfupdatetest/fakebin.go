@@ -5,10 +5,12 @@ package selfupdatetest
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"testing"
 )
 
 // Build compiles selfupdate/testdata/fakebin into dir/name for each name: "vX.Y.Z" reports version
@@ -32,4 +34,21 @@ func Build(dir string, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// Main is a TestMain body: it builds names into a temp dir, stores its path in *dir, runs the
+// tests and removes the binaries. Use: func TestMain(m *testing.M) { os.Exit(Main(m, &bins, "v1.2.3")) }
+func Main(m *testing.M, dir *string, names ...string) int {
+	tmp, err := os.MkdirTemp("", "fakebin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	if err := Build(tmp, names...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*dir = tmp
+	return m.Run()
 }
