@@ -209,7 +209,7 @@ func TestWatchDebounceAndNoopEvents(t *testing.T) {
 		t.Fatalf("first change %q, want v2", got)
 	}
 
-	must(t, os.Chmod(path, 0o640))                             // an event, same bytes
+	must(t, os.Chmod(path, 0o640))                            // an event, same bytes
 	writeAtomically(t, filepath.Join(dir, "tmp"), path, "v2") // replaced, same bytes
 	writeAtomically(t, filepath.Join(dir, "tmp"), path, "v3")
 	if got := nextChange(t, clock, changes, nil); got != "v3" {
