@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/internal/ghsim"
+)
+
+// authWorld is a simulator plus the injected clock and host the auth commands run with.
+type authWorld struct {
+	t        *testing.T
+	srv      *ghsim.Server
+	clock    *ghsim.FakeClock
+	cfg      string
+	stateDir string
+}
+
+func newAuthWorld(t *testing.T) *authWorld {
+	t.Helper()
+	clock := ghsim.NewFakeClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
+	srv, err := ghsim.New(ghsim.Options{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	t.Cleanup(func() { cancel(); _ = srv.Close(); <-done })
+	srv.CreateOAuthClient("Iv1.cli")
+	w := &authWorld{t: t, srv: srv, clock: clock, stateDir: t.TempDir()}
+	w.cfg = filepath.Join(t.TempDir(), "config.toml")
+	body := "[daemon]\nstate_dir = \"" + w.stateDir + "\"\n\n[github]\napi_url = \"" + srv.URL() + "\"\n\n[github.device_flow]\nclient_id = \"Iv1.cli\"\n"
+	if err := os.WriteFile(w.cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// run executes `auth args...` as main would and returns normalised stdout+stderr and the exit code.
+func (w *authWorld) run(args ...string) (string, int) {
+	w.t.Helper()
+	approve := func(ctx context.Context, d time.Duration) error {
+		for _, code := range w.srv.PendingUserCodes() {
+			if err := w.srv.ApproveDevice(code, "octocat"); err != nil {
+				return err
+			}
+		}
+		w.clock.Advance(d)
+		return ctx.Err()
+	}
+	cmd := newAuthCmdWith(authDeps{clock: w.clock, sleep: approve, host: "build-host-1"})
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(append(args, "--config", w.cfg))
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	code := exitOK
+	if err := cmd.Execute(); err != nil {
+		var ee *exitError
+		code = exitUsage
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		if ee == nil || ee.err != nil {
+			out.WriteString("runner-manager: " + err.Error() + "\n")
+		}
+	}
+	s := strings.ReplaceAll(out.String(), w.srv.URL(), "{{SIM}}")
+	s = strings.ReplaceAll(s, w.stateDir, "{{STATE}}")
+	s = regexp.MustCompile(`code [A-Z0-9]{4}-[A-Z0-9]{4}`).ReplaceAllString(s, "code {{CODE}}")
+	return s, code
+}
+
+func TestAuthCommands(t *testing.T) {
+	w := newAuthWorld(t)
+	steps := []struct {
+		name    string
+		args    []string
+		advance time.Duration // before the step
+		code    int
+	}{
+		{"status-before", []string{"status"}, 0, exitNotAuthed},
+		{"login", []string{"login"}, 0, exitOK},
+		{"status", []string{"status"}, time.Hour, exitOK},
+		{"status-expired", []string{"status"}, 8 * time.Hour, exitOK},
+		{"logout", []string{"logout"}, 0, exitOK},
+		{"logout-again", []string{"logout"}, 0, exitOK},
+	}
+	var secrets []string
+	for _, st := range steps {
+		w.clock.Advance(st.advance)
+		out, code := w.run(st.args...)
+		if code != st.code {
+			t.Errorf("%s: exit %d, want %d\n%s", st.name, code, st.code, out)
+		}
+		golden(t, filepath.Join("testdata", "auth", st.name+".golden"), out)
+		if st.name == "login" {
+			b, err := os.ReadFile(filepath.Join(w.stateDir, "credentials", "github-user.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range regexp.MustCompile(`gh[ur]_[A-Za-z0-9_]+`).FindAllString(string(b), -1) {
+				secrets = append(secrets, m)
+			}
+			if len(secrets) != 2 {
+				t.Fatalf("stored credential has %d tokens, want 2", len(secrets))
+			}
+		}
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("%s printed a token", st.name)
+			}
+		}
+	}
+}
+
+func TestAuthNeedsDeviceFlowConfig(t *testing.T) {
+	w := newAuthWorld(t)
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(w.cfg, []byte("[github]\ntoken_file = \""+tok+"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := w.run("login")
+	if code != exitUsage || !strings.Contains(out, "does not configure [github.device_flow]") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}
