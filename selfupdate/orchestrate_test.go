@@ -115,3 +115,20 @@ func (f *failingSwapper) Install(ctx context.Context, c Candidate) error {
 	}
 	return f.next.Install(ctx, c)
 }
+
+// A drain that fails (not a shutdown) swaps nothing, hands the host back, and the watch goes on.
+func TestFailedDrainResumesAndSwapsNothing(t *testing.T) {
+	resumed := make(chan struct{}, 1)
+	o, in, clk := newOrchestrator(t, DrainFunc(func(context.Context) error { return errors.New("journal closed") }))
+	o.Resume = func() { resumed <- struct{}{} }
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	<-resumed
+	clk.awaitWaiter(t)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v, want nil on shutdown", err)
+	}
+	runsVersion(t, in.Target, "1.2.3")
+}

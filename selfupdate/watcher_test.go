@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -141,5 +142,47 @@ func TestWatcherStopsOnCancel(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Next = %v, want context.Canceled", err)
+	}
+}
+
+// A file copied without its execute bit and chmod'ed afterwards keeps size and mtime: the mode in
+// the stamp is what makes the watcher look again.
+func TestWatcherChmodRearmsTheProbe(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "runner-manager")
+	placeBin(t, "v1.2.4", src)
+	if err := os.Chmod(src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, _, _ := newTestWatcher(t, src)
+	if _, ok := w.check(t.Context()); ok {
+		t.Fatal("a non-executable file was offered")
+	}
+	if err := os.Chmod(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := w.check(t.Context()); !ok || c.Version != "1.2.4" {
+		t.Fatalf("after chmod: %+v, %v; want 1.2.4", c, ok)
+	}
+}
+
+// "text file busy" means the writer still has the file open: the stamp is not judged yet, so the
+// close (which changes nothing a stat sees) does not leave a good binary ignored forever.
+func TestWatcherRetriesATextFileBusy(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "runner-manager")
+	placeBin(t, "v1.2.4", src)
+	w, _, _ := newTestWatcher(t, src)
+	busy := true
+	w.Run = func(ctx context.Context, path string, args ...string) ([]byte, error) {
+		if busy {
+			return nil, &os.PathError{Op: "fork/exec", Path: path, Err: syscall.ETXTBSY}
+		}
+		return ExecRun(ctx, path, args...)
+	}
+	if _, ok := w.check(t.Context()); ok {
+		t.Fatal("a busy file was offered")
+	}
+	busy = false
+	if c, ok := w.check(t.Context()); !ok || c.Version != "1.2.4" {
+		t.Fatalf("after the writer closed: %+v, %v; want 1.2.4", c, ok)
 	}
 }
