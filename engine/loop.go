@@ -25,8 +25,9 @@ type loop struct {
 	done chan struct{}
 
 	// Touched only by the loop goroutine.
-	last    config.Target // last snapshot of this target with this identity (used while draining)
-	backoff backoffState
+	last     config.Target // last snapshot of this target with this identity (used while draining)
+	backoff  backoffState
+	draining bool // as of the previous pass, to report the change once
 
 	status targetStatusBox
 }
@@ -103,6 +104,10 @@ func (l *loop) run(ctx context.Context) {
 func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 	cfg, t, draining := l.snapshot()
 	s := l.sup
+	if draining && !l.draining {
+		l.emit(slog.LevelInfo, "", EventLoop, "target loop draining: starting nothing new, deregistering idle runners, letting busy ones finish")
+	}
+	l.draining = draining
 	now := s.clock.Now()
 	monitor := t.Mode == "monitor"
 	poll := t.PollInterval.D()

@@ -252,3 +252,33 @@ func TestEventLogIsBounded(t *testing.T) {
 		t.Fatalf("ring kept %v, want the newest three oldest first", got)
 	}
 }
+
+// While a's recovered runners hold the host's slots, b cannot launch beyond the host limit.
+func TestRecoveredRunnersCountAgainstHostCapacity(t *testing.T) {
+	h := newHarness(t)
+	a := baseTarget("a")
+	for i := 1; i <= 2; i++ {
+		id := fmt.Sprintf("h1-%d", i)
+		h.w.nextPID++
+		p := Process{PID: h.w.nextPID, StartTime: 1}
+		h.w.procs["/run/rm/"+id] = &fproc{p: p, name: journal.RunnerNamePrefix + id, target: "a", alive: true}
+		h.w.running++
+		h.w.regs[int64(i)] = &ghRunner{id: int64(i), name: journal.RunnerNamePrefix + id, identity: "repo:acme/a", busy: true}
+		h.j.Put(journal.Attempt{ID: id, Target: "a", Policy: fingerprint(a), Slot: i - 1, RunnerName: journal.RunnerNamePrefix + id,
+			RunnerID: int64(i), RuntimeDir: "/run/rm/" + id, ShimPID: p.PID, ShimStart: 1, State: journal.StateBusy})
+	}
+	h.w.setQueued("repo:acme/b", 3)
+	cfg := cfgOf(a, baseTarget("b"))
+	cfg.Daemon.MaxRunners = 3
+	h.apply(cfg)
+	h.run()
+	h.waitPass("a", 0)
+	h.waitPass("b", 0)
+	h.settle(2)
+	if got := h.byState("b"); got["started"] != 1 {
+		t.Fatalf("b with 2 of 3 host slots held by a's recovered runners: %v, want 1 started", got)
+	}
+	if h.j.MaxHostLive() > 3 {
+		t.Fatalf("host limit exceeded: %d", h.j.MaxHostLive())
+	}
+}

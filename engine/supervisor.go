@@ -256,10 +256,11 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	s.mu.Unlock()
 
 	<-runCtx.Done()
-	s.wg.Wait()
+	// Mark stopped before joining so a concurrent Apply cannot add a loop to a closing WaitGroup.
 	s.mu.Lock()
 	s.stopped = true
 	s.mu.Unlock()
+	s.wg.Wait()
 	return nil
 }
 

@@ -65,9 +65,12 @@ func (j *Journal) Plan(ctx context.Context, req journal.PlanRequest) (journal.At
 	for used[slot] {
 		slot++
 	}
-	j.seq++
+	id := ""
+	for id == "" || j.attempts[id].ID != "" { // skip ids a test seeded with Put
+		j.seq++
+		id = fmt.Sprintf("%s-%d", j.hostID, j.seq)
+	}
 	now := j.Now()
-	id := fmt.Sprintf("%s-%d", j.hostID, j.seq)
 	a := journal.Attempt{
 		ID: id, Target: req.Target, Policy: req.Policy, Slot: slot,
 		RunnerName: journal.RunnerNamePrefix + id, Labels: slices.Clone(req.Labels),
