@@ -117,16 +117,17 @@ func (c *Cache) newProgress(key string, total int64) *progress {
 		log: c.opts.Logger, now: c.opts.Now, interval: c.opts.LogInterval,
 		key: key, total: total, start: now, lastLog: now,
 	}
-	if c.opts.Progress != nil && c.isTTY(c.opts.Progress) {
+	if w := c.opts.Progress; w != nil && c.isTTY(w) {
 		p.bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(c.opts.Progress),
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetRenderBlankState(true),
+			progressbar.OptionOnCompletion(func() { _, _ = io.WriteString(w, "\n") }),
 			progressbar.OptionSetDescription("runner "+key),
 			progressbar.OptionShowBytes(true),
 			progressbar.OptionShowTotalBytes(true),
 			progressbar.OptionThrottle(100*time.Millisecond),
 			// 0 disables the spinner goroutine an unknown length would otherwise start.
 			progressbar.OptionSetSpinnerChangeInterval(0),
-			progressbar.OptionClearOnFinish(),
 		)
 	}
 	p.log.Info("downloading runner package", "package", key, "bytes_total", total)

@@ -36,8 +36,8 @@ type LauncherOptions struct {
 	// RuntimeRoot is the directory every runtime directory lives below (required). Start and
 	// RemoveRuntimeDir refuse any path outside it.
 	RuntimeRoot string
-	// ShimExecutable and ShimArgs start the shim; default os.Executable() and ["shim"]. Tests
-	// point them at the test binary.
+	// ShimExecutable and ShimArgs start the shim; default os.Executable() and, when ShimArgs is
+	// nil, ["shim"]. Tests point them at the test binary.
 	ShimExecutable string
 	ShimArgs       []string
 	// StartTimeout bounds how long Start waits for the shim to confirm; default 15 s.
@@ -73,9 +73,9 @@ func NewLauncher(opts LauncherOptions) (*Launcher, error) {
 		if l.exe, err = os.Executable(); err != nil {
 			return nil, fmt.Errorf("runner launcher: find own executable to run the shim: %w", err)
 		}
-		if l.args == nil {
-			l.args = []string{"shim"}
-		}
+	}
+	if l.args == nil {
+		l.args = []string{"shim"}
 	}
 	if l.timeout <= 0 {
 		l.timeout = 15 * time.Second

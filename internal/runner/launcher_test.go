@@ -325,3 +325,27 @@ func TestShimOutlivesKilledDaemon(t *testing.T) {
 		t.Fatalf("exit = %+v", exit)
 	}
 }
+
+// Processes a finished runner leaves in its process group do not outlive the attempt.
+func TestShimSweepsRunnerLeftovers(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	dir := newRuntimeDir(t, root, "orphan")
+	startTestRunner(t, newTestLauncher(t, root), dir, map[string]string{"MODE": "orphan"})
+	if exit := waitExit(t, dir); exit.ExitCode != 0 {
+		t.Fatalf("exit = %+v", exit)
+	}
+	log := readLog(t, dir)
+	i := strings.Index(log, "runner: orphan=")
+	if i < 0 {
+		t.Fatalf("no orphan pid in the log:\n%s", log)
+	}
+	pid, err := strconv.Atoi(strings.Fields(log[i+len("runner: orphan="):])[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the leftover sleep to be killed", func() bool {
+		_, err := ProcessStartTime(pid)
+		return errors.Is(err, ErrProcessNotFound)
+	})
+}

@@ -51,3 +51,7 @@ func signalVerified(pid int, startTime uint64, sig syscall.Signal) error {
 	}
 	return nil
 }
+
+// awaitExitKeepZombie is not available (x/sys has no waitid on macOS): the shim then does not
+// sweep the runner's process group, rather than risk signalling a reused group id.
+func awaitExitKeepZombie(int) error { return errors.ErrUnsupported }

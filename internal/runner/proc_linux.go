@@ -61,3 +61,15 @@ func signalVerified(pid int, startTime uint64, sig syscall.Signal) error {
 	}
 	return nil
 }
+
+// awaitExitKeepZombie blocks until pid has exited but leaves it unreaped, so neither its pid nor
+// the process group named after it can be reused until the caller reaps it.
+func awaitExitKeepZombie(pid int) error {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}

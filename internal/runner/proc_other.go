@@ -18,3 +18,5 @@ func readProcInfo(pid int) (procInfo, error) {
 func signalVerified(pid int, _ uint64, _ syscall.Signal) error {
 	return fmt.Errorf("signal pid %d on %s: %w", pid, runtime.GOOS, errUnsupportedOS)
 }
+
+func awaitExitKeepZombie(int) error { return errUnsupportedOS }

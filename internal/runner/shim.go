@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -39,14 +40,14 @@ type shimArgs struct {
 }
 
 func parseShimArgs(args []string, stderr io.Writer) (shimArgs, error) {
-	fs := flag.NewFlagSet("shim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	set := flag.NewFlagSet("shim", flag.ContinueOnError)
+	set.SetOutput(stderr)
 	var a shimArgs
-	fs.StringVar(&a.runtimeDir, "runtime-dir", "", "the attempt's runtime directory (holds run.sh)")
-	fs.StringVar(&a.attemptID, "attempt", "", "the attempt id, for logs and shim.json")
-	fs.StringVar(&a.workDir, "workdir", "", "the runner's working directory (default: the runtime directory)")
-	fs.BoolVar(&a.supervise, "supervise", false, "internal: run as the long-lived supervisor")
-	if err := fs.Parse(args); err != nil {
+	set.StringVar(&a.runtimeDir, "runtime-dir", "", "the attempt's runtime directory (holds run.sh)")
+	set.StringVar(&a.attemptID, "attempt", "", "the attempt id, for logs and shim.json")
+	set.StringVar(&a.workDir, "workdir", "", "the runner's working directory (default: the runtime directory)")
+	set.BoolVar(&a.supervise, "supervise", false, "internal: run as the long-lived supervisor")
+	if err := set.Parse(args); err != nil {
 		return a, err
 	}
 	if a.runtimeDir == "" || !filepath.IsAbs(a.runtimeDir) {
@@ -88,10 +89,10 @@ func RunShim(ctx context.Context, args []string, environ []string) int {
 // every inherited descriptor close-on-exec so none leaks further than intended.
 func takeInherited() (config []byte, ready *os.File, err error) {
 	closeInheritedOnExec()
-	ready = os.NewFile(readyFD, "ready")
-	in := os.NewFile(configFD, "jitconfig")
-	if in == nil || ready == nil {
-		return nil, nil, errors.New("the shim must be started with the config pipe on fd 3 and the ready pipe on fd 4")
+	in, ready := os.NewFile(configFD, "jitconfig"), os.NewFile(readyFD, "ready")
+	if !isPipe(in) || !isPipe(ready) {
+		// Started by hand, or by something other than Launcher.Start: touch nothing.
+		return nil, nil, errors.New("the shim must be started by the daemon, with the config pipe on fd 3 and the ready pipe on fd 4")
 	}
 	defer in.Close()
 	config, err = io.ReadAll(io.LimitReader(in, maxJITConfig+1))
@@ -104,6 +105,14 @@ func takeInherited() (config []byte, ready *os.File, err error) {
 		return nil, ready, fmt.Errorf("the JIT config is larger than %d bytes", maxJITConfig)
 	}
 	return config, ready, nil
+}
+
+func isPipe(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&fs.ModeNamedPipe != 0
 }
 
 func report(ready *os.File, r readyReport) {
@@ -213,7 +222,16 @@ func supervise(ctx context.Context, log *slog.Logger, a shimArgs, environ []stri
 // the runner, and records the exit.
 func wait(log *slog.Logger, runtimeDir string, cmd *exec.Cmd, sigs <-chan os.Signal) int {
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() {
+		pid := cmd.Process.Pid
+		// run.sh has exited, so no job is running: whatever is left in its process group is a
+		// leftover of a finished job and must not outlive the attempt. The unreaped zombie keeps
+		// the group id from being reused while we signal it.
+		if awaitExitKeepZombie(pid) == nil {
+			_ = killGroup(pid)
+		}
+		done <- cmd.Wait()
+	}()
 	stopRequested := false
 	for {
 		select {

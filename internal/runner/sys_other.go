@@ -20,3 +20,4 @@ func closeInheritedOnExec()            {}
 
 func exitOf(ps *os.ProcessState) (int, string) { return ps.ExitCode(), "" }
 func signalName(sig os.Signal) string          { return sig.String() }
+func killGroup(int) error                      { return errUnsupportedOS }

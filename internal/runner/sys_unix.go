@@ -57,3 +57,6 @@ func signalName(sig os.Signal) string {
 	}
 	return sig.String()
 }
+
+// killGroup SIGKILLs every process left in a process group.
+func killGroup(pgid int) error { return unix.Kill(-pgid, unix.SIGKILL) }

@@ -1,0 +1,72 @@
+package runner
+
+import (
+	"archive/tar"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every hostile archive is refused whole: nothing is written outside the cache, no package
+// directory appears, no temp file stays.
+func TestEnsureRefusesHostileArchives(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		entries []tarEntry
+		want    string
+	}{
+		{"absolute path", []tarEntry{{name: "/tmp/evil", body: "x"}}, "absolute or leaves"},
+		{"dot-dot path", []tarEntry{{name: "bin/../../evil", body: "x"}}, "absolute or leaves"},
+		{"absolute symlink", []tarEntry{{name: "etc", typ: tar.TypeSymlink, link: "/etc"}}, "symlink target"},
+		{"escaping symlink", []tarEntry{{name: "bin/up", typ: tar.TypeSymlink, link: "../../.."}}, "symlink target"},
+		{"write through symlink", []tarEntry{
+			{name: "bin/self", typ: tar.TypeSymlink, link: "."},
+			{name: "bin/self/x", body: "x"},
+		}, "through symlink"},
+		{"symlink chain out", []tarEntry{
+			{name: "a/b", typ: tar.TypeSymlink, link: ".."},
+			{name: "a/b/c", typ: tar.TypeSymlink, link: ".."},
+		}, "through symlink"},
+		{"hardlink outside", []tarEntry{{name: "passwd", typ: tar.TypeLink, link: "../../../etc/passwd"}}, "hardlink target"},
+		{"hardlink to symlink", []tarEntry{
+			{name: "l", typ: tar.TypeSymlink, link: "run.sh"},
+			{name: "h", typ: tar.TypeLink, link: "l"},
+		}, "hardlink to symlink"},
+		{"device node", []tarEntry{{name: "dev", typ: tar.TypeChar}}, "unsupported entry type"},
+		{"duplicate entry", []tarEntry{{name: "run.sh", body: "a"}, {name: "run.sh", body: "b"}}, "file exists"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			body := buildTarGz(t, tt.entries)
+			srv := servePackage(t, serveBytes(body))
+			c := newTestCache(t, CacheOptions{})
+			_, err := c.Ensure(context.Background(), testPackage(srv.URL, body))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Ensure = %v, want error containing %q", err, tt.want)
+			}
+			if got := cacheEntries(t, c); len(got) != 0 {
+				t.Fatalf("cache holds %v after a refused archive", got)
+			}
+			if _, err := os.Lstat(filepath.Join(filepath.Dir(c.Dir()), "evil")); err == nil {
+				t.Fatal("an entry was written outside the cache")
+			}
+		})
+	}
+}
+
+func TestEnsureRefusesNonGzip(t *testing.T) {
+	t.Parallel()
+	body := []byte("PK\x03\x04 this is a zip")
+	srv := servePackage(t, serveBytes(body))
+	c := newTestCache(t, CacheOptions{})
+	if _, err := c.Ensure(context.Background(), testPackage(srv.URL, body)); err == nil || !strings.Contains(err.Error(), "gzip") {
+		t.Fatalf("Ensure = %v, want a gzip error", err)
+	}
+	if got := cacheEntries(t, c); len(got) != 0 {
+		t.Fatalf("cache holds %v", got)
+	}
+}

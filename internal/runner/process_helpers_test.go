@@ -1,0 +1,131 @@
+//go:build linux
+
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fakeRunner is run.sh for tests: it reports what it received without printing secrets, then
+// exits as $MODE says or waits for SIGTERM and exits 42.
+const fakeRunner = `#!/bin/sh
+trap 'kill "$child" 2>/dev/null; echo "runner: got TERM"; exit 42' TERM
+echo "runner: jit=${ACTIONS_RUNNER_INPUT_JITCONFIG:+set} jit_len=${#ACTIONS_RUNNER_INPUT_JITCONFIG}"
+echo "runner: token=${GITHUB_TOKEN:-absent} custom=${CUSTOM:-absent} cwd=$(pwd)"
+case "${MODE:-wait}" in
+exit) exit "$CODE" ;;
+kill) kill -KILL $$ ;;
+orphan) sleep 600 & echo "runner: orphan=$!"; exit 0 ;;
+esac
+sleep 600 &
+child=$!
+echo "runner: ready"
+wait "$child"
+`
+
+const testJIT = "eyJzZWNyZXQiOiJqaXQtY29uZmlnLXRoYXQtbXVzdC1uZXZlci1sZWFrIn0=-end"
+
+func testExecutable(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+func newTestLauncher(t *testing.T, root string) *Launcher {
+	t.Helper()
+	l, err := NewLauncher(LauncherOptions{
+		RuntimeRoot:    root,
+		ShimExecutable: testExecutable(t),
+		ShimArgs:       []string{"shim"},
+		BaseEnv:        []string{"PATH=" + os.Getenv("PATH")},
+		Logger:         slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// newRuntimeDir creates root/<id> holding the fake runner as run.sh.
+func newRuntimeDir(t *testing.T, root, id string) string {
+	t.Helper()
+	dir := filepath.Join(root, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "run.sh"), []byte(fakeRunner), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// killOnCleanup makes sure no shim or runner outlives a failing test.
+func killOnCleanup(t *testing.T, dir string) {
+	t.Cleanup(func() {
+		st, err := ReadShimState(dir)
+		if err != nil {
+			return
+		}
+		if st.RunnerPID > 0 {
+			if ok, _ := Alive(st.RunnerPID, st.RunnerStartTime); ok {
+				_ = syscall.Kill(-st.RunnerPID, syscall.SIGKILL)
+			}
+		}
+		_ = signalIdentified(st.PID, st.StartTime, syscall.SIGKILL)
+	})
+}
+
+func startTestRunner(t *testing.T, l *Launcher, dir string, env map[string]string) Handle {
+	t.Helper()
+	killOnCleanup(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h, err := l.Start(ctx, Spec{AttemptID: filepath.Base(dir), RuntimeDir: dir, JITConfig: testJIT, Env: env})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return h
+}
+
+func waitExit(t *testing.T, dir string) Exit {
+	t.Helper()
+	var exit Exit
+	eventually(t, "exit.json in "+dir, func() bool {
+		var ok bool
+		var err error
+		exit, ok, err = ExitStatus(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	})
+	return exit
+}
+
+func readLog(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func waitLog(t *testing.T, dir, want string, count int) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%d× %q in the runner log", count, want), func() bool {
+		data, _ := os.ReadFile(filepath.Join(dir, LogFile))
+		return strings.Count(string(data), want) >= count
+	})
+}

@@ -1,0 +1,90 @@
+//go:build linux
+
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestRemoveRuntimeDirRefusesOutsideRoot(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	root := filepath.Join(parent, "runs")
+	l := newTestLauncher(t, root)
+	victim := filepath.Join(parent, "precious")
+	if err := os.MkdirAll(victim, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(parent, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{victim, root, root + "/..", root + "/../precious", "/", "relative/x", parent + "/runsx"} {
+		if err := l.RemoveRuntimeDir(context.Background(), dir); !errors.Is(err, ErrOutsideRuntimeRoot) {
+			t.Errorf("RemoveRuntimeDir(%q) = %v, want ErrOutsideRuntimeRoot", dir, err)
+		}
+	}
+	// A symlink inside the root pointing out is removed as a link; its target survives.
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(root, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RemoveRuntimeDir(context.Background(), filepath.Join(root, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Fatalf("the symlink's target was removed: %v", err)
+	}
+}
+
+func TestRemoveRuntimeDir(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	l := newTestLauncher(t, root)
+	dir := newRuntimeDir(t, root, "done")
+	locked := filepath.Join(dir, "_work", "job", "readonly")
+	if err := os.MkdirAll(locked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(locked, "f"), []byte("x"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(locked), 0o555); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RemoveRuntimeDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s still exists", dir)
+	}
+	if err := l.RemoveRuntimeDir(context.Background(), dir); err != nil {
+		t.Fatalf("removing an absent directory: %v", err)
+	}
+}
+
+// The directory of a live runner is never removed: that would break a possibly busy job.
+func TestRemoveRuntimeDirRefusesLiveRunner(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	l := newTestLauncher(t, root)
+	dir := newRuntimeDir(t, root, "live")
+	h := startTestRunner(t, l, dir, nil)
+	if err := l.RemoveRuntimeDir(context.Background(), dir); !errors.Is(err, ErrRunnerAlive) {
+		t.Fatalf("RemoveRuntimeDir(live) = %v, want ErrRunnerAlive", err)
+	}
+	waitLog(t, dir, "runner: ready", 1)
+	if err := l.Stop(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, dir)
+	eventually(t, "the shim to exit", func() bool { ok, _ := Alive(h.PID, h.StartTime); return !ok })
+	if err := l.RemoveRuntimeDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+}
