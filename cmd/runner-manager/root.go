@@ -25,6 +25,7 @@ func newRootCmd() *cobra.Command {
 		newStatusCmd(), newRunnersCmd(),
 		newConfigCmd(),
 		newAuthCmd(),
+		newShimCmd(),
 	)
 	return root
 }
