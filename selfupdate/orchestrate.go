@@ -16,8 +16,10 @@ type Candidates interface {
 	Next(ctx context.Context) (Candidate, error)
 }
 
-// Drainer is the engine's upgrade drain: it returns once the journal counts no live runner (no
-// deadline; busy runners finish their jobs), or with ctx's error when a shutdown supersedes it.
+// Drainer is the engine's upgrade drain: it returns nil once the journal counts no live runner (no
+// deadline; busy runners finish their jobs). When a shutdown supersedes it, it must return an error
+// matching context.Canceled (wrap engine.ErrSuperseded so), which abandons the upgrade quietly; any
+// other error is logged as a failed drain.
 type Drainer interface {
 	UpgradeDrain(ctx context.Context) error
 }
@@ -58,7 +60,7 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 		}
 		log.Info("upgrade: draining; busy runners finish their jobs first (no deadline)", "version", c.Version)
 		if err := o.Drainer.UpgradeDrain(ctx); err != nil || ctx.Err() != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 				log.Info("upgrade abandoned: shutting down during the drain; nothing was swapped", "version", c.Version)
 				return nil
 			}

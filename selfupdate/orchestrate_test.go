@@ -3,6 +3,7 @@ package selfupdate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"testing"
@@ -129,6 +130,24 @@ func TestFailedDrainResumesAndSwapsNothing(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run = %v, want nil on shutdown", err)
+	}
+	runsVersion(t, in.Target, "1.2.3")
+}
+
+// The engine reports a drain superseded by a shutdown before the daemon's context ends; that is
+// an abandoned upgrade, not a failure to retry.
+func TestSupersededDrainAbandonsQuietly(t *testing.T) {
+	superseded := errors.New("upgrade drain superseded by shutdown")
+	resumed := false
+	o, in, _ := newOrchestrator(t, DrainFunc(func(context.Context) error {
+		return fmt.Errorf("%w: %w", context.Canceled, superseded)
+	}))
+	o.Resume = func() { resumed = true }
+	if err := o.Run(t.Context()); err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	if resumed {
+		t.Error("a superseded drain resumed launching; the daemon is shutting down")
 	}
 	runsVersion(t, in.Target, "1.2.3")
 }
