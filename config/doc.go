@@ -2,3 +2,7 @@
 // RUNNER_MANAGER_* environment overrides and defaults, validation with positioned errors, and watching
 // the file for changes. It produces immutable *Config snapshots and imports nothing of this module.
 package config
+
+// docs/config.schema.json is generated from the structs and their doc comments; TestSchema fails
+// when it is stale.
+//go:generate go test -run TestSchema -update .
