@@ -46,6 +46,9 @@ type Options struct {
 	// backoff (default 1 s, doubling, ±20% jitter).
 	MaxRetries uint64
 	RetryBase  time.Duration
+	// RequestTimeout bounds each attempt (default 30 s); an attempt that times out is retried
+	// like a connection error.
+	RequestTimeout time.Duration
 	// MaxRateWait is the longest a call waits for a rate-limit reset before returning
 	// *RateLimitedError instead (default 0: never wait, fail fast, let the engine reschedule).
 	MaxRateWait time.Duration
@@ -99,6 +102,9 @@ func newBare(o Options) *Client {
 	}
 	if o.RetryBase == 0 {
 		o.RetryBase = time.Second
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = 30 * time.Second
 	}
 	b := NewBudget(o.Clock)
 	c := &Client{o: o, budget: b, groups: map[string]int64{}}
@@ -183,20 +189,29 @@ type op struct {
 	perm     perm
 }
 
+// maxRateWaits bounds how often one call waits out a rate limit before giving up.
+const maxRateWaits = 3
+
 // call runs fn under the retry policy: 5xx and connection errors back off exponentially with
 // jitter (bounded), a rate limit waits for its reset only when within MaxRateWait, a 401 re-reads
 // the credential once, and everything else is returned classified.
 func (c *Client) call(ctx context.Context, s Scope, o op, fn func(ctx context.Context) (*gh.Response, error)) error {
 	ctx = withOwner(withEndpoint(ctx, o.endpoint), s.Owner)
 	b := retry.WithMaxRetries(c.o.MaxRetries, retry.WithJitterPercent(20, retry.NewExponential(c.o.RetryBase)))
-	reloaded := false
+	reloaded, rateWaits := false, 0
 	for {
-		resp, err := fn(ctx)
+		actx, cancel := context.WithTimeout(ctx, c.o.RequestTimeout)
+		resp, err := fn(actx)
+		cancel()
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("target %s: %s: %w", s, o.what, ctx.Err())
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = &Error{Target: s.String(), Op: o.what, Retryable: true,
+				Detail: fmt.Sprintf("GitHub did not answer within %s", c.o.RequestTimeout)}
 		}
 		cerr := c.classify(s, o, resp, err)
 		var rl *RateLimitedError
@@ -204,9 +219,10 @@ func (c *Client) call(ctx context.Context, s Scope, o op, fn func(ctx context.Co
 		switch {
 		case errors.As(cerr, &rl):
 			wait := rl.Until.Sub(c.o.Clock.Now())
-			if wait > c.o.MaxRateWait {
+			if wait > c.o.MaxRateWait || rateWaits >= maxRateWaits {
 				return rl
 			}
+			rateWaits++
 			c.o.Logger.Info("GitHub rate limit: waiting for the reset", "target", s.String(), "endpoint", o.endpoint, "until", rl.Until)
 			if err := c.o.Sleep(ctx, wait); err != nil {
 				return fmt.Errorf("target %s: %s: %w", s, o.what, err)
@@ -238,6 +254,10 @@ func (c *Client) call(ctx context.Context, s Scope, o op, fn func(ctx context.Co
 
 // classify turns a go-github or transport error into one of the package's error types.
 func (c *Client) classify(s Scope, o op, resp *gh.Response, err error) error {
+	var own *Error
+	if errors.As(err, &own) {
+		return own
+	}
 	var rl *RateLimitedError
 	if errors.As(err, &rl) {
 		cp := *rl

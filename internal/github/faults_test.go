@@ -279,3 +279,28 @@ func countStatus(reqs []RequestInfo, status int) int {
 	}
 	return n
 }
+
+func TestAttemptTimeoutIsRetried(t *testing.T) {
+	s := newSim(t)
+	o := s.options()
+	o.RequestTimeout, o.MaxRetries = 50*time.Millisecond, 1
+	c := s.clientWith(o)
+	id := s.srv.AddFault(ghsim.Fault{Path: runsPath, Kind: ghsim.FaultLatency, Latency: time.Minute})
+	_, err := c.QueuedJobs(context.Background(), repoScope, nil)
+	if !IsRetryable(err) || !strings.Contains(err.Error(), "GitHub did not answer within 50ms") || s.srv.FaultHits(id) != 2 {
+		t.Fatalf("err = %v after %d attempts", err, s.srv.FaultHits(id))
+	}
+}
+
+func TestRateLimitWaitsAreBounded(t *testing.T) {
+	s := newSim(t)
+	o := s.options()
+	o.MaxRateWait = time.Hour
+	c := s.clientWith(o)
+	s.srv.AddFault(ghsim.Fault{Path: runsPath, Kind: ghsim.FaultRateLimited, RetryAfter: time.Minute})
+	_, err := c.QueuedJobs(context.Background(), repoScope, nil)
+	var rl *RateLimitedError
+	if !errors.As(err, &rl) || len(s.Sleeps()) != maxRateWaits {
+		t.Fatalf("err = %v after %d waits", err, len(s.Sleeps()))
+	}
+}

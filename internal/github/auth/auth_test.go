@@ -99,6 +99,7 @@ func TestDeviceLogin(t *testing.T) {
 	}{
 		{"approved after pending", []string{"authorization_pending", "authorization_pending", ""}, "", []time.Duration{5 * time.Second, 5 * time.Second, 5 * time.Second}},
 		{"slow_down adds 5s", []string{"slow_down", "authorization_pending", ""}, "", []time.Duration{5 * time.Second, 10 * time.Second, 10 * time.Second}},
+		{"slow_down without interval", []string{"slow_down_bare", "slow_down_bare", ""}, "", []time.Duration{5 * time.Second, 10 * time.Second, 15 * time.Second}},
 		{"expired", []string{"authorization_pending", "expired_token"}, "expired before it was entered", nil},
 		{"denied", []string{"access_denied"}, "declined in the browser", nil},
 		{"unknown", []string{"device_flow_disabled"}, "enable Device Flow", nil},

@@ -86,7 +86,10 @@ func (d *DeviceFlow) Login(ctx context.Context, out io.Writer) (*Credential, err
 		return nil, errors.New("request a GitHub device code: GitHub's answer has no device or user code")
 	}
 	fmt.Fprintf(out, "Open %s and enter the code %s\n", code.VerificationURI, code.UserCode)
-	interval := time.Duration(max(code.Interval, 1)) * time.Second
+	interval := 5 * time.Second // RFC 8628's default when the server names none
+	if code.Interval > 0 {
+		interval = time.Duration(code.Interval) * time.Second
+	}
 	expiresIn := time.Duration(max(code.ExpiresIn, 1)) * time.Second
 	deadline := d.Clock.Now().Add(expiresIn)
 	form := url.Values{"client_id": {d.ClientID}, "device_code": {code.DeviceCode},

@@ -51,6 +51,8 @@ type oauthServer struct {
 	mu     sync.Mutex
 	polls  []string // scripted answers for successive polls: an error code, or "" for success
 	issued int
+	down   bool // the token endpoint answers 502
+	tries  int  // refresh requests seen
 	valid  map[string]bool // live refresh tokens
 	srv    *httptest.Server
 }
@@ -69,6 +71,13 @@ func newOAuthServer(t *testing.T, clock *fakeClock, polls ...string) *oauthServe
 	mux.HandleFunc("POST /login/oauth/access_token", func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
+		if r.FormValue("grant_type") == "refresh_token" {
+			o.tries++
+		}
+		if o.down {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
 		switch r.FormValue("grant_type") {
 		case "urn:ietf:params:oauth:grant-type:device_code":
 			if len(o.polls) > 0 {
@@ -78,6 +87,9 @@ func newOAuthServer(t *testing.T, clock *fakeClock, polls ...string) *oauthServe
 					ans := map[string]any{"error": code}
 					if code == "slow_down" {
 						ans["interval"] = 10
+					}
+					if code == "slow_down_bare" { // no new interval in the answer
+						ans["error"] = "slow_down"
 					}
 					writeJSON(w, ans)
 					return

@@ -29,10 +29,15 @@ type UserOptions struct {
 type User struct {
 	o UserOptions
 
-	mu   sync.Mutex
-	cred *Credential
-	dead error // non-nil: cred is unusable; look for a new sign-in in the store
+	mu        sync.Mutex
+	cred      *Credential
+	dead      error     // non-nil: cred is unusable; look for a new sign-in in the store
+	nextRenew time.Time // after a transient renewal failure, not before this
 }
+
+// renewRetry spaces renewal attempts after a transient failure, so an unreachable sign-in host
+// costs one attempt a minute rather than one per request.
+const renewRetry = time.Minute
 
 // NewUser loads the stored sign-in; ErrNotSignedIn (wrapped) if there is none.
 func NewUser(o UserOptions) (*User, error) {
@@ -78,9 +83,15 @@ func (u *User) Token(ctx context.Context, _ string) (string, error) {
 	if c.AccessExpiresAt.IsZero() || now.Before(c.AccessExpiresAt.Add(-u.o.RenewBefore)) {
 		return c.AccessToken, nil
 	}
+	if now.Before(u.nextRenew) && !c.Expired(now) {
+		return c.AccessToken, nil
+	}
 	if err := u.renewLocked(ctx); err != nil {
+		if u.dead == nil {
+			u.nextRenew = now.Add(renewRetry)
+		}
 		if u.dead == nil && !c.Expired(now) {
-			// A transient failure with time left: keep using the token, retry renewal next request.
+			// A transient failure with time left: keep using the token, try again in a minute.
 			u.o.Logger.Warn("GitHub sign-in renewal failed; will retry", "login", c.Login, "expires", c.AccessExpiresAt, "err", err)
 			return c.AccessToken, nil
 		}

@@ -168,12 +168,32 @@ func TestUserTransientRenewalFailureKeepsToken(t *testing.T) {
 	store := NewStore(t.TempDir())
 	first := signIn(t, srv, store, "h1")
 	u := newTestUser(t, srv, store, "h1")
-	srv.srv.Close() // GitHub's web host unreachable
+	srv.mu.Lock()
+	srv.down = true // GitHub's sign-in host fails
+	srv.mu.Unlock()
 	clock.Advance(7*time.Hour + 50*time.Minute)
-	if tok, err := u.Token(ctx, ""); err != nil || tok != first.AccessToken {
-		t.Fatalf("with 10 min left: %q, %v", tok, err)
+	for i := 0; i < 10; i++ { // ten requests within a minute: one renewal attempt
+		if tok, err := u.Token(ctx, ""); err != nil || tok != first.AccessToken {
+			t.Fatalf("with 10 min left: %q, %v", tok, err)
+		}
+		clock.Advance(5 * time.Second)
 	}
-	clock.Advance(11 * time.Minute)
+	clock.Advance(15 * time.Second)
+	u.Token(ctx, "")
+	if srv.tries != 2 {
+		t.Fatalf("%d renewal attempts in 65 s, want 2", srv.tries)
+	}
+	srv.mu.Lock()
+	srv.down = false
+	srv.mu.Unlock()
+	clock.Advance(time.Minute)
+	if tok, err := u.Token(ctx, ""); err != nil || tok == first.AccessToken {
+		t.Fatalf("after the host recovered: %q, %v", tok, err)
+	}
+	srv.mu.Lock()
+	srv.down = true
+	srv.mu.Unlock()
+	clock.Advance(8 * time.Hour)
 	if _, err := u.Token(ctx, ""); err == nil {
 		t.Fatal("expired token handed out")
 	}
