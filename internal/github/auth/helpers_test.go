@@ -51,8 +51,8 @@ type oauthServer struct {
 	mu     sync.Mutex
 	polls  []string // scripted answers for successive polls: an error code, or "" for success
 	issued int
-	down   bool // the token endpoint answers 502
-	tries  int  // refresh requests seen
+	down   bool            // the token endpoint answers 502
+	tries  int             // refresh requests seen
 	valid  map[string]bool // live refresh tokens
 	srv    *httptest.Server
 }
