@@ -25,7 +25,7 @@ const testSecret = "It's a Secret to Everybody"
 // examplesDir finds ../shared/github-api/webhooks by walking up from the package directory: in a
 // developer's tree shared/ sits beside main/, in CI beside the clone. Missing is a failure, not a
 // skip, because these payloads are the ground truth the parser is tested against.
-func examplesDir(t *testing.T) string {
+func examplesDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -45,7 +45,7 @@ func examplesDir(t *testing.T) string {
 	}
 }
 
-func examples(t *testing.T) map[string][]byte {
+func examples(t testing.TB) map[string][]byte {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(examplesDir(t), "*.json"))
 	if err != nil || len(files) == 0 {
@@ -104,7 +104,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 var t0 = time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)
 
-func newTestHandler(t *testing.T, rec *recorder, clk *fakeClock) *Handler {
+func newTestHandler(t testing.TB, rec *recorder, clk *fakeClock) *Handler {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(path, []byte(testSecret+"\n"), 0o600); err != nil {

@@ -1,0 +1,42 @@
+package webhook
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/runner-manager/runner-manager/config"
+)
+
+func TestRoute(t *testing.T) {
+	off := false
+	targets := []config.Target{
+		{Name: "api", Repository: "acme/api", Labels: []string{"linux", "x64"}},
+		{Name: "api-gpu", Repository: "acme/api", Labels: []string{"linux", "gpu"}},
+		{Name: "org", Organization: "acme", Labels: []string{"linux", "x64"}},
+		{Name: "other-org", Organization: "globex", Labels: []string{"linux", "x64"}},
+		{Name: "off", Repository: "acme/api", Labels: []string{"linux", "x64"}, Enabled: &off},
+	}
+	job := func(action, repo, org string, labels ...string) Event {
+		return Event{Action: action, Repo: repo, Org: org, Labels: labels}
+	}
+	for _, tc := range []struct {
+		name string
+		ev   Event
+		want []string
+	}{
+		{"queued, repo and org targets match", job("queued", "acme/api", "acme", "self-hosted", "linux"), []string{"api", "api-gpu", "org"}},
+		{"labels pick one repo target", job("queued", "acme/api", "acme", "linux", "gpu"), []string{"api-gpu"}},
+		{"names are case-insensitive", job("queued", "ACME/Api", "Acme", "Linux", "X64"), []string{"api", "org"}},
+		{"completed frees a slot", job("completed", "acme/web", "acme", "linux"), []string{"org"}},
+		{"user-owned repo reaches no org target", job("queued", "alice/tool", "", "linux"), nil},
+		{"GitHub-hosted job wakes nobody", job("queued", "acme/api", "acme", "ubuntu-latest"), nil},
+		{"job without labels wakes nobody", job("queued", "acme/api", "acme"), nil},
+		{"in_progress changes no demand", job("in_progress", "acme/api", "acme", "linux"), nil},
+		{"waiting is not queued yet", job("waiting", "acme/api", "acme", "linux"), nil},
+		{"unknown repository", job("queued", "initech/api", "initech", "linux"), nil},
+	} {
+		if got := Route(tc.ev, targets); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: Route = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
