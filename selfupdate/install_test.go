@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // installFixture: a private copy running 1.2.3 and a source holding sourceVariant.
@@ -25,7 +24,7 @@ func installFixture(t *testing.T, sourceVariant string) (in *Installer, src stri
 		t.Fatal(err)
 	}
 	placeBin(t, "v1.2.3", target)
-	return &Installer{Target: target, Timeout: 500 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, src
+	return &Installer{Target: target, Timeout: testProbeTimeout, Logger: slog.New(slog.DiscardHandler)}, src
 }
 
 func assertNoTempFiles(t *testing.T, dir string) {

@@ -93,3 +93,7 @@ func (c *fakeClock) awaitWaiter(t *testing.T) {
 		t.Fatal("nothing started waiting on the clock")
 	}
 }
+
+// testProbeTimeout is long enough for a loaded CI machine to start a binary and short enough for
+// the cases that hang on purpose.
+const testProbeTimeout = 2 * time.Second

@@ -66,7 +66,7 @@ func TestProbeVersionRealBinaries(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.variant, func(t *testing.T) {
 			start := time.Now()
-			got, err := ProbeVersion(t.Context(), nil, filepath.Join(fakeBins, tt.variant), 500*time.Millisecond)
+			got, err := ProbeVersion(t.Context(), nil, filepath.Join(fakeBins, tt.variant), testProbeTimeout)
 			if tt.errContains == "" {
 				if err != nil || got != tt.want {
 					t.Fatalf("got %q, %v; want %q", got, err, tt.want)

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // countingRun is ExecRun that counts executions, to prove an unchanged stamp is not probed again.
@@ -24,7 +23,7 @@ func newTestWatcher(t *testing.T, source string) (*Watcher, *fakeClock, *countin
 	clk, runs := newFakeClock(), &countingRun{}
 	return &Watcher{
 		Source: source, Running: "1.2.3", Clock: clk, Run: runs.run,
-		Timeout: 500 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
+		Timeout: testProbeTimeout, Logger: slog.New(slog.DiscardHandler),
 	}, clk, runs
 }
 
