@@ -12,12 +12,7 @@ import (
 
 // twoRunnersOneBusy starts target a with one busy and one idle runner, GitHub having seen the job.
 func twoRunnersOneBusy(t *testing.T) *harness {
-	h := newHarness(t)
-	h.w.setQueued("repo:acme/a", 2)
-	h.apply(cfgOf(baseTarget("a")))
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h := startA(t, 2)
 	h.w.setQueued("repo:acme/a", 1)
 	h.w.takeJobs("repo:acme/a")
 	h.tick(poll, 1, "a")
@@ -64,12 +59,7 @@ func TestShutdownIsBoundedAndLeavesBusyRunners(t *testing.T) {
 }
 
 func TestShutdownReturnsAsSoonAsDrained(t *testing.T) {
-	h := newHarness(t)
-	h.w.setQueued("repo:acme/a", 1)
-	h.apply(cfgOf(baseTarget("a")))
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h := startA(t, 1)
 	done := make(chan ShutdownReport, 1)
 	before := h.passCount("a")
 	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
@@ -86,18 +76,12 @@ func TestShutdownReturnsAsSoonAsDrained(t *testing.T) {
 	case <-h.deadline().Done():
 		t.Fatal("Shutdown did not return once drained")
 	}
-	<-h.runDone
-	h.cancel = nil
+	h.joinRun()
 	h.w.checkPromises()
 }
 
 func TestUpgradeDrainCompletesWhileGitHubIsUnreachable(t *testing.T) {
-	h := newHarness(t)
-	h.w.setQueued("repo:acme/a", 1)
-	h.apply(cfgOf(baseTarget("a")))
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h := startA(t, 1)
 	h.w.takeJobs("repo:acme/a")
 	h.tick(poll, 1, "a")
 	h.w.setFail("repo:acme/a", errOffline)
@@ -151,8 +135,7 @@ func TestShutdownSupersedesUpgradeDrain(t *testing.T) {
 	if rep.LeftBusy != 1 {
 		t.Fatalf("report = %+v", rep)
 	}
-	<-h.runDone
-	h.cancel = nil
+	h.joinRun()
 	h.w.checkPromises()
 }
 
@@ -232,11 +215,7 @@ func TestRateLimitedTargetBacksOffUntilResetAlone(t *testing.T) {
 	h := newHarness(t)
 	reset := h.clock.Now().Add(10 * time.Minute)
 	h.w.setFail("repo:acme/a", fmt.Errorf("list runners: %w", rateLimitErr{at: reset}))
-	h.apply(cfgOf(baseTarget("a"), baseTarget("b")))
-	h.run()
-	h.waitPass("a", 0)
-	h.waitPass("b", 0)
-	h.settle(2)
+	h.begin(cfgOf(baseTarget("a"), baseTarget("b")))
 	st := h.s.Status()
 	if st.Targets[0].Backoff != "rate-limited" || st.Targets[0].BackoffUntil.Before(reset) || st.Targets[1].Backoff != "" {
 		t.Fatalf("status = %+v", st.Targets)

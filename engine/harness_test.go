@@ -82,6 +82,38 @@ func (h *harness) run() {
 	h.t.Cleanup(h.stop)
 }
 
+// begin applies cfg, runs, and returns once every enabled target finished its first pass and parked.
+func (h *harness) begin(cfg *config.Config) {
+	h.t.Helper()
+	h.apply(cfg)
+	h.run()
+	n := 0
+	for _, tg := range cfg.Targets {
+		if tg.IsEnabled() {
+			h.waitPass(tg.Name, 0)
+			n++
+		}
+	}
+	h.settle(n)
+}
+
+// startA runs target a (repo acme/a) with queued jobs waiting, after its first pass.
+func startA(t *testing.T, queued int) *harness {
+	h := newHarness(t)
+	h.w.setQueued("repo:acme/a", queued)
+	h.begin(cfgOf(baseTarget("a")))
+	return h
+}
+
+// joinRun waits for Run to return by itself (after Shutdown).
+func (h *harness) joinRun() {
+	h.t.Helper()
+	if err := <-h.runDone; err != nil {
+		h.t.Errorf("Run: %v", err)
+	}
+	h.cancel = nil
+}
+
 func (h *harness) stop() {
 	if h.cancel == nil {
 		return

@@ -16,10 +16,7 @@ func TestLaunchSuperviseAndConclude(t *testing.T) {
 	h := newHarness(t)
 	a := baseTarget("a")
 	h.w.setQueued("repo:acme/a", 2)
-	h.apply(cfgOf(a))
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h.begin(cfgOf(a))
 
 	if got := h.byState("a"); got["started"] != 2 {
 		t.Fatalf("after the first pass: %v, want 2 started", got)
@@ -77,10 +74,7 @@ func TestIdleRunnersReapedAfterIdleTimeoutKeepingMinIdle(t *testing.T) {
 	a.MinIdle = 1
 	a.IdleTimeout = 0
 	h.w.setQueued("repo:acme/a", 2)
-	h.apply(cfgOf(a))
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h.begin(cfgOf(a))
 	if got := h.byState("a"); got["started"] != 3 {
 		t.Fatalf("demand 2 + min_idle 1: %v, want 3 started", got)
 	}
@@ -109,10 +103,7 @@ func TestReapRaceWithJobLeavesBusyRunner(t *testing.T) {
 	a := baseTarget("a")
 	a.IdleTimeout = 60 * 1e9
 	h.w.setQueued("repo:acme/a", 1)
-	h.apply(cfgOf(a))
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h.begin(cfgOf(a))
 	h.w.setQueued("repo:acme/a", 0)
 	// GitHub hands it a job between our list and our delete: the delete answers busy.
 	h.w.mu.Lock()

@@ -21,19 +21,13 @@ func TestRestoreAdoptsRunningRunners(t *testing.T) {
 	h := newHarness(t)
 	h.w.setQueued("repo:acme/a", 3)
 	cfg := cfgOf(baseTarget("a"))
-	h.apply(cfg)
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h.begin(cfg)
 	h.w.setQueued("repo:acme/a", 2)
 	h.w.takeJobs("repo:acme/a") // two busy, one idle
 	h.stop()                    // daemon exit: stop supervising only
 
 	h.s = h.newSupervisor()
-	h.apply(cfg)
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h.begin(cfg)
 
 	adopted := 0
 	for _, ev := range h.s.Status().Events {
@@ -179,10 +173,7 @@ func TestLaunchFailuresConcludeTheirSideEffects(t *testing.T) {
 	h := newHarness(t)
 	h.w.failStart = errors.New("exec run.sh: permission denied")
 	h.w.setQueued("repo:acme/a", 1)
-	h.apply(cfgOf(baseTarget("a")))
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h.begin(cfgOf(baseTarget("a")))
 	all := h.j.All()
 	if len(all) == 0 {
 		t.Fatal("no attempt")
@@ -270,11 +261,7 @@ func TestRecoveredRunnersCountAgainstHostCapacity(t *testing.T) {
 	h.w.setQueued("repo:acme/b", 3)
 	cfg := cfgOf(a, baseTarget("b"))
 	cfg.Daemon.MaxRunners = 3
-	h.apply(cfg)
-	h.run()
-	h.waitPass("a", 0)
-	h.waitPass("b", 0)
-	h.settle(2)
+	h.begin(cfg)
 	if got := h.byState("b"); got["started"] != 1 {
 		t.Fatalf("b with 2 of 3 host slots held by a's recovered runners: %v, want 1 started", got)
 	}

@@ -27,11 +27,7 @@ func (h *harness) loop(name string) *loop {
 func TestApplySameConfigTwiceIsNoOp(t *testing.T) {
 	h := newHarness(t)
 	h.w.setQueued("repo:acme/a", 1)
-	h.apply(cfgOf(baseTarget("a"), baseTarget("b")))
-	h.run()
-	h.waitPass("a", 0)
-	h.waitPass("b", 0)
-	h.settle(2)
+	h.begin(cfgOf(baseTarget("a"), baseTarget("b")))
 	la := h.loop("a")
 	r := h.apply(cfgOf(baseTarget("a"), baseTarget("b"))) // equal content, new pointer
 	if !r.NoOp() || r.Generation != 1 {
@@ -51,10 +47,7 @@ func TestApplyChangedFieldsTakeEffectNextPassWithoutRestart(t *testing.T) {
 	a := baseTarget("a")
 	a.MaxRunners = 1
 	h.w.setQueued("repo:acme/a", 3)
-	h.apply(cfgOf(a))
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h.begin(cfgOf(a))
 	if got := h.byState("a"); got["started"] != 1 {
 		t.Fatalf("max_runners 1: %v", got)
 	}
@@ -127,11 +120,7 @@ func TestRemovalDrainsOnlyThatTarget(t *testing.T) {
 	h := newHarness(t)
 	h.w.setQueued("repo:acme/a", 2)
 	h.w.setQueued("repo:acme/b", 1)
-	h.apply(cfgOf(baseTarget("a"), baseTarget("b")))
-	h.run()
-	h.waitPass("a", 0)
-	h.waitPass("b", 0)
-	h.settle(2)
+	h.begin(cfgOf(baseTarget("a"), baseTarget("b")))
 	h.w.setQueued("repo:acme/a", 1)
 	h.w.takeJobs("repo:acme/a") // one of a's runners is busy, one idle
 	lb := h.loop("b")
@@ -169,12 +158,7 @@ func TestRemovalDrainsOnlyThatTarget(t *testing.T) {
 }
 
 func TestIdentityChangeDrainsOldRegistrationsAndStartsNewLoop(t *testing.T) {
-	h := newHarness(t)
-	h.w.setQueued("repo:acme/a", 2)
-	h.apply(cfgOf(baseTarget("a")))
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h := startA(t, 2)
 	h.w.setQueued("repo:acme/a", 1)
 	h.w.takeJobs("repo:acme/a")
 	h.w.setQueued("repo:acme/moved", 1)
@@ -217,10 +201,7 @@ func TestLabelChangeReplacesIdleAndLetsBusyFinish(t *testing.T) {
 	a := baseTarget("a")
 	a.MinIdle = 1
 	h.w.setQueued("repo:acme/a", 1)
-	h.apply(cfgOf(a))
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h.begin(cfgOf(a))
 	h.w.takeJobs("repo:acme/a")
 	h.tick(poll, 1, "a") // observe busy
 	oldPolicy := fingerprint(a)
@@ -247,10 +228,7 @@ func TestMonitorModeObservesOnly(t *testing.T) {
 	a := baseTarget("a")
 	a.Mode = "monitor"
 	h.w.setQueued("repo:acme/a", 4)
-	h.apply(cfgOf(a))
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h.begin(cfgOf(a))
 	if n := h.w.callCount("JITConfig", "repo:acme/a"); n != 0 || len(h.j.All()) != 0 {
 		t.Fatalf("monitor mode launched: %d JIT calls, %d attempts", n, len(h.j.All()))
 	}
@@ -261,10 +239,7 @@ func TestMonitorModeObservesOnly(t *testing.T) {
 
 func TestWakeRunsAPassAtOnce(t *testing.T) {
 	h := newHarness(t)
-	h.apply(cfgOf(baseTarget("a")))
-	h.run()
-	h.waitPass("a", 0)
-	h.settle(1)
+	h.begin(cfgOf(baseTarget("a")))
 	h.w.setQueued("repo:acme/a", 1)
 	h.poke("a", 1) // no time passes
 	if got := h.byState("a"); got["started"] != 1 {
