@@ -86,8 +86,11 @@ func (s *Server) handleRunnerAcquire(w http.ResponseWriter, r *http.Request) {
 		rn.busy, rn.jobID = true, j.id
 		s.registration(rn.id).JobID = j.id
 		s.queueWebhook(j, "in_progress")
-		writeJSON(w, http.StatusOK, runnerproto.Assignment{JobID: j.id, JobName: j.name,
-			DurationMS: j.duration.Milliseconds(), Fault: j.fault})
+		ms := j.duration.Milliseconds()
+		if j.duration < 0 {
+			ms = -1 // until FinishJob
+		}
+		writeJSON(w, http.StatusOK, runnerproto.Assignment{JobID: j.id, JobName: j.name, DurationMS: ms, Fault: j.fault})
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -74,7 +74,7 @@ type ConnectResponse struct {
 type Assignment struct {
 	JobID      int64  `json:"job_id"`
 	JobName    string `json:"job_name"`
-	DurationMS int64  `json:"duration_ms"`
+	DurationMS int64  `json:"duration_ms"` // <0: run until the simulator says finish
 	Fault      string `json:"fault,omitempty"`
 }
 

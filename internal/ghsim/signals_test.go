@@ -1,0 +1,5 @@
+package ghsim
+
+import "syscall"
+
+var sigTERM = syscall.SIGTERM
