@@ -32,13 +32,42 @@ func newTestUser(t *testing.T, srv *oauthServer, store *Store, host string) *Use
 	return u
 }
 
-func TestUserRenewsAcrossEightHours(t *testing.T) {
-	ctx := context.Background()
+// userFixture is a sign-in made on signedOn, held by a User running on runsOn.
+type userFixture struct {
+	clock *fakeClock
+	srv   *oauthServer
+	store *Store
+	first *Credential
+	u     *User
+}
+
+func newUserFixture(t *testing.T, signedOn, runsOn string) userFixture {
+	t.Helper()
 	clock := newFakeClock()
 	srv := newOAuthServer(t, clock)
 	store := NewStore(t.TempDir())
-	first := signIn(t, srv, store, "h1")
-	u := newTestUser(t, srv, store, "h1")
+	first := signIn(t, srv, store, signedOn)
+	return userFixture{clock, srv, store, first, newTestUser(t, srv, store, runsOn)}
+}
+
+// revokeRefresh makes every refresh token issued so far unusable, as a revocation at GitHub does.
+func (f userFixture) revokeRefresh() {
+	f.srv.mu.Lock()
+	f.srv.valid = map[string]bool{}
+	f.srv.mu.Unlock()
+}
+
+func (f userFixture) setDown(down bool) {
+	f.srv.mu.Lock()
+	f.srv.down = down
+	f.srv.mu.Unlock()
+}
+
+func TestUserRenewsAcrossEightHours(t *testing.T) {
+	ctx := context.Background()
+	f := newUserFixture(t, "h1", "h1")
+	clock, srv, store, u := f.clock, f.srv, f.store, f.u
+	first := f.first
 
 	clock.Advance(7*time.Hour + 44*time.Minute) // 16 min left: no renewal yet
 	if tok, err := u.Token(ctx, ""); err != nil || tok != first.AccessToken {
@@ -70,14 +99,9 @@ func TestUserRenewsAcrossEightHours(t *testing.T) {
 
 func TestUserDeadCredentialPicksUpNewLogin(t *testing.T) {
 	ctx := context.Background()
-	clock := newFakeClock()
-	srv := newOAuthServer(t, clock)
-	store := NewStore(t.TempDir())
-	signIn(t, srv, store, "h1")
-	u := newTestUser(t, srv, store, "h1")
-	srv.mu.Lock()
-	srv.valid = map[string]bool{} // the refresh token was revoked at GitHub
-	srv.mu.Unlock()
+	f := newUserFixture(t, "h1", "h1")
+	clock, srv, store, u := f.clock, f.srv, f.store, f.u
+	f.revokeRefresh()
 
 	clock.Advance(8 * time.Hour)
 	_, err := u.Token(ctx, "")
@@ -97,11 +121,9 @@ func TestUserDeadCredentialPicksUpNewLogin(t *testing.T) {
 
 func TestUserReloadAfter401(t *testing.T) {
 	ctx := context.Background()
-	clock := newFakeClock()
-	srv := newOAuthServer(t, clock)
-	store := NewStore(t.TempDir())
-	old := signIn(t, srv, store, "h1")
-	u := newTestUser(t, srv, store, "h1")
+	f := newUserFixture(t, "h1", "h1")
+	srv, store, u := f.srv, f.store, f.u
+	old := f.first
 
 	// 401 with a live refresh token: one renewal, then the new token.
 	changed, err := u.Reload(ctx, "")
@@ -112,9 +134,7 @@ func TestUserReloadAfter401(t *testing.T) {
 		t.Fatal("Reload did not switch tokens")
 	}
 	// 401 again with a dead refresh token: dead until a new sign-in is stored.
-	srv.mu.Lock()
-	srv.valid = map[string]bool{}
-	srv.mu.Unlock()
+	f.revokeRefresh()
 	if changed, err := u.Reload(ctx, ""); changed || err == nil {
 		t.Fatalf("Reload of a dead pair = %v, %v", changed, err)
 	}
@@ -129,11 +149,8 @@ func TestUserReloadAfter401(t *testing.T) {
 
 func TestUserNeverRenewsAnotherHostsPair(t *testing.T) {
 	ctx := context.Background()
-	clock := newFakeClock()
-	srv := newOAuthServer(t, clock)
-	store := NewStore(t.TempDir())
-	signIn(t, srv, store, "h2")
-	u := newTestUser(t, srv, store, "h1")
+	f := newUserFixture(t, "h2", "h1")
+	clock, srv, u := f.clock, f.srv, f.u
 	clock.Advance(8 * time.Hour)
 	_, err := u.Token(ctx, "")
 	var ic *InvalidCredentialError
@@ -163,14 +180,10 @@ func TestTwoHostsSameUserKeepTheirPairs(t *testing.T) {
 
 func TestUserTransientRenewalFailureKeepsToken(t *testing.T) {
 	ctx := context.Background()
-	clock := newFakeClock()
-	srv := newOAuthServer(t, clock)
-	store := NewStore(t.TempDir())
-	first := signIn(t, srv, store, "h1")
-	u := newTestUser(t, srv, store, "h1")
-	srv.mu.Lock()
-	srv.down = true // GitHub's sign-in host fails
-	srv.mu.Unlock()
+	f := newUserFixture(t, "h1", "h1")
+	clock, srv, store, u := f.clock, f.srv, f.store, f.u
+	first := f.first
+	f.setDown(true) // GitHub's sign-in host fails
 	clock.Advance(7*time.Hour + 50*time.Minute)
 	for i := 0; i < 10; i++ { // ten requests within a minute: one renewal attempt
 		if tok, err := u.Token(ctx, ""); err != nil || tok != first.AccessToken {
@@ -183,16 +196,12 @@ func TestUserTransientRenewalFailureKeepsToken(t *testing.T) {
 	if srv.tries != 2 {
 		t.Fatalf("%d renewal attempts in 65 s, want 2", srv.tries)
 	}
-	srv.mu.Lock()
-	srv.down = false
-	srv.mu.Unlock()
+	f.setDown(false)
 	clock.Advance(time.Minute)
 	if tok, err := u.Token(ctx, ""); err != nil || tok == first.AccessToken {
 		t.Fatalf("after the host recovered: %q, %v", tok, err)
 	}
-	srv.mu.Lock()
-	srv.down = true
-	srv.mu.Unlock()
+	f.setDown(true)
 	clock.Advance(8 * time.Hour)
 	if _, err := u.Token(ctx, ""); err == nil {
 		t.Fatal("expired token handed out")
