@@ -32,8 +32,8 @@ func classify(err error) (class string, retryAt time.Time) {
 	if errors.As(err, &ua) && ua.Unauthorized() {
 		return "unauthorized", time.Time{}
 	}
-	var te terminal
-	if errors.As(err, &te) && te.Terminal() {
+	var te temporary
+	if errors.As(err, &te) && !te.Temporary() {
 		return "terminal", time.Time{}
 	}
 	return "retryable", time.Time{}

@@ -101,17 +101,18 @@ type Launcher interface {
 var ErrRunnerBusy = errors.New("runner is running a job")
 
 // Error classes. Registrar and Demand errors are classified with errors.As against these
-// engine-declared interfaces, so internal/github's error types need only grow the method:
+// engine-declared interfaces, checked in this order, so internal/github's error types need no
+// adapter (its RateLimitedError, UnauthorizedError and Error already have these methods):
 //
 //	interface{ RetryAfter() time.Time } // rate limited: back off until then (primary or secondary)
 //	interface{ Unauthorized() bool }    // credential missing, expired or revoked (401)
-//	interface{ Terminal() bool }        // will not succeed by retrying (404 target, 403 permission)
+//	interface{ Temporary() bool }       // false: terminal (403 permission, 404, bad config); true: retryable
 //
-// Anything else is retryable (network, 5xx) with exponential backoff.
+// An error with none of these methods (network, context deadline) is retryable.
 type (
 	rateLimited  interface{ RetryAfter() time.Time }
 	unauthorized interface{ Unauthorized() bool }
-	terminal     interface{ Terminal() bool }
+	temporary    interface{ Temporary() bool }
 )
 
 // CrashPoint names a place in the lifecycle where a fault-injection harness may kill the daemon.
