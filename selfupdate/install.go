@@ -27,7 +27,7 @@ type Installer struct {
 }
 
 // Install copies c.Path over Target and proves the result runs: the copy is written to a temp file
-// in Target's directory (fsync, 0755), the current Target is renamed to Target.old, the temp file is
+// in Target's directory (fsync, 0755), the current Target is kept as Target.old, the temp file is
 // renamed into place, and the installed file must answer --version with c.Version. On any failure
 // the old file is put back and still runs. The daemon must have drained first; after a nil return it
 // exits with the "upgrade pending" code (the Orchestrator returns ErrUpgradePending for that).
@@ -42,14 +42,23 @@ func (in *Installer) Install(ctx context.Context, c Candidate) error {
 	}
 	defer os.Remove(tmp) // no-op once renamed into place
 
+	// Keep the old file as .old by a hard link, then rename the copy over Target: Target names a
+	// complete binary at every instant, so a crash mid-swap never leaves the service without one.
 	hadOld := true
-	if err := os.Rename(in.Target, old); errors.Is(err, fs.ErrNotExist) {
+	if err := os.Link(in.Target, old); errors.Is(err, fs.ErrNotExist) {
 		hadOld = false // first install: nothing to keep
 	} else if err != nil {
-		return fmt.Errorf("upgrade to %s: moving %s aside: %w; the running binary is unchanged", c.Version, in.Target, err)
+		return fmt.Errorf("upgrade to %s: keeping %s as %s: %w; the running binary is unchanged", c.Version, in.Target, old, err)
 	}
+	swapped := false
 	fail := func(cause error) error {
-		if !hadOld {
+		switch {
+		case !swapped: // Target is still the old file; .old is only a second name for it
+			if hadOld {
+				_ = os.Remove(old)
+			}
+			return fmt.Errorf("%w; the running binary is unchanged", cause)
+		case !hadOld:
 			_ = os.Remove(in.Target)
 			return cause
 		}
@@ -62,6 +71,7 @@ func (in *Installer) Install(ctx context.Context, c Candidate) error {
 	if err := os.Rename(tmp, in.Target); err != nil {
 		return fail(fmt.Errorf("upgrade to %s: renaming the copy into %s: %w", c.Version, in.Target, err))
 	}
+	swapped = true
 	if err := syncDir(filepath.Dir(in.Target)); err != nil {
 		return fail(fmt.Errorf("upgrade to %s: syncing %s: %w", c.Version, filepath.Dir(in.Target), err))
 	}
