@@ -52,8 +52,9 @@ func populate(m *Metrics) {
 	m.SetRunners("web", map[string]int{"busy": 1})
 	m.JobPickedUp("web")
 	m.ObserveScaleUp("web", StageQueuedToInProgress, time.Second)
-	m.ObserveGitHubRequest("GET /rate_limit", 200, time.Millisecond, t0)
-	m.SetRateLimit("core", 1, t0)
+	m.ObserveGitHubRequest("GET /rate_limit", 200, time.Millisecond)
+	m.SetRateLimitSource(func() map[string]RateLimit { return map[string]RateLimit{"core": {Limit: 1, Remaining: 1, Reset: t0}} })
+	m.GitHubContact(t0)
 	m.ObserveReconcile("web", time.Millisecond, os.ErrClosed) // any error counts
 	m.ConfigReload(true, 1, t0)
 	m.ObserveJournalWrite(time.Millisecond)

@@ -42,8 +42,7 @@ type Metrics struct {
 	scaleUpLatency   *prometheus.HistogramVec
 	githubRequests   *prometheus.CounterVec
 	githubDuration   *prometheus.HistogramVec
-	rateRemaining    *prometheus.GaugeVec
-	rateReset        *prometheus.GaugeVec
+	rates            *rateCollector
 	reconcileSeconds *prometheus.HistogramVec
 	reconcileErrors  *prometheus.CounterVec
 	reloads          *prometheus.CounterVec
@@ -90,14 +89,7 @@ func New(version string) *Metrics {
 		Help:    "GitHub API request latency by endpoint template.",
 		Buckets: prometheus.DefBuckets,
 	}, []string{"endpoint"})
-	m.rateRemaining = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "github_rate_limit_remaining",
-		Help: "Requests left in the current GitHub rate-limit window (x-ratelimit-remaining), by resource.",
-	}, []string{"resource"})
-	m.rateReset = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "github_rate_limit_reset_timestamp_seconds",
-		Help: "When the current GitHub rate-limit window resets (x-ratelimit-reset), by resource.",
-	}, []string{"resource"})
+	m.rates = newRateCollector()
 	m.reconcileSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "reconcile_duration_seconds",
 		Help:    "Duration of one reconcile pass (demand, plan, launch/reap), by target.",
@@ -139,7 +131,7 @@ func New(version string) *Metrics {
 
 	m.reg.MustRegister(
 		m.runners, m.jobsPickedUp, m.scaleUpLatency, m.githubRequests, m.githubDuration,
-		m.rateRemaining, m.rateReset, m.reconcileSeconds, m.reconcileErrors, m.reloads, m.reloadOK,
+		m.rates, m.reconcileSeconds, m.reconcileErrors, m.reloads, m.reloadOK,
 		m.reloadSuccessTS, m.configGeneration, m.journalWrite, m.githubContact, m.webhookDelivery,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "build_info",
@@ -204,28 +196,20 @@ func (m *Metrics) ObserveScaleUp(target, stage string, d time.Duration) {
 
 // ObserveGitHubRequest records one GitHub API request. endpoint must be a template such as
 // "GET /repos/{owner}/{repo}/actions/runs" (never a URL with a token or a per-job id in it);
-// status is the HTTP status, or 0 when the request failed before a response arrived.
-// A 2xx or 304 also marks the last successful GitHub contact.
-func (m *Metrics) ObserveGitHubRequest(endpoint string, status int, d time.Duration, at time.Time) {
+// status is the HTTP status, or 0 when the request failed before a response arrived. It has the
+// shape of internal/github's Options.Observer once the RequestInfo fields are unpacked.
+func (m *Metrics) ObserveGitHubRequest(endpoint string, status int, d time.Duration) {
 	code := "error"
 	if status > 0 {
 		code = strconv.Itoa(status)
 	}
 	m.githubRequests.WithLabelValues(endpoint, code).Inc()
 	m.githubDuration.WithLabelValues(endpoint).Observe(d.Seconds())
-	if (status >= 200 && status < 300) || status == 304 {
-		m.GitHubContact(at)
-	}
 }
 
-// GitHubContact records a successful GitHub contact at t (for example one restored from the journal at startup).
+// GitHubContact records a successful GitHub answer at t; it fits internal/github's
+// Options.Contacted, and the daemon also calls it at startup with the time kept in the journal.
 func (m *Metrics) GitHubContact(t time.Time) { m.githubContact.Set(unixSeconds(t)) }
-
-// SetRateLimit records GitHub's x-ratelimit-remaining and x-ratelimit-reset for a resource ("core", ...).
-func (m *Metrics) SetRateLimit(resource string, remaining int, reset time.Time) {
-	m.rateRemaining.WithLabelValues(resource).Set(float64(remaining))
-	m.rateReset.WithLabelValues(resource).Set(unixSeconds(reset))
-}
 
 // ObserveReconcile records one reconcile pass of target; a non-nil err also counts an error.
 func (m *Metrics) ObserveReconcile(target string, d time.Duration, err error) {

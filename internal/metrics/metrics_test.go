@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite testdata golden files")
 var ours = []string{
 	"runner_manager_runners", "runner_manager_jobs_picked_up_total",
 	"runner_manager_scale_up_latency_seconds", "runner_manager_github_requests_total",
-	"runner_manager_github_request_duration_seconds", "runner_manager_github_rate_limit_remaining",
+	"runner_manager_github_request_duration_seconds", "runner_manager_github_rate_limit_remaining", "runner_manager_github_rate_limit_requests",
 	"runner_manager_github_rate_limit_reset_timestamp_seconds", "runner_manager_reconcile_duration_seconds",
 	"runner_manager_reconcile_errors_total", "runner_manager_config_reloads_total",
 	"runner_manager_config_last_reload_successful", "runner_manager_config_last_reload_success_timestamp_seconds",
@@ -44,11 +45,14 @@ func TestGolden(t *testing.T) {
 	m.ObserveScaleUp("web", StageQueuedToStarted, 4*time.Second)
 	m.ObserveScaleUp("web", StageStartedToInProgress, 2*time.Second)
 	m.ObserveScaleUp("web", StageQueuedToInProgress, 6*time.Second)
-	m.ObserveGitHubRequest("GET /repos/{owner}/{repo}/actions/runs", 200, 80*time.Millisecond, t0.Add(2*time.Second))
-	m.ObserveGitHubRequest("GET /repos/{owner}/{repo}/actions/runs", 304, 20*time.Millisecond, t0.Add(3*time.Second))
-	m.ObserveGitHubRequest("POST /repos/{owner}/{repo}/actions/runners/generate-jitconfig", 403, 50*time.Millisecond, t0.Add(4*time.Second))
-	m.ObserveGitHubRequest("GET /orgs/{org}/actions/runners", 0, 3*time.Second, t0.Add(5*time.Second))
-	m.SetRateLimit("core", 4990, t0.Add(time.Hour))
+	m.ObserveGitHubRequest("GET /repos/{owner}/{repo}/actions/runs", 200, 80*time.Millisecond)
+	m.ObserveGitHubRequest("GET /repos/{owner}/{repo}/actions/runs", 304, 20*time.Millisecond)
+	m.ObserveGitHubRequest("POST /repos/{owner}/{repo}/actions/runners/generate-jitconfig", 403, 50*time.Millisecond)
+	m.ObserveGitHubRequest("GET /orgs/{org}/actions/runners", 0, 3*time.Second)
+	m.SetRateLimitSource(func() map[string]RateLimit {
+		return map[string]RateLimit{"core": {Limit: 5000, Remaining: 4990, Reset: t0.Add(time.Hour)}, "search": {Limit: 30, Remaining: 30, Reset: t0.Add(time.Minute)}}
+	})
+	m.GitHubContact(t0.Add(3 * time.Second))
 	m.ObserveReconcile("web", 120*time.Millisecond, nil)
 	m.ObserveReconcile("infra", 2*time.Second, errors.New("rate limited"))
 	m.ObserveJournalWrite(3 * time.Millisecond)
@@ -114,17 +118,33 @@ func TestForgetTargetRemovesItsSeries(t *testing.T) {
 	}
 }
 
-func TestGitHubContactOnlyOnSuccess(t *testing.T) {
-	for _, tc := range []struct {
-		status  int
-		contact bool
-	}{{200, true}, {201, true}, {204, true}, {304, true}, {0, false}, {401, false}, {403, false}, {429, false}, {502, false}} {
-		m := New("test")
-		m.ObserveGitHubRequest("GET /rate_limit", tc.status, time.Millisecond, t0)
-		got := testutil.ToFloat64(m.githubContact)
-		if want := map[bool]float64{true: unixSeconds(t0), false: 0}[tc.contact]; got != want {
-			t.Errorf("status %d: last contact = %v, want %v", tc.status, got, want)
+// TestRateLimitsAreReadAtScrapeTime: the gauges follow the source between scrapes, with no push.
+func TestRateLimitsAreReadAtScrapeTime(t *testing.T) {
+	m := New("test")
+	count := func() int { return testutil.CollectAndCount(m.rates) }
+	if n := count(); n != 0 {
+		t.Fatalf("%d rate series with no source, want 0", n)
+	}
+	remaining := 100
+	m.SetRateLimitSource(func() map[string]RateLimit {
+		return map[string]RateLimit{"core": {Limit: 5000, Remaining: remaining, Reset: t0}}
+	})
+	want := func(v int) string {
+		return fmt.Sprintf("# HELP runner_manager_github_rate_limit_remaining Requests left in the current GitHub rate-limit window (x-ratelimit-remaining), by resource.\n"+
+			"# TYPE runner_manager_github_rate_limit_remaining gauge\nrunner_manager_github_rate_limit_remaining{resource=\"core\"} %d\n", v)
+	}
+	for _, v := range []int{100, 42} {
+		remaining = v
+		if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want(v)), "runner_manager_github_rate_limit_remaining"); err != nil {
+			t.Errorf("remaining %d: %v", v, err)
 		}
+	}
+	if n := count(); n != 3 {
+		t.Errorf("%d rate series for one resource, want 3 (limit, remaining, reset)", n)
+	}
+	m.SetRateLimitSource(nil)
+	if n := count(); n != 0 {
+		t.Errorf("%d rate series after removing the source, want 0", n)
 	}
 }
 
