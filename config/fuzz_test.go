@@ -25,6 +25,13 @@ func fuzzLoad(f *testing.F, name, glob string) {
 			f.Add(b)
 		}
 	}
+	for _, seed := range []string{
+		"daemon: {max_runners: 2}\ntarget:\n  - &t {name: a, repository: o/a}\n  - <<: *t\n    name: b\n",
+		"[[target]]\nname = 'a'\n[target.env]\nA = 'x'\n[[target]]\nname = 'b'\n",
+		"target = [{ name = \"a\", labels = [\"x\", 1] }]\n",
+	} {
+		f.Add([]byte(seed))
+	}
 	opts := Options{Environ: func() []string { return nil }}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := LoadBytes(name, data, opts)

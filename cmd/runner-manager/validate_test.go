@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -174,4 +175,26 @@ func writeFile(t *testing.T, dir, name, content string, mode os.FileMode) string
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestExitCodesDocumented keeps docs/exit-codes.md in step with exitcodes.go: every constant's
+// number appears as a row of the table.
+func TestExitCodesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/exit-codes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, code := range map[string]int{"exitOK": exitOK, "exitFailure": exitFailure, "exitUsage": exitUsage,
+		"exitConflict": exitConflict, "exitNotAuthed": exitNotAuthed, "exitLocalState": exitLocalState, "exitUpgradePending": exitUpgradePending} {
+		if !strings.Contains(string(doc), "\n| "+strconv.Itoa(code)+" |") {
+			t.Errorf("%s (%d) has no row in docs/exit-codes.md", name, code)
+		}
+	}
+	src, err := os.ReadFile("exitcodes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(src), " = "); n != 7 {
+		t.Errorf("exitcodes.go defines %d codes, this test knows 7: add the new one here and to docs/exit-codes.md", n)
+	}
 }
