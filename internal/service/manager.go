@@ -30,6 +30,14 @@ type Manager struct {
 // the unit (or plist), and enables it; it does not start it. A reinstall replaces all of that, drops a
 // leftover .old and forgets a version the crash-loop guard rejected. Config and journal are kept.
 func (m *Manager) Install(ctx context.Context, source string) (Record, error) {
+	rec, err := m.install(ctx, source)
+	if errors.Is(err, fs.ErrPermission) {
+		err = fmt.Errorf("%w (installing a system service needs root: use sudo)", err)
+	}
+	return rec, err
+}
+
+func (m *Manager) install(ctx context.Context, source string) (Record, error) {
 	p := m.Paths
 	bin := p.Binary()
 	if !filepath.IsAbs(source) {

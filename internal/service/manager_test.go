@@ -2,6 +2,7 @@ package service
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -147,5 +148,15 @@ func TestStartStopUninstallSystemd(t *testing.T) {
 	}
 	if err := m.Uninstall(t.Context()); err == nil || !strings.Contains(err.Error(), "not installed") {
 		t.Fatalf("second Uninstall = %v", err)
+	}
+}
+
+func TestInstallWithoutPermissionSaysSudo(t *testing.T) {
+	m, fm, src := testHost(t, Systemd, "v1.2.3")
+	// Tests run as root, which file modes do not stop; a denied service-manager call stands in.
+	fm.fail["systemctl daemon-reload"] = &fs.PathError{Op: "connect", Path: "/run/systemd/private", Err: fs.ErrPermission}
+	_, err := m.Install(t.Context(), src)
+	if err == nil || !strings.Contains(err.Error(), "needs root: use sudo") {
+		t.Fatalf("Install = %v, want the sudo hint", err)
 	}
 }
