@@ -110,7 +110,8 @@ wait:
 // UpgradeDrain puts every loop into drain (start nothing, reap idle runners, let busy ones finish)
 // and waits, with no deadline, until the journal holds no runner whose process may still run. It
 // counts from the journal only, so it completes while GitHub is unreachable. A Shutdown arriving
-// meanwhile supersedes it (ErrSuperseded). On success the caller hands over to the new binary.
+// meanwhile supersedes it (ErrSuperseded). Cancelling ctx calls the upgrade off and the loops resume.
+// On success the loops stay drained and the caller hands over to the new binary.
 func (s *Supervisor) UpgradeDrain(ctx context.Context) error {
 	if !s.drain.CompareAndSwap(drainNone, drainUpgrade) && s.drain.Load() == drainShutdown {
 		return ErrSuperseded
@@ -139,6 +140,11 @@ func (s *Supervisor) UpgradeDrain(ctx context.Context) error {
 			return ErrSuperseded
 		case <-ctx.Done():
 			stop()
+			// The upgrade was called off: loops resume launching unless a shutdown began meanwhile.
+			if s.drain.CompareAndSwap(drainUpgrade, drainNone) {
+				s.events.emit(slog.LevelInfo, "", "", EventDrain, "upgrade drain cancelled: resuming normal operation")
+				s.pokeAll()
+			}
 			return ctx.Err()
 		case <-timer:
 		}

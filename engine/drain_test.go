@@ -259,3 +259,29 @@ func TestBackoffGrowsByClass(t *testing.T) {
 		t.Fatal("reset keeps state")
 	}
 }
+
+func TestCancelledUpgradeDrainResumesLaunching(t *testing.T) {
+	h := twoRunnersOneBusy(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	before := h.passCount("a")
+	go func() { done <- h.s.UpgradeDrain(ctx) }()
+	h.waitPass("a", before)
+	h.settle(2)
+	if got := h.byState("a"); got["deregistered"]+got["cleaned"] != 1 {
+		t.Fatalf("the upgrade drain did not reap the idle runner: %v", got)
+	}
+	before = h.passCount("a")
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("UpgradeDrain = %v", err)
+	}
+	h.waitPass("a", before)
+	h.settle(1)
+	h.w.setQueued("repo:acme/a", 2)
+	h.poke("a", 1)
+	if got := h.byState("a"); got["started"] != 2 {
+		t.Fatalf("after the upgrade was called off: %v, want launching again", got)
+	}
+	h.w.checkPromises()
+}
