@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
@@ -165,5 +166,31 @@ func TestAppBadKeyFile(t *testing.T) {
 	_, err := NewFromConfig(config.GitHub{AppID: 42, PrivateKeyFile: path}, t.TempDir(), Options{})
 	if err == nil || !strings.Contains(err.Error(), "is not a PEM RSA key") || strings.Contains(err.Error(), "not a key") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Budgets are per credential: one installation running dry does not pause another's targets.
+func TestAppBudgetsArePerInstallation(t *testing.T) {
+	s := newSim(t)
+	s.installApp("acme")
+	s.srv.CreateOrg("beta")
+	s.srv.CreateRepo("beta", "svc")
+	if _, err := s.srv.CreateInstallation(42, "beta"); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.appClient(0)
+	ctx := context.Background()
+	beta := Scope{Owner: "beta", Repo: "svc"}
+	s.srv.AddFault(ghsim.Fault{Path: "/repos/acme/api/actions/runners", Kind: ghsim.FaultBudgetExhausted, RetryAfter: 30 * time.Minute, Count: 1})
+	var rl *RateLimitedError
+	if _, err := c.ListRunners(ctx, repoScope); !errors.As(err, &rl) {
+		t.Fatalf("acme: %v", err)
+	}
+	if _, err := c.ListRunners(ctx, beta); err != nil {
+		t.Fatalf("beta was paused by acme's budget: %v", err)
+	}
+	sent := len(s.Requests())
+	if _, err := c.ListRunners(ctx, repoScope); !errors.As(err, &rl) || len(s.Requests()) != sent {
+		t.Fatalf("acme sent before its reset: %v", err)
 	}
 }

@@ -16,63 +16,76 @@ type Rate struct {
 	Reset     time.Time
 }
 
-// Budget tracks the rate limits GitHub reports on every response, per resource ("core", ...),
-// plus any secondary-limit pause. It is the only authority on when the next request may be sent:
-// the transport asks it before every request and refuses to send one before a reset.
+// Budget tracks the rate limits GitHub reports on every response, per credential and resource
+// ("core", ...), plus any secondary-limit pause. It is the only authority on when the next request
+// may be sent: the transport asks it before every request and refuses to send one before a reset.
+// Budgets are kept per credential because GitHub counts them so: with a GitHub App on several
+// installations, one installation running dry must not pause the others.
 type Budget struct {
 	clock Clock
 
 	mu        sync.Mutex
-	rates     map[string]Rate
-	pauseTill time.Time // secondary limit: no request of any kind before this
+	rates     map[string]map[string]Rate // credential id -> resource -> rate
+	last      string                     // credential of the latest response, for Rates/Rate
+	pauseTill time.Time                  // secondary limit: no request of any kind before this
 }
 
 // NewBudget returns an empty budget on clock.
-func NewBudget(clock Clock) *Budget { return &Budget{clock: clock, rates: map[string]Rate{}} }
+func NewBudget(clock Clock) *Budget {
+	return &Budget{clock: clock, rates: map[string]map[string]Rate{}}
+}
 
-// Rates returns a copy of every resource's last known state.
+// Rates returns a copy of every resource's last known state for the credential used last.
 func (b *Budget) Rates() map[string]Rate {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make(map[string]Rate, len(b.rates))
-	for k, v := range b.rates {
+	out := make(map[string]Rate, len(b.rates[b.last]))
+	for k, v := range b.rates[b.last] {
 		out[k] = v
 	}
 	return out
 }
 
-// Rate returns one resource's last known state.
+// Rate returns one resource's last known state for the credential used last.
 func (b *Budget) Rate(resource string) (Rate, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	r, ok := b.rates[resource]
+	r, ok := b.rates[b.last][resource]
 	return r, ok
 }
 
-// BlockedUntil reports whether a request against resource must wait, and until when.
-func (b *Budget) BlockedUntil(resource string) (time.Time, bool, bool) {
+// BlockedUntil reports whether a request against resource with the credential used last must
+// wait, until when, and whether the wait is a secondary limit.
+func (b *Budget) BlockedUntil(resource string) (until time.Time, secondary, blocked bool) {
+	b.mu.Lock()
+	id := b.last
+	b.mu.Unlock()
+	return b.blocked(id, resource)
+}
+
+func (b *Budget) blocked(id, resource string) (time.Time, bool, bool) {
 	now := b.clock.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if now.Before(b.pauseTill) {
 		return b.pauseTill, true, true
 	}
-	r, ok := b.rates[resource]
+	r, ok := b.rates[id][resource]
 	if ok && r.Remaining <= 0 && r.Limit > 0 && now.Before(r.Reset) {
 		return r.Reset, false, true
 	}
 	return time.Time{}, false, false
 }
 
-// observe records the headers of a response and returns the resource it counted against.
-func (b *Budget) observe(h http.Header) string {
+// observe records the headers of a response made with credential id.
+func (b *Budget) observe(id string, h http.Header) {
+	rem, err := strconv.Atoi(h.Get("X-RateLimit-Remaining"))
+	if err != nil {
+		return
+	}
 	res := h.Get("X-RateLimit-Resource")
 	if res == "" {
 		res = "core"
-	}
-	rem, err := strconv.Atoi(h.Get("X-RateLimit-Remaining"))
-	if err != nil {
-		return res
 	}
 	r := Rate{Remaining: rem}
 	r.Limit, _ = strconv.Atoi(h.Get("X-RateLimit-Limit"))
@@ -81,9 +94,12 @@ func (b *Budget) observe(h http.Header) string {
 		r.Reset = time.Unix(sec, 0)
 	}
 	b.mu.Lock()
-	b.rates[res] = r
-	b.mu.Unlock()
-	return res
+	defer b.mu.Unlock()
+	if b.rates[id] == nil {
+		b.rates[id] = map[string]Rate{}
+	}
+	b.rates[id][res] = r
+	b.last = id
 }
 
 // pause records a secondary limit.

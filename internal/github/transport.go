@@ -63,7 +63,8 @@ type meter struct {
 var rateHeaders = []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Used", "X-RateLimit-Reset", "X-RateLimit-Resource"}
 
 func (m *meter) RoundTrip(req *http.Request) (*http.Response, error) {
-	if until, secondary, blocked := m.budget.BlockedUntil("core"); blocked {
+	id := credentialID(req)
+	if until, secondary, blocked := m.budget.blocked(id, "core"); blocked {
 		closeBody(req)
 		res := "core"
 		if secondary {
@@ -80,7 +81,7 @@ func (m *meter) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	info.Status = resp.StatusCode
 	info.NotModified = resp.StatusCode == http.StatusNotModified
-	m.budget.observe(resp.Header)
+	m.budget.observe(id, resp.Header)
 	if resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -100,6 +101,16 @@ func (m *meter) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	m.report(info)
 	return resp, nil
+}
+
+// credentialID names the request's credential for the Budget without keeping the secret: a hash.
+func credentialID(req *http.Request) string {
+	a := req.Header.Get("Authorization")
+	if a == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(a))
+	return string(sum[:8])
 }
 
 func (m *meter) report(info RequestInfo) {
