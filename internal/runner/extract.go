@@ -96,11 +96,7 @@ func (x *extractor) entry(hdr *tar.Header, body io.Reader) error {
 		if err != nil {
 			return err
 		}
-		if _, err := io.Copy(out, body); err != nil {
-			out.Close()
-			return err
-		}
-		if err := out.Close(); err != nil {
+		if err := copyAndClose(out, body); err != nil {
 			return err
 		}
 		return x.root.Chmod(name, perm&^0o222)

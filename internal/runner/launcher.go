@@ -221,7 +221,8 @@ func (l *Launcher) handshake(ctx context.Context, cmd *exec.Cmd, cfgW, readyR *o
 		_ = readyR.SetReadDeadline(time.Now())
 	})
 	defer stop()
-	if _, err := io.WriteString(cfgW, config); err != nil {
+	// EPIPE: the shim exited before reading; its report (or its silence) below says why.
+	if _, err := io.WriteString(cfgW, config); err != nil && !errors.Is(err, syscall.EPIPE) {
 		return Handle{}, l.handshakeErr(ctx, "hand the JIT config to the shim", err)
 	}
 	cfgW.Close()

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func procFile(t *testing.T, pid int, name string) string {
@@ -28,45 +29,32 @@ func procFile(t *testing.T, pid int, name string) string {
 
 func TestStartStopRecordsExit(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	l := newTestLauncher(t, root)
-	dir := newRuntimeDir(t, root, "a1")
-	h := startTestRunner(t, l, dir, map[string]string{"CUSTOM": "yes"})
-
-	st, err := ReadShimState(dir)
-	if err != nil {
-		t.Fatal(err)
+	r := startWaitingRunner(t, "a1", map[string]string{"CUSTOM": "yes"})
+	if r.st.Handle() != r.h || r.st.AttemptID != "a1" || r.st.RunnerPID <= 0 {
+		t.Fatalf("shim.json = %+v, handle %+v", r.st, r.h)
 	}
-	if st.Handle() != h || st.AttemptID != "a1" || st.RunnerPID <= 0 {
-		t.Fatalf("shim.json = %+v, handle %+v", st, h)
-	}
-	if ok, err := Alive(h.PID, h.StartTime); !ok || err != nil {
+	if ok, err := Alive(r.h.PID, r.h.StartTime); !ok || err != nil {
 		t.Fatalf("shim not alive after Start: %v %v", ok, err)
 	}
-	if ok, _ := Alive(st.RunnerPID, st.RunnerStartTime); !ok {
+	if ok, _ := Alive(r.st.RunnerPID, r.st.RunnerStartTime); !ok {
 		t.Fatal("runner not alive after Start")
 	}
-	waitLog(t, dir, "runner: ready", 1)
-	if _, ok, _ := ExitStatus(dir); ok {
+	if _, ok, _ := ExitStatus(r.dir); ok {
 		t.Fatal("exit.json exists while the runner runs")
 	}
-	if err := l.Stop(context.Background(), h); err != nil {
-		t.Fatal(err)
-	}
-	exit := waitExit(t, dir)
+	exit := r.stop(t)
 	if exit.ExitCode != 42 || exit.Signal != "" || !exit.StopRequested || exit.FinishedAt.IsZero() {
 		t.Fatalf("exit = %+v, want code 42 after the runner's TERM trap, stop requested", exit)
 	}
-	eventually(t, "shim to exit", func() bool { ok, _ := Alive(h.PID, h.StartTime); return !ok })
-	log := readLog(t, dir)
+	log := readLog(t, r.dir)
 	for _, want := range []string{
-		"jit=set jit_len=" + strconv.Itoa(len(testJIT)), "custom=yes", "token=absent", "cwd=" + dir, "runner: got TERM",
+		"jit=set jit_len=" + strconv.Itoa(len(testJIT)), "custom=yes", "token=absent", "cwd=" + r.dir, "runner: got TERM",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("runner log lacks %q:\n%s", want, log)
 		}
 	}
-	if err := l.Stop(context.Background(), h); !errors.Is(err, ErrNotRunning) {
+	if err := r.l.Stop(context.Background(), r.h); !errors.Is(err, ErrNotRunning) {
 		t.Fatalf("Stop after exit = %v, want ErrNotRunning", err)
 	}
 }
@@ -74,15 +62,8 @@ func TestStartStopRecordsExit(t *testing.T) {
 // The JIT config never shows in ps, in the shim's environment, or on disk.
 func TestJITConfigStaysSecret(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	l := newTestLauncher(t, root)
-	dir := newRuntimeDir(t, root, "secret")
-	h := startTestRunner(t, l, dir, nil)
-	st, err := ReadShimState(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitLog(t, dir, "runner: ready", 1)
+	r := startWaitingRunner(t, "secret", nil)
+	h, st, dir := r.h, r.st, r.dir
 	for _, pid := range []int{h.PID, st.RunnerPID} {
 		if cmdline := procFile(t, pid, "cmdline"); strings.Contains(cmdline, testJIT) || strings.Contains(cmdline, "jitconfig") {
 			t.Errorf("pid %d command line carries the JIT config: %q", pid, cmdline)
@@ -106,10 +87,7 @@ func TestJITConfigStaysSecret(t *testing.T) {
 			t.Errorf("runner inherited fd %s -> %s", fd.Name(), target)
 		}
 	}
-	if err := l.Stop(context.Background(), h); err != nil {
-		t.Fatal(err)
-	}
-	waitExit(t, dir)
+	r.stop(t)
 	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -129,15 +107,8 @@ func TestJITConfigStaysSecret(t *testing.T) {
 // not stop the shim or its runner; only the daemon's ask does.
 func TestShimIgnoresStraySignals(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	l := newTestLauncher(t, root)
-	dir := newRuntimeDir(t, root, "deaf")
-	h := startTestRunner(t, l, dir, nil)
-	st, err := ReadShimState(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitLog(t, dir, "runner: ready", 1)
+	r := startWaitingRunner(t, "deaf", nil)
+	h, st, dir := r.h, r.st, r.dir
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		if err := syscall.Kill(-h.PID, sig); err != nil { // the shim's whole process group
 			t.Fatal(err)
@@ -152,10 +123,7 @@ func TestShimIgnoresStraySignals(t *testing.T) {
 	if _, ok, _ := ExitStatus(dir); ok {
 		t.Fatal("the runner exited after stray signals")
 	}
-	if err := l.Stop(context.Background(), h); err != nil {
-		t.Fatal(err)
-	}
-	if exit := waitExit(t, dir); exit.ExitCode != 42 {
+	if exit := r.stop(t); exit.ExitCode != 42 {
 		t.Fatalf("exit = %+v", exit)
 	}
 }
@@ -348,4 +316,40 @@ func TestShimSweepsRunnerLeftovers(t *testing.T) {
 		_, err := ProcessStartTime(pid)
 		return errors.Is(err, ErrProcessNotFound)
 	})
+}
+
+// Start gives up on a shim that never confirms, kills it, and says why.
+func TestStartGivesUpOnSilentShim(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		exe     string
+		args    []string
+		timeout time.Duration
+		ctxWait time.Duration
+		want    string
+	}{
+		{"hangs past the start timeout", "/bin/sh", []string{"-c", "exec sleep 30", "sh"}, 300 * time.Millisecond, time.Minute, "no answer within 300ms"},
+		{"hangs past the caller's deadline", "/bin/sh", []string{"-c", "exec sleep 30", "sh"}, time.Minute, 300 * time.Millisecond, "context deadline exceeded"},
+		{"exits without a word", "/bin/true", []string{}, time.Minute, time.Minute, "exited without confirming start"},
+		{"fails", "/bin/false", []string{}, time.Minute, time.Minute, "shim failed: exit status 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			dir := newRuntimeDir(t, root, "silent")
+			l, err := NewLauncher(LauncherOptions{RuntimeRoot: root, ShimExecutable: tt.exe, ShimArgs: tt.args,
+				StartTimeout: tt.timeout, BaseEnv: []string{"PATH=" + os.Getenv("PATH")}, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), tt.ctxWait)
+			defer cancel()
+			_, err = l.Start(ctx, Spec{AttemptID: "silent", RuntimeDir: dir, JITConfig: testJIT})
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), testJIT) {
+				t.Fatalf("Start = %v, want error containing %q", err, tt.want)
+			}
+		})
+	}
 }

@@ -102,12 +102,17 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
+	if err := copyAndClose(out, in); err != nil {
 		return err
 	}
 	return os.Chmod(dst, perm)
+}
+
+// copyAndClose copies r into out and closes out, reporting the first error.
+func copyAndClose(out *os.File, r io.Reader) error {
+	if _, err := io.Copy(out, r); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

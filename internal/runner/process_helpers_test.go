@@ -129,3 +129,37 @@ func waitLog(t *testing.T, dir, want string, count int) {
 		return strings.Count(string(data), want) >= count
 	})
 }
+
+// running is a fake runner started in its waiting mode, ready for signals.
+type running struct {
+	l   *Launcher
+	dir string
+	h   Handle
+	st  ShimState
+}
+
+// startWaitingRunner starts the fake runner under a fresh launcher and returns once its TERM
+// trap is set.
+func startWaitingRunner(t *testing.T, id string, env map[string]string) running {
+	t.Helper()
+	root := t.TempDir()
+	r := running{l: newTestLauncher(t, root), dir: newRuntimeDir(t, root, id)}
+	r.h = startTestRunner(t, r.l, r.dir, env)
+	var err error
+	if r.st, err = ReadShimState(r.dir); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, r.dir, "runner: ready", 1)
+	return r
+}
+
+// stop asks the shim to stop the runner and returns the recorded exit once the shim is gone.
+func (r running) stop(t *testing.T) Exit {
+	t.Helper()
+	if err := r.l.Stop(context.Background(), r.h); err != nil {
+		t.Fatal(err)
+	}
+	exit := waitExit(t, r.dir)
+	eventually(t, "the shim to exit", func() bool { ok, _ := Alive(r.h.PID, r.h.StartTime); return !ok })
+	return exit
+}

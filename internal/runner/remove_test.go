@@ -71,20 +71,39 @@ func TestRemoveRuntimeDir(t *testing.T) {
 // The directory of a live runner is never removed: that would break a possibly busy job.
 func TestRemoveRuntimeDirRefusesLiveRunner(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	l := newTestLauncher(t, root)
-	dir := newRuntimeDir(t, root, "live")
-	h := startTestRunner(t, l, dir, nil)
-	if err := l.RemoveRuntimeDir(context.Background(), dir); !errors.Is(err, ErrRunnerAlive) {
+	r := startWaitingRunner(t, "live", nil)
+	if err := r.l.RemoveRuntimeDir(context.Background(), r.dir); !errors.Is(err, ErrRunnerAlive) {
 		t.Fatalf("RemoveRuntimeDir(live) = %v, want ErrRunnerAlive", err)
 	}
-	waitLog(t, dir, "runner: ready", 1)
-	if err := l.Stop(context.Background(), h); err != nil {
+	r.stop(t)
+	if err := r.l.RemoveRuntimeDir(context.Background(), r.dir); err != nil {
 		t.Fatal(err)
 	}
-	waitExit(t, dir)
-	eventually(t, "the shim to exit", func() bool { ok, _ := Alive(h.PID, h.StartTime); return !ok })
-	if err := l.RemoveRuntimeDir(context.Background(), dir); err != nil {
+}
+
+// Runner jobs can leave directories without write permission; removal grants it first.
+// (Tests usually run as root, which ignores the bits, so makeRemovable is checked directly.)
+func TestMakeRemovableGrantsDirectoryPermissions(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	locked := filepath.Join(parent, "run", "a", "b")
+	if err := os.MkdirAll(locked, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	for _, d := range []string{locked, filepath.Dir(locked)} {
+		if err := os.Chmod(d, 0o500); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := os.OpenRoot(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	makeRemovable(root, "run")
+	for _, d := range []string{locked, filepath.Dir(locked)} {
+		if info, err := os.Stat(d); err != nil || info.Mode().Perm() != 0o700 {
+			t.Errorf("%s: mode %v, %v; want 0700", d, info.Mode().Perm(), err)
+		}
 	}
 }
