@@ -166,3 +166,20 @@ func TestConfigMethods(t *testing.T) {
 		t.Error("Redacted shares pointers with the original")
 	}
 }
+
+func TestYAMLNullsAndWrongShapes(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"daemon:\ngithub:\n  device_flow: {client_id: x}\n", ""}, // an empty section is an absent one
+		{"github: {device_flow: {client_id: x}}\ntarget: [~]\n", "2:10: target #1: the entry must be a table (got nothing)"},
+		{"target: {name: a}\n", "1:1: target must be a list of tables"},
+		{"daemon: [1]\n", "1:1: daemon must be a table (got a list)"},
+	} {
+		got := problemsOf(loadIn(t, "c.yaml", tc.body))
+		if tc.want == "" && len(got) == 0 {
+			continue
+		}
+		if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
+			t.Errorf("%q: got %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}

@@ -89,6 +89,7 @@ func display(path string) string {
 		if len(parts) == 3 {
 			return parts[2]
 		}
+		return "the entry"
 	}
 	return path
 }
@@ -260,6 +261,8 @@ func describe(v any, path string) string {
 
 func kindOf(v any) string {
 	switch v.(type) {
+	case nil:
+		return "nothing"
 	case string:
 		return "a string"
 	case bool:
