@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -96,5 +97,49 @@ func TestListFindDeleteRunners(t *testing.T) {
 	err = c.DeleteRunner(ctx, repoScope, busy.RunnerID)
 	if !errors.Is(err, ErrRunnerBusy) || IsTerminal(err) || IsRetryable(err) {
 		t.Fatalf("busy runner: %v", err)
+	}
+}
+
+func TestOrgRunnersAndConcurrentUse(t *testing.T) {
+	s := newSim(t)
+	c, _ := s.tokenClient(s.token)
+	ctx := context.Background()
+	org := OrgScope("acme")
+	s.srv.QueueJob("acme/api", []string{"linux"}, -1)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 4; i++ { // target loops share one client
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, err := c.GenerateJITConfig(ctx, org, fmt.Sprintf("runner-manager-%d", i), []string{"linux"}, 0, "")
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			_, err := c.QueuedJobs(ctx, repoScope, []string{"linux"})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, err := c.ListRunners(ctx, org)
+	if err != nil || len(rs) != 4 {
+		t.Fatalf("org runners %d, %v", len(rs), err)
+	}
+	r, ok, err := c.FindRunnerByName(ctx, org, "runner-manager-2")
+	if err != nil || !ok {
+		t.Fatalf("find: %v %v", ok, err)
+	}
+	if err := c.DeleteRunner(ctx, org, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := c.FindRunnerByName(ctx, org, "runner-manager-2"); ok {
+		t.Fatal("deleted org runner still listed")
 	}
 }
