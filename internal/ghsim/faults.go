@@ -150,7 +150,7 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request) bool {
 		if f.RetryAfter > 0 {
 			w.Header().Set("Retry-After", retry)
 		}
-		writeError(w, code, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.")
+		writeErrorDoc(w, code, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.", docsSecondaryLimit)
 	case FaultBudgetExhausted:
 		wait := f.RetryAfter
 		if wait <= 0 {
@@ -167,7 +167,7 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request) bool {
 		if f.Status == http.StatusTooManyRequests {
 			code = f.Status
 		}
-		writeError(w, code, "API rate limit exceeded for user ID 1.")
+		writeErrorDoc(w, code, "API rate limit exceeded for user ID 1.", docsPrimaryLimit)
 	case FaultRevokedToken:
 		writeError(w, http.StatusUnauthorized, "Bad credentials")
 	case FaultConnectionReset:

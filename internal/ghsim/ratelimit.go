@@ -95,7 +95,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if !free && b.remaining() == 0 {
 		setRateHeaders(w.Header(), b)
 		s.mu.Unlock()
-		writeError(w, http.StatusForbidden, "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID.")
+		writeErrorDoc(w, http.StatusForbidden, "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID.", docsPrimaryLimit)
 		return
 	}
 	s.mu.Unlock()

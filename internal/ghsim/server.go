@@ -236,9 +236,17 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 // writeError writes GitHub's error body: {"message": ..., "documentation_url": ...}.
-func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]string{"message": msg, "documentation_url": docsURL})
+func writeError(w http.ResponseWriter, code int, msg string) { writeErrorDoc(w, code, msg, docsURL) }
+
+func writeErrorDoc(w http.ResponseWriter, code int, msg, doc string) {
+	writeJSON(w, code, map[string]string{"message": msg, "documentation_url": doc})
 }
+
+// GitHub's documentation_url values for rate limiting; clients (go-github) key on the suffix.
+const (
+	docsPrimaryLimit   = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit"
+	docsSecondaryLimit = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"
+)
 
 func decodeBody(r *http.Request, v any) error {
 	if r.Body == nil {
