@@ -55,6 +55,19 @@ func Listen(ctx context.Context, socketPath string) (*Listener, error) {
 	return &Listener{ln: ln, path: socketPath}, nil
 }
 
+// Close releases a Listener that will not be served (the daemon failed to start after Listen):
+// it closes the socket and removes its file. Do not call it after Serve, which does both itself.
+func (l *Listener) Close() error {
+	err := l.ln.Close()
+	if rerr := os.Remove(l.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("status: closing %s: %w", l.path, err)
+	}
+	return nil
+}
+
 // Serve serves the status API from src until ctx is cancelled, then removes the socket.
 // It returns nil after a clean shutdown.
 func (l *Listener) Serve(ctx context.Context, src Source, log *slog.Logger) error {

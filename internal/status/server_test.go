@@ -186,3 +186,22 @@ func TestFetchHungDaemon(t *testing.T) {
 		c.Close()
 	}
 }
+
+func TestListenerCloseRemovesSocket(t *testing.T) {
+	socket := SocketPath(shortDir(t))
+	l, err := Listen(t.Context(), socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(socket); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket still there after Close: %v", err)
+	}
+	l, err = Listen(t.Context(), socket)
+	if err != nil {
+		t.Fatalf("Listen again after Close: %v", err)
+	}
+	l.Close()
+}
