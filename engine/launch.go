@@ -31,7 +31,9 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	l.emit(slog.LevelInfo, a.ID, EventPlanned, fmt.Sprintf("launching runner %s in slot %d", a.RunnerName, a.Slot))
 	s.crash(CrashAfterPlan, a.ID)
 
-	reg, err := s.deps.Registrar.JITConfig(ctx, t, JITRequest{Name: a.RunnerName, Labels: t.Labels, RunnerGroup: t.RunnerGroup, WorkDir: t.WorkDir})
+	jctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+	reg, err := s.deps.Registrar.JITConfig(jctx, t, JITRequest{Name: a.RunnerName, Labels: t.Labels, RunnerGroup: t.RunnerGroup, WorkDir: t.WorkDir})
+	cancel()
 	if err != nil {
 		err = fmt.Errorf("create JIT registration for %s of target %s: %w", a.RunnerName, t.Name, err)
 		// The request may have reached GitHub; the next pass looks the name up and deletes it.
@@ -66,6 +68,8 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	return nil
 }
 
+// start has no deadline of its own: the first use of a runner version downloads it, and the
+// launcher bounds that itself; a stop cancels ctx.
 func (l *loop) start(ctx context.Context, t config.Target, a journal.Attempt, reg Registration) (Process, error) {
 	lc := l.sup.deps.Launcher
 	if err := lc.Prepare(ctx, a.RuntimeDir, t.RunnerVersion); err != nil {
@@ -81,6 +85,9 @@ func (l *loop) start(ctx context.Context, t config.Target, a journal.Attempt, re
 // abandon records failed with the reason, then concludes whatever it can right away. It returns
 // cause, so the pass backs off by the class of what went wrong.
 func (l *loop) abandon(ctx context.Context, t config.Target, a journal.Attempt, cause error) error {
+	// A launch cut short by a stop still records why and undoes what it did.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.sup.opts.CallTimeout)
+	defer cancel()
 	a, err := l.transition(ctx, a, journal.StateFailed, func(x *journal.Attempt) { x.Reason = cause.Error() }, cause.Error())
 	if err != nil {
 		return errors.Join(cause, err)

@@ -160,14 +160,14 @@ func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 	in.Monitor, in.Draining = monitor, draining
 	out := plan(in)
 	for _, r := range out.Reap {
-		if err := l.reapIdle(cctx, t, owned, r); err != nil && passErr == nil {
+		if err := l.reapIdle(ctx, t, owned, r); err != nil && passErr == nil {
 			passErr = err
 		}
 	}
 	if regErr == nil && demErr == nil && !draining && !monitor {
 		policy := fingerprint(t)
 		for range out.Start {
-			err := l.launch(cctx, cfg, t, policy)
+			err := l.launch(ctx, cfg, t, policy)
 			if errors.Is(err, journal.ErrNoCapacity) {
 				break
 			}
@@ -235,6 +235,8 @@ func (l *loop) reapIdle(ctx context.Context, t config.Target, owned []journal.At
 	if a.ID == "" || a.State != journal.StateStarted {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, l.sup.opts.CallTimeout)
+	defer cancel()
 	err := l.sup.deps.Registrar.DeleteRunner(ctx, t, a.RunnerID)
 	if errors.Is(err, ErrRunnerBusy) {
 		_, err = l.transition(ctx, a, journal.StateBusy, nil, fmt.Sprintf("runner %s took a job while being reaped (%s); it will be left to finish", a.RunnerName, r.Reason))

@@ -1,0 +1,39 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestStatusReportsTargetsReloadsAndEvents(t *testing.T) {
+	h := twoRunnersOneBusy(t)
+	h.w.setQueued("repo:acme/a", 0)
+	h.tick(poll, 1, "a")
+	st := h.s.Status()
+	if len(st.Targets) != 1 {
+		t.Fatalf("targets = %+v", st.Targets)
+	}
+	ts := st.Targets[0]
+	if ts.Owned != 2 || ts.Busy != 1 || ts.Idle != 1 || ts.Demand != 0 || ts.Draining || ts.Identity != "repo:acme/a" || ts.LastPass.IsZero() {
+		t.Fatalf("target status = %+v", ts)
+	}
+	if !st.LastReload.OK || st.LastReload.Report == nil || st.LastReload.Report.Added[0] != "a" || st.Generation != 1 {
+		t.Fatalf("last reload = %+v", st.LastReload)
+	}
+	kinds := map[EventKind]int{}
+	for _, ev := range st.Events {
+		kinds[ev.Kind]++
+	}
+	if kinds[EventStarted] != 2 || kinds[EventBusy] != 1 || kinds[EventReload] != 1 || kinds[EventLoop] != 1 {
+		t.Fatalf("events by kind = %v", kinds)
+	}
+
+	h.s.ReloadFailed(errors.New("config.toml:3:7: unknown key"))
+	st = h.s.Status()
+	if st.LastReload.OK || st.LastReload.Error == "" || st.Generation != 1 {
+		t.Fatalf("a rejected reload must show and change nothing: %+v", st.LastReload)
+	}
+	if last := st.Events[len(st.Events)-1]; last.Kind != EventReloadFailed {
+		t.Fatalf("last event = %+v", last)
+	}
+}
