@@ -62,7 +62,10 @@ type CacheOptions struct {
 	Progress io.Writer
 	// LogInterval is how often download progress is logged; default 5 s.
 	LogInterval time.Duration
-	Now         func() time.Time // default time.Now; injected by tests of the progress log
+	// StallTimeout aborts a download that receives no byte for this long; default 60 s. (The HTTP
+	// client's own Timeout would cap the whole download, which a slow link legitimately exceeds.)
+	StallTimeout time.Duration
+	Now          func() time.Time // default time.Now; injected by tests of the progress log
 }
 
 // Cache holds extracted runner packages under one directory, one subdirectory per package key.
@@ -91,6 +94,9 @@ func NewCache(dir string, opts CacheOptions) (*Cache, error) {
 	}
 	if opts.LogInterval <= 0 {
 		opts.LogInterval = 5 * time.Second
+	}
+	if opts.StallTimeout <= 0 {
+		opts.StallTimeout = 60 * time.Second
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

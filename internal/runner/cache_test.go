@@ -399,3 +399,23 @@ func TestNoProgressBarWithoutATerminal(t *testing.T) {
 		t.Fatalf("progress bar drawn on a non-terminal: %q", bar.String())
 	}
 }
+
+// A download that stops receiving data is abandoned, not waited on forever.
+func TestEnsureAbandonsStalledDownload(t *testing.T) {
+	t.Parallel()
+	body := buildTarGz(t, runnerPackage)
+	srv := servePackage(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000000")
+		_, _ = w.Write(body[:len(body)/2])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	c := newTestCache(t, CacheOptions{StallTimeout: 200 * time.Millisecond})
+	_, err := c.Ensure(context.Background(), testPackage(srv.URL, body))
+	if !errors.Is(err, errStalled) || !strings.Contains(err.Error(), "no data for 200ms") {
+		t.Fatalf("Ensure = %v, want a stall error", err)
+	}
+	if got := cacheEntries(t, c); len(got) != 0 {
+		t.Fatalf("cache holds %v after a stalled download", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,9 +20,18 @@ import (
 
 // download fetches p into a temp file in the cache directory, hashing while writing, and returns
 // its path only if the sha256 matches. On any failure the temp file is removed.
-func (c *Cache) download(ctx context.Context, p Package) (path string, err error) {
+func (c *Cache) download(parent context.Context, p Package) (path string, err error) {
 	key := p.Key()
 	where := redactURL(p.URL)
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	stall := time.AfterFunc(c.opts.StallTimeout, func() { cancel(errStalled) })
+	defer stall.Stop()
+	defer func() {
+		if errors.Is(context.Cause(ctx), errStalled) && parent.Err() == nil {
+			err = fmt.Errorf("%w (no data for %s; check the network path to %s)", err, c.opts.StallTimeout, where)
+		}
+	}()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
 	if err != nil {
 		return "", fmt.Errorf("download runner package %s: bad URL %s: %w", key, where, err)
@@ -47,7 +57,11 @@ func (c *Cache) download(ctx context.Context, p Package) (path string, err error
 	}()
 	hash := sha256.New()
 	prog := c.newProgress(key, resp.ContentLength)
+	prog.stall, prog.stallAfter = stall, c.opts.StallTimeout
 	n, err := io.Copy(io.MultiWriter(f, hash, prog), resp.Body)
+	if cause := context.Cause(ctx); err != nil && cause != nil {
+		err = cause // "stalled" or the caller's cancellation, rather than a bare read error
+	}
 	prog.finish(n, err)
 	if err != nil {
 		return "", fmt.Errorf("download runner package %s from %s after %d bytes (the partial file was removed; retry): %w",
@@ -65,6 +79,8 @@ func (c *Cache) download(ctx context.Context, p Package) (path string, err error
 	}
 	return f.Name(), nil
 }
+
+var errStalled = errors.New("download stalled")
 
 // redactURL drops the query and fragment: a presigned download URL carries a signature there.
 func redactURL(raw string) string {
@@ -109,6 +125,9 @@ type progress struct {
 
 	start, lastLog time.Time
 	done           int64
+
+	stall      *time.Timer // rearmed by every write: the download is alive
+	stallAfter time.Duration
 }
 
 func (c *Cache) newProgress(key string, total int64) *progress {
@@ -136,6 +155,9 @@ func (c *Cache) newProgress(key string, total int64) *progress {
 
 func (p *progress) Write(b []byte) (int, error) {
 	p.done += int64(len(b))
+	if p.stall != nil {
+		p.stall.Reset(p.stallAfter)
+	}
 	if p.bar != nil {
 		_ = p.bar.Add(len(b)) // a broken terminal must not fail the download
 	}
