@@ -26,12 +26,9 @@ var plistTemplate = template.Must(template.New("plist").Funcs(template.FuncMap{"
 		<string>daemon</string>
 		<string>--config</string>
 		<string>{{x .Config}}</string>
-	</array>
-	<key>EnvironmentVariables</key>
-	<dict>
-		<key>{{x .Env}}</key>
+		<string>{{x .Flag}}</string>
 		<string>{{x .Source}}</string>
-	</dict>
+	</array>
 	<key>RunAtLoad</key>
 	<true/>
 	<key>KeepAlive</key>
@@ -60,8 +57,8 @@ func LaunchdPlist(s Spec) (string, error) {
 	var b bytes.Buffer
 	err := plistTemplate.Execute(&b, struct {
 		Spec
-		Label, Env string
-	}{s, LaunchdLabel, SourceEnv})
+		Label, Flag string
+	}{s, LaunchdLabel, SourceFlag})
 	return b.String(), err
 }
 

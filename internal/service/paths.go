@@ -33,9 +33,10 @@ const (
 	// UnitName is the systemd unit; LaunchdLabel names the launchd job.
 	UnitName     = "runner-manager.service"
 	LaunchdLabel = "com.github.runner-manager"
-	// SourceEnv carries the source binary's path to the daemon (selfupdate watches it). It is not
-	// under RUNNER_MANAGER_, which the config loader reads as config overrides.
-	SourceEnv = "RM_SOURCE_BINARY"
+	// SourceFlag is the daemon flag that names the source binary and turns self-update on. A flag
+	// rather than an environment variable: the config loader reads RUNNER_MANAGER_* as overrides,
+	// and a misspelt flag fails loudly where a misspelt variable would silently disable upgrades.
+	SourceFlag = "--upgrade-source"
 	// RecordFile, in the state directory, records what `service install` installed.
 	RecordFile = "service.json"
 	binaryName = "runner-manager"

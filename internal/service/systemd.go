@@ -13,7 +13,7 @@ import (
 type Spec struct {
 	Binary string // the private copy, ExecStart's program
 	Config string // --config
-	Source string // the source binary selfupdate watches (SourceEnv)
+	Source string // the source binary selfupdate watches (SourceFlag)
 	Log    string // launchd only: stdout/stderr file
 }
 
@@ -55,8 +55,7 @@ Wants=network-online.target
 
 [Service]
 Type=exec
-ExecStart={{q .Binary}} daemon --config {{q .Config}}
-Environment={{q (printf "%s=%s" .Env .Source)}}
+ExecStart={{q .Binary}} daemon --config {{q .Config}} {{.Flag}} {{q .Source}}
 Restart=always
 RestartSec=5s
 SuccessExitStatus=75
@@ -84,8 +83,8 @@ func SystemdUnit(s Spec) (string, error) {
 	var b bytes.Buffer
 	err := unitTemplate.Execute(&b, struct {
 		Spec
-		Env string
-	}{s, SourceEnv})
+		Flag string
+	}{s, SourceFlag})
 	return b.String(), err
 }
 

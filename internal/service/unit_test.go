@@ -29,8 +29,7 @@ func TestSystemdUnitGolden(t *testing.T) {
 	// The promises the unit carries; a golden update must not lose them silently.
 	for _, must := range []string{"\nKillMode=process\n", "\nRestart=always\n", "\nRestartForceExitStatus=75\n",
 		"\nSuccessExitStatus=75\n", "\nStateDirectory=runner-manager\n", "\nConfigurationDirectory=runner-manager\n",
-		"\nExecStart=/var/lib/runner-manager/bin/runner-manager daemon --config /etc/runner-manager/config.toml\n",
-		"\nEnvironment=" + SourceEnv + "=/usr/local/bin/runner-manager\n"} {
+		"\nExecStart=/var/lib/runner-manager/bin/runner-manager daemon --config /etc/runner-manager/config.toml --upgrade-source /usr/local/bin/runner-manager\n"} {
 		if !strings.Contains(unit, must) {
 			t.Errorf("unit lacks %q", strings.TrimSpace(must))
 		}
@@ -68,7 +67,7 @@ func TestSpecQuotingAndRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(unit, `ExecStart="/opt/runner manager/bin/rm" daemon --config /etc/rm/100%%.toml`) {
+	if !strings.Contains(unit, `ExecStart="/opt/runner manager/bin/rm" daemon --config /etc/rm/100%%.toml --upgrade-source /usr/bin/rm`) {
 		t.Errorf("spaces or %% not quoted:\n%s", unit)
 	}
 	for _, bad := range []Spec{
