@@ -30,6 +30,9 @@ type Budget struct {
 	pauseTill time.Time                  // secondary limit: no request of any kind before this
 }
 
+// maxCredentials bounds how many credentials' budgets are remembered.
+const maxCredentials = 64
+
 // NewBudget returns an empty budget on clock.
 func NewBudget(clock Clock) *Budget {
 	return &Budget{clock: clock, rates: map[string]map[string]Rate{}}
@@ -96,6 +99,15 @@ func (b *Budget) observe(id string, h http.Header) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.rates[id] == nil {
+		// Installation tokens rotate hourly: forget old credentials rather than grow for ever.
+		for old := range b.rates {
+			if len(b.rates) < maxCredentials {
+				break
+			}
+			if old != b.last {
+				delete(b.rates, old)
+			}
+		}
 		b.rates[id] = map[string]Rate{}
 	}
 	b.rates[id][res] = r

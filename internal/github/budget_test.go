@@ -55,3 +55,19 @@ func TestBudgetClassifiesRefusals(t *testing.T) {
 		}
 	}
 }
+
+func TestBudgetForgetsOldCredentials(t *testing.T) {
+	b := NewBudget(ghsim.NewFakeClock(time.Unix(1e9, 0)))
+	h := http.Header{}
+	h.Set("X-RateLimit-Remaining", "10")
+	h.Set("X-RateLimit-Limit", "5000")
+	for i := 0; i < 1000; i++ {
+		b.observe(strconv.Itoa(i), h)
+	}
+	if n := len(b.rates); n > maxCredentials {
+		t.Fatalf("budget remembers %d credentials", n)
+	}
+	if r, ok := b.Rate("core"); !ok || r.Remaining != 10 {
+		t.Fatalf("latest credential's rate lost: %+v", r)
+	}
+}

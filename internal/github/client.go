@@ -114,7 +114,7 @@ func newBare(o Options) *Client {
 
 func (c *Client) finish(src auth.Source) error {
 	c.o.Auth = src
-	tr := &authorize{next: newETagCache(c.wire, 4096), src: src}
+	tr := &authorize{next: newETagCache(c.wire, 4096, 64<<20), src: src}
 	g := gh.NewClient(&http.Client{Transport: tr})
 	if c.o.APIURL != "" {
 		u, err := url.Parse(trimSlash(c.o.APIURL) + "/")

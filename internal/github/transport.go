@@ -109,6 +109,9 @@ func credentialID(req *http.Request) string {
 	if a == "" {
 		return ""
 	}
+	if strings.Count(a, ".") == 2 { // an App JWT: new every few minutes, one App budget behind them all
+		return "app-jwt"
+	}
 	sum := sha256.Sum256([]byte(a))
 	return string(sum[:8])
 }
@@ -129,11 +132,13 @@ func closeBody(req *http.Request) {
 // and credential, sends If-None-Match, and answers a 304 (which GitHub does not charge) with the
 // remembered body. Keying by credential keeps one token's view from being served to another.
 type etagCache struct {
-	next http.RoundTripper
-	max  int
+	next     http.RoundTripper
+	max      int // entries
+	maxBytes int // bodies in total
 
 	mu      sync.Mutex
 	entries map[[32]byte]*cached
+	bytes   int
 }
 
 type cached struct {
@@ -142,8 +147,8 @@ type cached struct {
 	body   []byte
 }
 
-func newETagCache(next http.RoundTripper, max int) *etagCache {
-	return &etagCache{next: next, max: max, entries: map[[32]byte]*cached{}}
+func newETagCache(next http.RoundTripper, max, maxBytes int) *etagCache {
+	return &etagCache{next: next, max: max, maxBytes: maxBytes, entries: map[[32]byte]*cached{}}
 }
 
 func (c *etagCache) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -185,13 +190,23 @@ func (c *etagCache) RoundTrip(req *http.Request) (*http.Response, error) {
 func (c *etagCache) store(key [32]byte, e *cached) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[key]; !ok && len(c.entries) >= c.max {
-		for k := range c.entries { // evict an arbitrary entry; at worst one extra full request
-			delete(c.entries, k)
+	if prev, ok := c.entries[key]; ok {
+		c.bytes -= len(prev.body)
+		delete(c.entries, key)
+	}
+	// Evict arbitrary entries (stale credentials' mostly); the price is one full request each.
+	for k, v := range c.entries {
+		if len(c.entries) < c.max && c.bytes+len(e.body) <= c.maxBytes {
 			break
 		}
+		c.bytes -= len(v.body)
+		delete(c.entries, k)
+	}
+	if len(e.body) > c.maxBytes {
+		return
 	}
 	c.entries[key] = e
+	c.bytes += len(e.body)
 }
 
 // authorize sets the Authorization header from the credential source for the request's owner.
