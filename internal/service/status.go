@@ -37,6 +37,7 @@ type Status struct {
 	Installed     bool
 	Unit          string
 	Record        Record // zero if there is no install record
+	RecordErr     string // the install record exists but cannot be read
 	BinaryVersion string // of the private copy; "" with BinaryErr
 	BinaryErr     string
 	SourceVersion string
@@ -60,7 +61,7 @@ func (m *Manager) Status(ctx context.Context, src StatusSource) Status {
 	rec, ok, err := ReadRecord(p.onDisk(p.StateDir))
 	switch {
 	case err != nil:
-		s.SourceErr = err.Error()
+		s.RecordErr = m.shown(err)
 	case ok:
 		s.Record = rec
 	}
@@ -89,13 +90,17 @@ func (m *Manager) Status(ctx context.Context, src StatusSource) Status {
 func (m *Manager) probe(ctx context.Context, path string) (string, string) {
 	v, err := selfupdate.ProbeVersion(ctx, m.Probe, m.Paths.onDisk(path), 5*time.Second)
 	if err != nil {
-		msg := err.Error()
-		if m.Paths.Root != "" {
-			msg = strings.ReplaceAll(msg, m.Paths.Root, "") // show the service's paths, not the prefix
-		}
-		return "", msg
+		return "", m.shown(err)
 	}
 	return v, ""
+}
+
+// shown is err's text with the service's paths, not their on-disk prefix under Root.
+func (m *Manager) shown(err error) string {
+	if m.Paths.Root == "" {
+		return err.Error()
+	}
+	return strings.ReplaceAll(err.Error(), m.Paths.Root, "")
 }
 
 func (m *Manager) serviceState(ctx context.Context) (string, int) {
@@ -192,6 +197,9 @@ func (s Status) Render(w io.Writer, now time.Time) error {
 	line("binary", "%s", versionOf(s.Record.Binary, s.BinaryVersion, s.BinaryErr))
 	if s.Record.Source != "" {
 		line("source", "%s", versionOf(s.Record.Source, s.SourceVersion, s.SourceErr))
+	}
+	if s.RecordErr != "" {
+		line("source", "unknown: %s", s.RecordErr)
 	}
 	config := s.Record.Config
 	if s.Daemon != nil && s.Daemon.ConfigPath != "" {

@@ -40,6 +40,7 @@ func TestStatusGolden(t *testing.T) {
 		show    string
 		src     StatusSource
 		guard   *selfupdate.GuardState
+		record  string // replaces the install record's content
 	}{
 		{name: "not-installed"},
 		{name: "healthy", install: true, show: showRunning, src: fakeSource{st: healthyDaemon()}},
@@ -51,6 +52,7 @@ func TestStatusGolden(t *testing.T) {
 			d.ReloadOK, d.ReloadError = false, "config.toml:12:3: target \"web\": max_runners must be >= 1"
 			return d
 		}()}},
+		{name: "damaged-record", install: true, show: showRunning, src: fakeSource{st: healthyDaemon()}, record: "{\"source\": "},
 		{name: "rolled-back", install: true, source: "v1.2.4", show: showRunning, src: fakeSource{st: healthyDaemon()},
 			guard: &selfupdate.GuardState{Version: "1.2.3", Rejected: "1.2.4", RolledBackAt: fixedNow().Add(-time.Hour),
 				RollbackWhy: "version 1.2.4 exited within 30s of starting 3 times in a row"}},
@@ -74,6 +76,11 @@ func TestStatusGolden(t *testing.T) {
 			}
 			if tt.guard != nil {
 				writeGuard(t, filepath.Join(m.Paths.Root, m.Paths.StateDir), *tt.guard)
+			}
+			if tt.record != "" {
+				if err := os.WriteFile(filepath.Join(m.Paths.Root, m.Paths.StateDir, RecordFile), []byte(tt.record), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			fm.replies[showCmd] = tt.show
 			var out strings.Builder
