@@ -24,7 +24,6 @@ func newRunnersCmd() *cobra.Command { return runnersCmd(time.Now) }
 type socketFlags struct {
 	config, socket string
 	json           bool
-	statusOff      bool // the loaded config has daemon.status_listen empty
 }
 
 func (f *socketFlags) register(cmd *cobra.Command) {
@@ -46,7 +45,7 @@ idle, and any backoff or error; then the recent events. Exit status 1 when no da
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			snap, err := status.Fetch(cmd.Context(), f.socketPath(cmd.ErrOrStderr()))
 			if err != nil {
-				return withCode(exitFailure, f.explain(err))
+				return withCode(exitFailure, err)
 			}
 			if f.json {
 				return status.WriteJSON(cmd.OutOrStdout(), snap)
@@ -67,7 +66,7 @@ func runnersCmd(now func() time.Time) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			runners, err := status.FetchRunners(cmd.Context(), f.socketPath(cmd.ErrOrStderr()))
 			if err != nil {
-				return withCode(exitFailure, f.explain(err))
+				return withCode(exitFailure, err)
 			}
 			if f.json {
 				return status.WriteJSON(cmd.OutOrStdout(), status.RunnerList{Runners: runners})
@@ -88,7 +87,6 @@ func (f *socketFlags) socketPath(stderr io.Writer) string {
 	}
 	cfg, err := config.Load(f.config)
 	if err == nil {
-		f.statusOff = cfg.Daemon.StatusListen == ""
 		return status.SocketPath(cfg.Daemon.StateDir)
 	}
 	dir := config.DefaultStateDir
@@ -102,12 +100,4 @@ func (f *socketFlags) socketPath(stderr io.Writer) string {
 	}
 	fmt.Fprintf(stderr, "note: config %s %s; looking for the daemon in %s (pass --socket to choose)\n", f.config, why, dir)
 	return status.SocketPath(dir)
-}
-
-// explain adds the likeliest cause to a "not running" error when the config turns the socket off.
-func (f *socketFlags) explain(err error) error {
-	if f.statusOff && errors.Is(err, status.ErrNotRunning) {
-		return fmt.Errorf("%w\nhint: daemon.status_listen is empty in %s, which turns the status socket off; set it to \"unix\"", err, f.config)
-	}
-	return err
 }

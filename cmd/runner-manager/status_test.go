@@ -130,8 +130,8 @@ func TestStatusWhenDaemonNotRunning(t *testing.T) {
 			[]string{"daemon not running (no socket at " + socket + ")"}},
 		{"runners, no socket", runnersCmd(time.Now), []string{"--socket", socket, "--json"},
 			[]string{"daemon not running (no socket at " + socket + ")"}},
-		{"status socket turned off", statusCmd(time.Now), []string{"--config", writeConfig(t, dir, "")},
-			[]string{"daemon not running", "hint: daemon.status_listen is empty"}},
+		{"state_dir from the config", statusCmd(time.Now), []string{"--config", writeConfig(t, dir, "unix")},
+			[]string{"daemon not running (no socket at " + socket + ")"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := runStatusCmd(t, tc.cmd, tc.args...)
