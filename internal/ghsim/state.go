@@ -148,17 +148,18 @@ func labelsSatisfy(jobLabels, runnerLabels []string) bool {
 
 // Job is a snapshot of a simulated workflow job, for assertions.
 type Job struct {
-	ID, RunID   int64
-	Repo        string // owner/name
-	Name        string
-	Labels      []string
-	Status      string // queued, in_progress, completed
-	Conclusion  string // success, failure, cancelled or ""
-	RunnerID    int64
-	RunnerName  string
-	CreatedAt   time.Time
-	StartedAt   time.Time
-	CompletedAt time.Time
+	ID          int64     `json:"id"`
+	RunID       int64     `json:"run_id"`
+	Repo        string    `json:"repo"` // owner/name
+	Name        string    `json:"name"`
+	Labels      []string  `json:"labels"`
+	Status      string    `json:"status"`     // queued, in_progress, completed
+	Conclusion  string    `json:"conclusion"` // success, failure, cancelled or ""
+	RunnerID    int64     `json:"runner_id"`
+	RunnerName  string    `json:"runner_name"`
+	CreatedAt   time.Time `json:"created_at"`
+	StartedAt   time.Time `json:"started_at"`
+	CompletedAt time.Time `json:"completed_at"`
 }
 
 func (j *job) snapshot() Job {
@@ -170,14 +171,14 @@ func (j *job) snapshot() Job {
 
 // Runner is a snapshot of a registered runner.
 type Runner struct {
-	ID      int64
-	Name    string
-	Scope   string // "owner/name" for a repository runner, "org" for an organization runner
-	Labels  []string
-	GroupID int64
-	Status  string // online or offline
-	Busy    bool
-	JobID   int64
+	ID      int64    `json:"id"`
+	Name    string   `json:"name"`
+	Scope   string   `json:"scope"` // "owner/name" for a repository runner, "org" for an organization runner
+	Labels  []string `json:"labels"`
+	GroupID int64    `json:"group_id"`
+	Status  string   `json:"status"` // online or offline
+	Busy    bool     `json:"busy"`
+	JobID   int64    `json:"job_id"`
 }
 
 func (r *runner) snapshot() Runner {
@@ -192,13 +193,13 @@ func (s scope) display() string {
 
 // Registration records one JIT registration and what became of it, including after deletion.
 type Registration struct {
-	RunnerID     int64
-	Name         string
-	Scope        string
-	Labels       []string
-	RegisteredAt time.Time
-	Online       bool      // the runner ever connected
-	JobID        int64     // the job it took, 0 if none
-	RemovedAt    time.Time // zero while still registered
-	RemovedBy    string    // "delete" (API call) or "ephemeral" (removed after its job)
+	RunnerID     int64     `json:"runner_id"`
+	Name         string    `json:"name"`
+	Scope        string    `json:"scope"`
+	Labels       []string  `json:"labels"`
+	RegisteredAt time.Time `json:"registered_at"`
+	Online       bool      `json:"online"`     // the runner ever connected
+	JobID        int64     `json:"job_id"`     // the job it took, 0 if none
+	RemovedAt    time.Time `json:"removed_at"` // zero while still registered
+	RemovedBy    string    `json:"removed_by"` // "delete" (API call) or "ephemeral" (removed after its job)
 }

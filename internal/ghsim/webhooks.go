@@ -23,14 +23,14 @@ type hook struct {
 
 // Delivery records one webhook delivery attempt, for assertions.
 type Delivery struct {
-	GUID       string // X-GitHub-Delivery
-	HookID     int64
-	Event      string // "workflow_job"
-	Action     string // queued, in_progress, completed
-	JobID      int64
-	StatusCode int    // the receiver's answer; 0 if not sent
-	Dropped    bool   // a webhook-drop fault ate it
-	Err        string // transport error, if any
+	GUID       string `json:"guid"` // X-GitHub-Delivery
+	HookID     int64  `json:"hook_id"`
+	Event      string `json:"event"`  // "workflow_job"
+	Action     string `json:"action"` // queued, in_progress, completed
+	JobID      int64  `json:"job_id"`
+	StatusCode int    `json:"status_code"` // the receiver's answer; 0 if not sent
+	Dropped    bool   `json:"dropped"`     // a webhook-drop fault ate it
+	Err        string `json:"error"`       // transport error, if any
 }
 
 type delivery struct {
