@@ -57,6 +57,10 @@ type Options struct {
 	Installation bool
 	// Kind names the credential kind for permission remedies; set by NewFromConfig.
 	Kind config.AuthKind
+	// WebURL is the device-flow sign-in host used for renewals; "" derives it from api_url.
+	WebURL string
+	// Host is this machine's name as stored with a device-flow sign-in; "" = os.Hostname().
+	Host string
 }
 
 // Client is safe for concurrent use by many target loops.
@@ -142,31 +146,37 @@ func NewFromConfig(cfg config.GitHub, stateDir string, o Options) (*Client, erro
 		src, err = auth.NewApp(auth.AppOptions{APIURL: apiURLOrDefault(cfg.APIURL), AppID: cfg.AppID,
 			InstallationID: cfg.InstallationID, PrivateKeyFile: cfg.PrivateKeyFile, Transport: c.wire})
 	case config.AuthDeviceFlow:
-		src, err = NewUserSource(cfg, stateDir, "", c.o.Clock, c.o.Logger, c.wire)
+		src, err = newUserSource(cfg, stateDir, c.o, c.wire)
 	default:
 		err = errors.New("no GitHub credential configured: set github.token_file, github.app_id + private_key_file, or github.device_flow")
 	}
 	if err != nil {
 		return nil, err
 	}
-	return c, c.finish(src)
+	if err := c.finish(src); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
-// NewUserSource opens the device-flow sign-in of stateDir. webURL "" derives the sign-in host
-// from api_url (see auth.WebURLFor).
-func NewUserSource(cfg config.GitHub, stateDir, webURL string, clock Clock, log *slog.Logger, wire http.RoundTripper) (*auth.User, error) {
+// newUserSource opens the device-flow sign-in of stateDir; renewals go through wire.
+func newUserSource(cfg config.GitHub, stateDir string, o Options, wire http.RoundTripper) (*auth.User, error) {
 	if cfg.DeviceFlow == nil || cfg.DeviceFlow.ClientID == "" {
 		return nil, errors.New("github.device_flow.client_id is not set")
 	}
-	if webURL == "" {
+	web := o.WebURL
+	if web == "" {
 		var err error
-		if webURL, err = auth.WebURLFor(cfg.APIURL); err != nil {
+		if web, err = auth.WebURLFor(cfg.APIURL); err != nil {
 			return nil, err
 		}
 	}
-	host, _ := os.Hostname()
-	flow := &auth.DeviceFlow{WebURL: webURL, ClientID: cfg.DeviceFlow.ClientID, HTTPClient: &http.Client{Transport: wire}, Clock: clock}
-	return auth.NewUser(auth.UserOptions{Store: auth.NewStore(stateDir), Flow: flow, Host: host, Clock: clock, Logger: log})
+	host := o.Host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	flow := &auth.DeviceFlow{WebURL: web, ClientID: cfg.DeviceFlow.ClientID, HTTPClient: &http.Client{Transport: wire}, Clock: o.Clock}
+	return auth.NewUser(auth.UserOptions{Store: auth.NewStore(stateDir), Flow: flow, Host: host, Clock: o.Clock, Logger: o.Logger})
 }
 
 func apiURLOrDefault(s string) string {
@@ -289,6 +299,9 @@ func (c *Client) classify(s Scope, o op, resp *gh.Response, err error) error {
 		return &UnauthorizedError{Target: s.String(), Op: o.what, Credential: c.o.Auth.Describe()}
 	case status == http.StatusForbidden:
 		return &Error{Target: s.String(), Op: o.what, Status: status, Detail: o.perm.remedy(c.o.Kind, s, msg)}
+	case status == http.StatusNotFound:
+		return &Error{Target: s.String(), Op: o.what, Status: status, Err: er,
+			Detail: orDefault(msg, "Not Found") + " (" + s.String() + " does not exist, or " + c.o.Auth.Describe() + " cannot see it)"}
 	case status >= 500:
 		return &Error{Target: s.String(), Op: o.what, Status: status, Retryable: true, Detail: orDefault(msg, "GitHub is having trouble; retrying with backoff")}
 	case status != 0:

@@ -304,3 +304,13 @@ func TestRateLimitWaitsAreBounded(t *testing.T) {
 		t.Fatalf("err = %v after %d waits", err, len(s.Sleeps()))
 	}
 }
+
+func TestNotFoundSaysWhy(t *testing.T) {
+	s := newSim(t)
+	c, path := s.tokenClient(s.token)
+	_, err := c.ListRunners(context.Background(), Scope{Owner: "acme", Repo: "nope"})
+	want := "target acme/nope: cannot list runners: GitHub refused (404): Not Found (acme/nope does not exist, or the token in " + path + " cannot see it)"
+	if err == nil || err.Error() != want || !IsTerminal(err) {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+}
