@@ -221,6 +221,8 @@ func TestRateLimitedTargetBacksOffUntilResetAlone(t *testing.T) {
 		t.Fatalf("status = %+v", st.Targets)
 	}
 	calls := h.w.callCount("Runners", "repo:acme/a")
+	h.s.Wake("a") // a webhook delivery does not break a rate-limit backoff
+	h.settle(2)
 	for range 19 { // b keeps its 30 s rhythm; a asks nothing before the reset
 		h.tick(poll, 2, "b")
 	}

@@ -86,15 +86,31 @@ func (l *loop) run(ctx context.Context) {
 			l.emit(slog.LevelInfo, "", EventLoop, "target loop drained and ended")
 			return
 		}
+		if !l.sleep(ctx, wait) {
+			return
+		}
+	}
+}
+
+// sleep waits for the next pass: the timer, or a wake (webhook, reload, drain). While rate-limited
+// a wake does not shorten the wait, since a pass could only spend budget GitHub has refused.
+// It returns false when ctx ended.
+func (l *loop) sleep(ctx context.Context, wait time.Duration) bool {
+	for {
 		timer, stop := l.sup.clock.Timer(wait)
 		select {
 		case <-ctx.Done():
-		case <-l.wake:
+			stop()
+			return false
 		case <-timer:
-		}
-		stop()
-		if ctx.Err() != nil {
-			return
+			return true
+		case <-l.wake:
+			stop()
+			left := l.backoff.until.Sub(l.sup.clock.Now())
+			if l.backoff.class != "rate-limited" || left <= 0 {
+				return true
+			}
+			wait = left
 		}
 	}
 }
@@ -132,7 +148,7 @@ func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 	}
 	var jobs []Job
 	var demErr error
-	if !draining {
+	if !draining && regErr == nil { // without the list nothing can launch: spare the budget
 		if jobs, demErr = s.deps.Demand.Queued(cctx, t); demErr != nil && passErr == nil {
 			passErr = fmt.Errorf("read queued jobs of target %s: %w", t.Name, demErr)
 		}

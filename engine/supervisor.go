@@ -176,6 +176,9 @@ func (r Report) summary() string {
 // it reads the new snapshot now (a loop whose target is gone starts draining on that pass).
 func (s *Supervisor) syncLoopsLocked() {
 	cfg := s.cfg.Load()
+	for _, l := range s.loops {
+		l.poke() // new loops below need none: their first pass starts at once
+	}
 	for _, t := range cfg.Targets {
 		if !t.IsEnabled() {
 			continue
@@ -184,9 +187,6 @@ func (s *Supervisor) syncLoopsLocked() {
 		if _, ok := s.loops[key]; !ok {
 			s.startLoopLocked(key, t)
 		}
-	}
-	for _, l := range s.loops {
-		l.poke()
 	}
 }
 
