@@ -126,15 +126,13 @@ func report(ready *os.File, r readyReport) {
 // launch is the first stage: start the supervisor detached, give it the config, exit.
 func launch(ctx context.Context, log *slog.Logger, environ []string) int {
 	config, ready, err := takeInherited()
-	if err != nil {
-		log.Error("shim start failed", "err", err)
-		report(ready, readyReport{Error: err.Error()})
-		return 1
-	}
 	fail := func(err error) int {
 		log.Error("shim start failed", "err", err)
 		report(ready, readyReport{Error: err.Error()})
 		return 1
+	}
+	if err != nil {
+		return fail(err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(err)
