@@ -142,6 +142,9 @@ func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 	if regErr != nil {
 		passErr = fmt.Errorf("list runners of target %s: %w", t.Name, regErr)
 	}
+	if regErr == nil {
+		s.recordContact(cctx)
+	}
 	byName := make(map[string]Runner, len(regs))
 	for _, r := range regs {
 		byName[r.Name] = r

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 func TestStatusReportsTargetsReloadsAndEvents(t *testing.T) {
@@ -35,5 +36,26 @@ func TestStatusReportsTargetsReloadsAndEvents(t *testing.T) {
 	}
 	if last := st.Events[len(st.Events)-1]; last.Kind != EventReloadFailed {
 		t.Fatalf("last event = %+v", last)
+	}
+}
+
+func TestGitHubContactRecordedAtMostOncePerMinute(t *testing.T) {
+	h := startA(t, 0)
+	first := h.j.LastGitHubContact()
+	if !first.Equal(h.clock.Now()) {
+		t.Fatalf("contact after the first pass = %v, want %v", first, h.clock.Now())
+	}
+	h.tick(poll, 1, "a")
+	if got := h.j.LastGitHubContact(); !got.Equal(first) {
+		t.Fatalf("recorded again after 30 s: %v", got)
+	}
+	h.tick(poll, 1, "a")
+	if got := h.j.LastGitHubContact(); !got.Equal(first.Add(time.Minute)) {
+		t.Fatalf("contact after a minute = %v", got)
+	}
+	h.w.setFail("repo:acme/a", errOffline)
+	h.tick(2*poll, 1, "a")
+	if got := h.j.LastGitHubContact(); !got.Equal(first.Add(time.Minute)) {
+		t.Fatalf("a failed pass recorded a contact: %v", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/journal"
@@ -27,7 +28,8 @@ type Supervisor struct {
 	log    *slog.Logger
 	events *eventLog
 
-	planMu sync.Mutex // one Plan at a time in this process; the journal is the authority across restarts
+	planMu  sync.Mutex // one Plan at a time in this process; the journal is the authority across restarts
+	contact atomic.Int64 // unix nanos of the last RecordGitHubContact, to write it at most once a minute
 	cfg    atomic.Pointer[config.Config]
 	drain  atomic.Int32 // drainNone, drainUpgrade, drainShutdown
 
@@ -74,6 +76,18 @@ func (s *Supervisor) plan(ctx context.Context, req journal.PlanRequest) (journal
 	s.planMu.Lock()
 	defer s.planMu.Unlock()
 	return s.deps.Journal.Plan(ctx, req)
+}
+
+// recordContact notes a successful GitHub answer in the journal, throttled to one write a minute.
+func (s *Supervisor) recordContact(ctx context.Context) {
+	now := s.clock.Now()
+	last := s.contact.Load()
+	if now.UnixNano()-last < int64(time.Minute) || !s.contact.CompareAndSwap(last, now.UnixNano()) {
+		return
+	}
+	if err := s.deps.Journal.RecordGitHubContact(ctx, now); err != nil {
+		s.log.Warn("could not record the last GitHub contact in the journal", "err", err)
+	}
 }
 
 // checkDeps refuses, before anything changes, a config whose enabled targets the deps cannot serve.

@@ -27,6 +27,7 @@ type Journal struct {
 	attempts map[string]journal.Attempt
 	history  map[string][]journal.State
 	maxHost  int
+	contact  time.Time
 }
 
 // NewJournal returns an empty journal whose attempt ids are "<hostID>-<n>".
@@ -186,4 +187,21 @@ func (j *Journal) countLocked(target string) (host, tgt int) {
 		}
 	}
 	return host, tgt
+}
+
+// RecordGitHubContact keeps the newest time it is given.
+func (j *Journal) RecordGitHubContact(_ context.Context, t time.Time) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if t.After(j.contact) {
+		j.contact = t
+	}
+	return nil
+}
+
+// LastGitHubContact returns the newest recorded contact.
+func (j *Journal) LastGitHubContact() time.Time {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.contact
 }
