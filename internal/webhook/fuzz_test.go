@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzHandler feeds signed arbitrary bodies: the handler must never panic, must answer one of its
@@ -70,5 +71,36 @@ func TestRejectionLogsCarryNoSecret(t *testing.T) {
 		if strings.Contains(out, secret) {
 			t.Errorf("rejection log contains %q:\n%s", secret, out)
 		}
+	}
+}
+
+// TestRejectionLogsAreRateLimited: a flood of bad deliveries logs one line a minute per reason,
+// while OnResult (the metric) sees every one.
+func TestRejectionLogsAreRateLimited(t *testing.T) {
+	var logs bytes.Buffer
+	rec, clk := &recorder{}, &fakeClock{t: t0}
+	h := newTestHandler(t, rec, clk)
+	h.opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	body := examples(t)["workflow_job.queued.json"]
+	send := func(n int) {
+		for range n {
+			req := delivery(t, "/webhook", "workflow_job", "flood", body)
+			req.Header.Set("X-Hub-Signature-256", sign("wrong", body))
+			h.ServeHTTP(httptest.NewRecorder(), req)
+		}
+	}
+	send(50)
+	clk.Advance(59 * time.Second)
+	send(10)
+	if n := strings.Count(logs.String(), "webhook delivery rejected"); n != 1 {
+		t.Errorf("%d rejection lines within a minute, want 1:\n%s", n, logs.String())
+	}
+	clk.Advance(time.Second)
+	send(1)
+	if n := strings.Count(logs.String(), "webhook delivery rejected"); n != 2 || !strings.Contains(logs.String(), "suppressed_since_last=59") {
+		t.Errorf("after a minute: %d lines, want 2 with suppressed_since_last=59:\n%s", n, logs.String())
+	}
+	if len(rec.results) != 61 {
+		t.Errorf("OnResult saw %d rejections, want 61", len(rec.results))
 	}
 }

@@ -79,6 +79,7 @@ type Options struct {
 type Handler struct {
 	opts Options
 	seen *seenSet
+	warn *logLimiter
 }
 
 // NewHandler returns a Handler. It panics if Secret or Notify is nil: that is a wiring bug.
@@ -101,7 +102,7 @@ func NewHandler(opts Options) *Handler {
 	if opts.DedupeSize <= 0 {
 		opts.DedupeSize = 10000
 	}
-	return &Handler{opts: opts, seen: newSeenSet(opts.DedupeSize, opts.DedupeTTL)}
+	return &Handler{opts: opts, seen: newSeenSet(opts.DedupeSize, opts.DedupeTTL), warn: newLogLimiter(time.Minute)}
 }
 
 // ServeHTTP checks a delivery in order of cost (method, headers, size, signature, then JSON) so an
@@ -112,8 +113,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	kind := r.Header.Get(github.EventTypeHeader)
 	delivery := r.Header.Get(github.DeliveryIDHeader)
 	reject := func(code int, result, msg string) {
-		h.opts.Log.Warn("webhook delivery rejected", "result", result, "status", code,
-			"event", kind, "delivery", delivery, "remote", r.RemoteAddr, "reason", msg)
+		// Anyone can POST here, so rejections are logged at most once a minute per result (with a
+		// count of those suppressed); the metric counts every one.
+		if ok, suppressed := h.warn.allow(result, at); ok {
+			h.opts.Log.Warn("webhook delivery rejected", "result", result, "status", code, "event", kind,
+				"delivery", delivery, "remote", r.RemoteAddr, "reason", msg, "suppressed_since_last", suppressed)
+		}
 		h.opts.OnResult(result)
 		http.Error(w, msg, code)
 	}
@@ -196,8 +201,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev.Delivery, ev.At = delivery, at
-	h.opts.Notify(ev)
 	h.opts.OnResult(ResultAccepted)
+	h.opts.Notify(ev)
 	h.opts.Log.Debug("webhook workflow_job accepted", "delivery", delivery, "action", ev.Action,
 		"repo", ev.Repo, "job_id", ev.JobID)
 	writeText(w, http.StatusAccepted, "accepted")
