@@ -124,8 +124,99 @@ func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 		l.emit(slog.LevelInfo, "", EventLoop, "target loop draining: starting nothing new, deregistering idle runners, letting busy ones finish")
 	}
 	l.draining = draining
-	now := s.clock.Now()
-	monitor := t.Mode == "monitor"
+	now, poll, monitor := s.clock.Now(), pollInterval(cfg, t), t.Mode == "monitor"
+	cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+	defer cancel()
+
+	gh := l.readGitHub(cctx, t, draining)
+	passErr := gh.err
+	keep := func(err error) {
+		if err != nil && passErr == nil {
+			passErr = err
+		}
+	}
+	live, err := s.deps.Journal.Live(cctx)
+	if err != nil {
+		return l.finish(now, poll, draining, gh.demand, nil, fmt.Errorf("read journal for target %s: %w; check the state dir", t.Name, err)), -1
+	}
+	for _, a := range l.owned(live) {
+		_, err := l.reconcile(ctx, t, a, gh.byName, gh.listed, recovering)
+		keep(err)
+	}
+	if gh.listed && !monitor {
+		keep(l.deleteOrphans(cctx, t, gh.regs, live))
+	}
+	// Re-read: reconcile concluded some attempts and capacity must count what is left.
+	if live, err = s.deps.Journal.Live(cctx); err != nil {
+		return l.finish(now, poll, draining, gh.demand, nil, fmt.Errorf("read journal for target %s: %w; check the state dir", t.Name, err)), -1
+	}
+	owned := l.owned(live)
+	in := l.planInput(cfg, t, now, owned, live, gh.byName, gh.demand)
+	in.Monitor, in.Draining = monitor, draining
+	out := plan(in)
+	for _, r := range out.Reap {
+		keep(l.reapIdle(ctx, t, owned, r))
+	}
+	if gh.err == nil && !draining && !monitor {
+		keep(l.launchN(ctx, cfg, t, out.Start))
+	}
+	if live, err = s.deps.Journal.Live(cctx); err == nil {
+		owned = l.owned(live)
+	}
+	return l.finish(now, poll, draining, gh.demand, owned, passErr), len(owned)
+}
+
+// githubView is what one pass learned from GitHub.
+type githubView struct {
+	regs   []Runner
+	byName map[string]Runner
+	listed bool // the runner list answered
+	demand int
+	err    error
+}
+
+// readGitHub lists the target's runners, then (unless draining) its queued jobs. The list is read
+// before the journal, so any registration it shows was journaled first (see deleteOrphans).
+func (l *loop) readGitHub(ctx context.Context, t config.Target, draining bool) githubView {
+	s := l.sup
+	var v githubView
+	regs, err := s.deps.Registrar.Runners(ctx, t)
+	if err != nil {
+		v.err = fmt.Errorf("list runners of target %s: %w", t.Name, err)
+		return v // without the list nothing can launch: spare the budget
+	}
+	s.recordContact(ctx)
+	v.regs, v.listed, v.byName = regs, true, make(map[string]Runner, len(regs))
+	for _, r := range regs {
+		v.byName[r.Name] = r
+	}
+	if draining {
+		return v
+	}
+	jobs, err := s.deps.Demand.Queued(ctx, t)
+	if err != nil {
+		v.err = fmt.Errorf("read queued jobs of target %s: %w", t.Name, err)
+	}
+	v.demand = len(jobs)
+	return v
+}
+
+// launchN launches up to n runners, stopping at the first refusal of a slot or failure.
+func (l *loop) launchN(ctx context.Context, cfg *config.Config, t config.Target, n int) error {
+	policy := fingerprint(t)
+	for range n {
+		err := l.launch(ctx, cfg, t, policy)
+		if errors.Is(err, journal.ErrNoCapacity) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pollInterval(cfg *config.Config, t config.Target) time.Duration {
 	poll := t.PollInterval.D()
 	if poll <= 0 && cfg != nil {
 		poll = cfg.Daemon.PollInterval.D()
@@ -133,75 +224,7 @@ func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 	if poll <= 0 {
 		poll = 30 * time.Second
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
-	defer cancel()
-
-	// The GitHub list is read before the journal: any registration it shows was journaled first.
-	var passErr error
-	regs, regErr := s.deps.Registrar.Runners(cctx, t)
-	if regErr != nil {
-		passErr = fmt.Errorf("list runners of target %s: %w", t.Name, regErr)
-	}
-	if regErr == nil {
-		s.recordContact(cctx)
-	}
-	byName := make(map[string]Runner, len(regs))
-	for _, r := range regs {
-		byName[r.Name] = r
-	}
-	var jobs []Job
-	var demErr error
-	if !draining && regErr == nil { // without the list nothing can launch: spare the budget
-		if jobs, demErr = s.deps.Demand.Queued(cctx, t); demErr != nil && passErr == nil {
-			passErr = fmt.Errorf("read queued jobs of target %s: %w", t.Name, demErr)
-		}
-	}
-	live, err := s.deps.Journal.Live(cctx)
-	if err != nil {
-		return l.finish(now, poll, draining, len(jobs), nil, fmt.Errorf("read journal for target %s: %w; check the state dir", t.Name, err)), -1
-	}
-	for _, a := range l.owned(live) {
-		if _, err := l.reconcile(ctx, t, a, byName, regErr == nil, recovering); err != nil && passErr == nil {
-			passErr = err
-		}
-	}
-	if regErr == nil && !monitor {
-		if err := l.deleteOrphans(cctx, t, regs, live); err != nil && passErr == nil {
-			passErr = err
-		}
-	}
-	// Re-read: reconcile concluded some attempts and capacity must count what is left.
-	if live, err = s.deps.Journal.Live(cctx); err != nil {
-		return l.finish(now, poll, draining, len(jobs), nil, fmt.Errorf("read journal for target %s: %w; check the state dir", t.Name, err)), -1
-	}
-	owned := l.owned(live)
-	in := l.planInput(cfg, t, now, owned, live, byName, len(jobs))
-	in.Monitor, in.Draining = monitor, draining
-	out := plan(in)
-	for _, r := range out.Reap {
-		if err := l.reapIdle(ctx, t, owned, r); err != nil && passErr == nil {
-			passErr = err
-		}
-	}
-	if regErr == nil && demErr == nil && !draining && !monitor {
-		policy := fingerprint(t)
-		for range out.Start {
-			err := l.launch(ctx, cfg, t, policy)
-			if errors.Is(err, journal.ErrNoCapacity) {
-				break
-			}
-			if err != nil {
-				if passErr == nil {
-					passErr = err
-				}
-				break
-			}
-		}
-	}
-	if live, err = s.deps.Journal.Live(cctx); err == nil {
-		owned = l.owned(live)
-	}
-	return l.finish(now, poll, draining, len(jobs), owned, passErr), len(owned)
+	return poll
 }
 
 // owned filters the attempts of this loop: its target name and identity.

@@ -28,10 +28,10 @@ type Supervisor struct {
 	log    *slog.Logger
 	events *eventLog
 
-	planMu  sync.Mutex // one Plan at a time in this process; the journal is the authority across restarts
+	planMu  sync.Mutex   // one Plan at a time in this process; the journal is the authority across restarts
 	contact atomic.Int64 // unix nanos of the last RecordGitHubContact, to write it at most once a minute
-	cfg    atomic.Pointer[config.Config]
-	drain  atomic.Int32 // drainNone, drainUpgrade, drainShutdown
+	cfg     atomic.Pointer[config.Config]
+	drain   atomic.Int32 // drainNone, drainUpgrade, drainShutdown
 
 	mu         sync.Mutex
 	gen        int64
