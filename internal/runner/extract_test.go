@@ -70,3 +70,28 @@ func TestEnsureRefusesNonGzip(t *testing.T) {
 		t.Fatalf("cache holds %v", got)
 	}
 }
+
+// FuzzExtractTarGz: whatever the archive, extraction never writes outside its destination.
+func FuzzExtractTarGz(f *testing.F) {
+	f.Add(buildTarGz(&testing.T{}, runnerPackage))
+	f.Add(buildTarGz(&testing.T{}, []tarEntry{{name: "a/b", typ: tar.TypeSymlink, link: ".."}, {name: "a/b/c", body: "x"}}))
+	f.Add(buildTarGz(&testing.T{}, []tarEntry{{name: "../x", body: "x"}}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		parent := t.TempDir()
+		archive, dest := filepath.Join(parent, "a.tar.gz"), filepath.Join(parent, "dest")
+		if err := os.WriteFile(archive, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(dest, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_ = extractTarGz(context.Background(), archive, dest)
+		entries, err := os.ReadDir(parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != 2 {
+			t.Fatalf("extraction wrote outside its destination: %v", entries)
+		}
+	})
+}
