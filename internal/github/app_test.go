@@ -135,8 +135,11 @@ func TestAppNotInstalled(t *testing.T) {
 	s.srv.CreateRepo("other", "x")
 	c, _ := s.appClient(0)
 	_, err := c.ListRunners(context.Background(), Scope{Owner: "other", Repo: "x"})
-	if err == nil || !strings.Contains(err.Error(), "GitHub App 42 is not installed on other: install the App on that account") {
+	if err == nil || !strings.Contains(err.Error(), "GitHub App 42 is not installed on other: install the App on that account") || !IsTerminal(err) {
 		t.Fatalf("err = %v", err)
+	}
+	if len(s.Sleeps()) != 0 {
+		t.Fatal("a missing installation was retried")
 	}
 }
 
@@ -192,5 +195,18 @@ func TestAppBudgetsArePerInstallation(t *testing.T) {
 	sent := len(s.Requests())
 	if _, err := c.ListRunners(ctx, repoScope); !errors.As(err, &rl) || len(s.Requests()) != sent {
 		t.Fatalf("acme sent before its reset: %v", err)
+	}
+}
+
+func TestAppTokenMintingServerErrorIsRetried(t *testing.T) {
+	s := newSim(t)
+	id := s.installApp("acme")
+	c, _ := s.appClient(id)
+	s.srv.AddFault(ghsim.Fault{Path: "/app/installations/*/access_tokens", Kind: ghsim.FaultStatus, Status: 502, Count: 2})
+	if _, err := c.ListRunners(context.Background(), repoScope); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Sleeps()) != 2 {
+		t.Fatalf("sleeps %v, want 2 backoffs", s.Sleeps())
 	}
 }

@@ -280,7 +280,12 @@ func (c *Client) classify(s Scope, o op, resp *gh.Response, err error) error {
 		if errors.As(err, &ic) {
 			return &UnauthorizedError{Target: s.String(), Op: o.what, Credential: c.o.Auth.Describe(), Err: ce.err}
 		}
-		return &Error{Target: s.String(), Op: o.what, Retryable: true, Detail: ce.Error(), Err: ce.err}
+		// Only a network failure or GitHub's 5xx while getting a token is worth retrying; a
+		// missing installation or an unreadable file is not.
+		var ne net.Error
+		var te *auth.TemporaryError
+		retry := errors.As(ce.err, &ne) || errors.As(ce.err, &te)
+		return &Error{Target: s.String(), Op: o.what, Retryable: retry, Detail: ce.Error(), Err: ce.err}
 	}
 	status := 0
 	if resp != nil && resp.Response != nil {

@@ -155,7 +155,11 @@ func (a *App) findInstallation(ctx context.Context, owner string) (int64, error)
 		case http.StatusUnauthorized:
 			return 0, &InvalidCredentialError{Credential: a.Describe(), Reason: "GitHub rejected the App JWT (401): check github.app_id and that the private key belongs to this App and was not revoked"}
 		default:
-			return 0, fmt.Errorf("%s: find the installation for %s: GitHub answered %d", a.Describe(), owner, status)
+			err := fmt.Errorf("%s: find the installation for %s: GitHub answered %d", a.Describe(), owner, status)
+			if status >= 500 {
+				return 0, &TemporaryError{err}
+			}
+			return 0, err
 		}
 	}
 	return 0, fmt.Errorf("%s is not installed on %s: install the App on that account (or set github.installation_id)", a.Describe(), owner)
@@ -189,6 +193,9 @@ func (a *App) lookup(ctx context.Context, kind, owner string) (int64, int, error
 func redactHTTPError(err error) error {
 	var he *ghinstallation.HTTPError
 	if errors.As(err, &he) && he.Response != nil {
+		if he.Response.StatusCode >= 500 {
+			return &TemporaryError{err}
+		}
 		switch he.Response.StatusCode {
 		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
 			return &InvalidCredentialError{Credential: fmt.Sprintf("installation %d", he.InstallationID),
@@ -209,3 +216,11 @@ func (e *InvalidCredentialError) Error() string { return e.Credential + ": " + e
 
 // Unauthorized marks the error for the engine's classification.
 func (e *InvalidCredentialError) Unauthorized() bool { return true }
+
+// TemporaryError is a credential failure that may pass (GitHub answered 5xx while minting or
+// looking up); the client retries it with backoff. Other credential failures are terminal.
+type TemporaryError struct{ Err error }
+
+func (e *TemporaryError) Error() string   { return e.Err.Error() }
+func (e *TemporaryError) Unwrap() error   { return e.Err }
+func (e *TemporaryError) Temporary() bool { return true }
