@@ -101,7 +101,7 @@ func (u *User) Token(ctx context.Context, _ string) (string, error) {
 }
 
 // Reload runs after a 401: a different pair in the store (a new `auth login`) is adopted; otherwise
-// one renewal is tried; if that is impossible the credential is marked dead.
+// one renewal is tried (an access token revoked early may still have a live refresh token).
 func (u *User) Reload(ctx context.Context, _ string) (bool, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -112,10 +112,9 @@ func (u *User) Reload(ctx context.Context, _ string) (bool, error) {
 		return false, u.dead
 	}
 	if err := u.renewLocked(ctx); err != nil {
-		if u.dead == nil {
-			u.dead = u.deadError("GitHub rejected its access token (401)")
-		}
-		return false, u.dead
+		// renewLocked marked the pair dead if GitHub refused it; a network failure is not the
+		// credential's fault, so the next 401 tries again.
+		return false, err
 	}
 	return true, nil
 }

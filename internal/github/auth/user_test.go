@@ -210,3 +210,20 @@ func TestUserTransientRenewalFailureKeepsToken(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestUserReloadNetworkFailureIsNotDeath(t *testing.T) {
+	ctx := context.Background()
+	f := newUserFixture(t, "h1", "h1")
+	f.setDown(true)
+	if changed, err := f.u.Reload(ctx, ""); changed || err == nil {
+		t.Fatalf("Reload with the sign-in host down = %v, %v", changed, err)
+	}
+	var ic *InvalidCredentialError
+	if _, err := f.u.Token(ctx, ""); errors.As(err, &ic) {
+		t.Fatalf("a network failure killed the credential: %v", err)
+	}
+	f.setDown(false)
+	if changed, err := f.u.Reload(ctx, ""); !changed || err != nil {
+		t.Fatalf("Reload after recovery = %v, %v", changed, err)
+	}
+}
