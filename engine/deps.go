@@ -87,15 +87,16 @@ type ExitStatus struct {
 // returns; the engine calls it only after GitHub accepted the runner's deregistration, so it is never
 // used on a runner that may be busy. Every method must be idempotent: recovery repeats them.
 type Launcher interface {
-	// Prepare materialises the runner package of version ("latest" or "x.y.z") into dir.
-	Prepare(ctx context.Context, dir, version string) error
+	// Prepare materialises into dir the runner package of t.RunnerVersion ("latest" or "x.y.z"),
+	// resolved for t's repository or organization (GitHub lists downloads per target).
+	Prepare(ctx context.Context, t config.Target, dir string) error
 	Start(ctx context.Context, spec LaunchSpec) (Process, error)
 	Stop(ctx context.Context, p Process) error
 	Alive(p Process) (bool, error)
 	// ShimProcess reads the shim's own state file in dir: the process it runs, if it got that far.
 	ShimProcess(dir string) (Process, bool, error)
 	ExitStatus(dir string) (ExitStatus, error)
-	RemoveRuntimeDir(dir string) error
+	RemoveRuntimeDir(ctx context.Context, dir string) error
 }
 
 // ErrRunnerBusy is returned by Registrar.DeleteRunner when GitHub refuses to delete a runner that is

@@ -139,7 +139,7 @@ func (w *world) DeleteRunner(_ context.Context, t config.Target, id int64) error
 	return nil
 }
 
-func (w *world) Prepare(_ context.Context, dir, _ string) error {
+func (w *world) Prepare(_ context.Context, _ config.Target, dir string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.dirs[dir] = true
@@ -233,7 +233,7 @@ func (w *world) ExitStatus(dir string) (ExitStatus, error) {
 	return ExitStatus{}, nil
 }
 
-func (w *world) RemoveRuntimeDir(dir string) error {
+func (w *world) RemoveRuntimeDir(_ context.Context, dir string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if fp, ok := w.procs[dir]; ok && fp.alive {

@@ -72,7 +72,7 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 // launcher bounds that itself; a stop cancels ctx.
 func (l *loop) start(ctx context.Context, t config.Target, a journal.Attempt, reg Registration) (Process, error) {
 	lc := l.sup.deps.Launcher
-	if err := lc.Prepare(ctx, a.RuntimeDir, t.RunnerVersion); err != nil {
+	if err := lc.Prepare(ctx, t, a.RuntimeDir); err != nil {
 		return Process{}, fmt.Errorf("prepare runner %s (version %s) for target %s: %w", a.RunnerName, t.RunnerVersion, t.Name, err)
 	}
 	proc, err := lc.Start(ctx, LaunchSpec{AttemptID: a.ID, RuntimeDir: a.RuntimeDir, JITConfig: reg.JITConfig, Env: t.Env, WorkDir: t.WorkDir})

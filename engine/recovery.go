@@ -216,7 +216,7 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 		return a, true, nil // it ends on its own time; the next pass sees the exit
 	case stepClean:
 		if a.RuntimeDir != "" {
-			if err := d.Launcher.RemoveRuntimeDir(a.RuntimeDir); err != nil {
+			if err := d.Launcher.RemoveRuntimeDir(ctx, a.RuntimeDir); err != nil {
 				return a, true, fmt.Errorf("remove runtime directory %s of %s: %w; check permissions under the state dir", a.RuntimeDir, a.RunnerName, err)
 			}
 		}

@@ -246,3 +246,44 @@ func TestWakeRunsAPassAtOnce(t *testing.T) {
 		t.Fatalf("after Wake: %v", got)
 	}
 }
+
+func TestLeftoversWithoutGitHubAccessAreReportedNotTouched(t *testing.T) {
+	j := enginetest.NewJournal(testHost)
+	j.Put(journal.Attempt{ID: "h1-1", Target: "gone", Policy: "repo:acme/gone x", RunnerName: "runner-manager-h1-1", State: journal.StateBusy, ShimPID: 7})
+	logged := make(chan string, 16)
+	s := New(Deps{Journal: j, Clock: enginetest.NewFakeClock(time.Unix(0, 0)), Logger: slog.New(slog.NewTextHandler(chanWriter(logged), nil))}, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	deadline := time.After(10 * time.Second) // turns a missing warning into a failure, not a hang
+	for found := false; !found; {
+		select {
+		case line := <-logged:
+			found = strings.Contains(line, "await recovery")
+		case <-deadline:
+			t.Fatal("no warning about leftovers that need GitHub access")
+		}
+	}
+	rep, err := s.Shutdown(context.Background())
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if err != nil || rep.Left != 1 || rep.LeftBusy != 1 {
+		t.Fatalf("Shutdown = %+v, %v: the busy leftover stays for a daemon with GitHub access", rep, err)
+	}
+	if a, _ := j.Get(context.Background(), "h1-1"); a.State != journal.StateBusy {
+		t.Fatalf("leftover touched: %s", a.State)
+	}
+}
+
+// chanWriter hands every log line to a channel (dropping lines nobody reads).
+type chanWriter chan string
+
+func (c chanWriter) Write(b []byte) (int, error) {
+	select {
+	case c <- string(b):
+	default:
+	}
+	return len(b), nil
+}
