@@ -33,6 +33,7 @@ func (s *Server) runnerCall(w http.ResponseWriter, r *http.Request, body any) *r
 		http.Error(w, "bad runner credential", http.StatusUnauthorized)
 		return nil
 	}
+	rn.lastSeen = s.now()
 	return rn
 }
 

@@ -16,7 +16,7 @@ func (s *Server) apiRunner(r *runner) *github.Runner {
 		labels = append(labels, &github.RunnerLabels{ID: github.Int64(int64(i + 1)), Name: github.String(l), Type: github.String("custom")})
 	}
 	return &github.Runner{ID: github.Int64(r.id), Name: github.String(r.name), OS: github.String("Linux"),
-		Status: github.String(r.status), Busy: github.Bool(r.busy), Labels: labels}
+		Status: github.String(r.statusAt(s.now())), Busy: github.Bool(r.busy), Labels: labels}
 }
 
 // scopeOf resolves the repo or org named in the path to a runner scope, writing 404/403 on failure.

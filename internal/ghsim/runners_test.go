@@ -301,3 +301,35 @@ func TestFakeRunnerFaultsAndSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestSilentRunnerGoesOffline: a runner that stops calling in (killed without a goodbye) is listed
+// offline after the heartbeat window, and online again when it calls.
+func TestSilentRunnerGoesOffline(t *testing.T) {
+	clock := NewFakeClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	s := newTestServer(t, Options{Clock: clock})
+	s.CreateRepo("acme", "api")
+	gh := newClient(t, s, s.AddToken(TokenOptions{}))
+	s.QueueJob("acme/api", []string{"linux"}, -1)
+	jit, _, err := gh.Actions.GenerateRepoJITConfig(context.Background(), "acme", "api", jitReq("quiet", "linux"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	playRunner(t, s, jit.GetEncodedJITConfig(), false)
+	status := func() string {
+		r, _, err := gh.Actions.GetRunner(context.Background(), "acme", "api", jit.Runner.GetID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetStatus()
+	}
+	if st := status(); st != RunnerOnline {
+		t.Fatalf("status = %s", st)
+	}
+	clock.Advance(runnerHeartbeat)
+	if st := status(); st != RunnerOffline {
+		t.Fatalf("status after a silent minute = %s", st)
+	}
+	if r := s.Runners(); r[0].Status != RunnerOffline || !r[0].Busy {
+		t.Fatalf("snapshot = %+v", r[0])
+	}
+}

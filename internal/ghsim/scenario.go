@@ -159,7 +159,7 @@ func (s *Server) Runners() []Runner {
 	defer s.mu.Unlock()
 	out := make([]Runner, 0, len(s.runners))
 	for _, r := range s.sortedRunners("") {
-		out = append(out, r.snapshot())
+		out = append(out, r.snapshot(s.now()))
 	}
 	return out
 }

@@ -194,14 +194,16 @@ func (s *Server) newID() int64 {
 	return s.nextID
 }
 
-// ServeHTTP is the request pipeline: private routes, then faults, then OAuth, then the REST API
+// ServeHTTP is the request pipeline: faults, private routes, OAuth, then the REST API
 // with authentication, rate limits and ETags.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/_ghsim/") {
-		s.priv.ServeHTTP(w, r)
+	// Faults reach package downloads (a flaky CDN) but never the admin or fake-runner API.
+	private := strings.HasPrefix(r.URL.Path, "/_ghsim/") && !strings.HasPrefix(r.URL.Path, "/_ghsim/downloads/")
+	if !private && s.applyFault(w, r) {
 		return
 	}
-	if s.applyFault(w, r) {
+	if strings.HasPrefix(r.URL.Path, "/_ghsim/") {
+		s.priv.ServeHTTP(w, r)
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, "/login/") {

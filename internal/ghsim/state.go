@@ -55,7 +55,8 @@ type runner struct {
 	groupID    int64
 	groupName  string
 	credential string
-	status     string
+	status     string    // online after connect, offline after disconnect
+	lastSeen   time.Time // last fake-runner call, on the simulator's clock
 	busy       bool
 	jobID      int64
 	fault      string
@@ -181,9 +182,21 @@ type Runner struct {
 	JobID   int64    `json:"job_id"`
 }
 
-func (r *runner) snapshot() Runner {
+// runnerHeartbeat is how long an online runner may stay silent before it is listed offline, as
+// GitHub does for a runner whose process died without saying goodbye.
+const runnerHeartbeat = time.Minute
+
+// statusAt is the status the API reports at now.
+func (r *runner) statusAt(now time.Time) string {
+	if r.status == RunnerOnline && now.Sub(r.lastSeen) < runnerHeartbeat {
+		return RunnerOnline
+	}
+	return RunnerOffline
+}
+
+func (r *runner) snapshot(now time.Time) Runner {
 	return Runner{ID: r.id, Name: r.name, Scope: r.scope.display(), Labels: append([]string(nil), r.labels...),
-		GroupID: r.groupID, Status: r.status, Busy: r.busy, JobID: r.jobID}
+		GroupID: r.groupID, Status: r.statusAt(now), Busy: r.busy, JobID: r.jobID}
 }
 
 func (s scope) display() string {
