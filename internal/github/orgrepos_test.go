@@ -1,0 +1,93 @@
+package github
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"testing"
+
+	"github.com/runner-manager/runner-manager/config"
+)
+
+// orgReposFront serves GET /orgs/acme/repos as GitHub does (repository objects, ETag, 304 on
+// If-None-Match) and passes every other request to the simulator, which lacks that endpoint.
+func orgReposFront(t *testing.T, s *sim, repos []map[string]any) *httptest.Server {
+	t.Helper()
+	target, _ := url.Parse(s.srv.URL())
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/orgs/acme/repos" {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer "+s.token {
+			http.Error(w, `{"message":"Bad credentials"}`, http.StatusUnauthorized)
+			return
+		}
+		body, _ := json.Marshal(repos)
+		sum := sha256.Sum256(body)
+		etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+		w.Header().Set("ETag", etag)
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(front.Close)
+	return front
+}
+
+func TestOrgDemandWithTokenListsOrgRepos(t *testing.T) {
+	s := newSim(t)
+	s.srv.CreateRepo("acme", "web")
+	s.srv.CreateRepo("acme", "old")
+	a, _ := s.srv.QueueJob("acme/api", []string{"linux"}, -1)
+	b, _ := s.srv.QueueJob("acme/web", []string{"linux"}, -1)
+	s.srv.QueueJob("acme/old", []string{"linux"}, -1) // archived: not polled
+	repo := func(name string, archived bool) map[string]any {
+		return map[string]any{"name": name, "full_name": "acme/" + name, "archived": archived, "owner": map[string]any{"login": "acme", "type": "Organization"}}
+	}
+	front := orgReposFront(t, s, []map[string]any{repo("api", false), repo("web", false), repo("old", true), repo("gone", false)})
+	o := s.options()
+	c, err := NewFromConfig(config.GitHub{APIURL: front.URL, TokenFile: writeToken(t, s.token)}, t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var before int
+	for poll := 0; poll < 2; poll++ {
+		before = len(s.Requests())
+		jobs, err := c.QueuedJobs(ctx, OrgScope("acme"), []string{"linux"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, j := range jobs {
+			ids = append(ids, j.ID)
+		}
+		slices.Sort(ids)
+		if !slices.Equal(ids, []int64{a, b}) {
+			t.Fatalf("poll %d: jobs %v, want %v (acme/gone answers 404 and is skipped)", poll, ids, []int64{a, b})
+		}
+	}
+	listed := 0
+	for _, r := range s.Requests()[before:] { // the second, idle poll
+		if !r.NotModified && r.Status != http.StatusNotFound {
+			t.Fatalf("idle org poll sent a counted request: %+v", r)
+		}
+		if r.Endpoint == "GET /orgs/{org}/repos" {
+			listed++
+		}
+	}
+	if listed != 1 {
+		t.Fatalf("repository list fetched %d times in a poll, want 1", listed)
+	}
+}
