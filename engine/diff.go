@@ -20,7 +20,8 @@ type Report struct {
 	Restarted  []string       `json:"restarted,omitempty"` // identity (repository/organization) changed
 	Changed    []TargetChange `json:"changed,omitempty"`   // updated in place, next pass
 	Unchanged  []string       `json:"unchanged,omitempty"`
-	Daemon     []string       `json:"daemon,omitempty"` // changed [daemon] keys, e.g. "max_runners"
+	Daemon     []string       `json:"daemon,omitempty"`   // changed [daemon] keys, e.g. "max_runners"
+	Sections   []string       `json:"sections,omitempty"` // other changed sections: "github", "webhook"
 }
 
 // TargetChange lists the changed keys of one target, by their name in the file.
@@ -34,7 +35,7 @@ type TargetChange struct {
 
 // NoOp reports whether the Apply changed nothing at all.
 func (r Report) NoOp() bool {
-	return len(r.Added)+len(r.Removed)+len(r.Disabled)+len(r.Restarted)+len(r.Changed)+len(r.Daemon) == 0
+	return len(r.Added)+len(r.Removed)+len(r.Disabled)+len(r.Restarted)+len(r.Changed)+len(r.Daemon)+len(r.Sections) == 0
 }
 
 // replaceFields are the keys folded into the policy fingerprint (see fingerprint).
@@ -53,6 +54,13 @@ func diff(old, cur *config.Config) Report {
 			oldAll[t.Name] = t
 		}
 		r.Daemon = changedFields(old.Daemon, cur.Daemon)
+		// The engine does not act on these; the daemon rebuilds its GitHub client or webhook listener.
+		if !reflect.DeepEqual(old.GitHub, cur.GitHub) {
+			r.Sections = append(r.Sections, "github")
+		}
+		if !reflect.DeepEqual(old.Webhook, cur.Webhook) {
+			r.Sections = append(r.Sections, "webhook")
+		}
 	}
 	newT := enabledTargets(cur)
 	for name, nt := range newT {

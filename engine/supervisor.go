@@ -180,6 +180,7 @@ func (r Report) summary() string {
 		parts = append(parts, fmt.Sprintf("changed %s (%s)", c.Name, strings.Join(c.Fields, ",")))
 	}
 	add("daemon", r.Daemon)
+	add("sections", r.Sections)
 	if len(parts) == 0 {
 		return "no target changed"
 	}
