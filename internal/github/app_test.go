@@ -51,6 +51,16 @@ func (s *sim) appClient(installationID int64) (*Client, string) {
 	return c, string(pemBytes)
 }
 
+// jobIDs returns the jobs' ids, sorted.
+func jobIDs(jobs []Job) []int64 {
+	ids := make([]int64, 0, len(jobs))
+	for _, j := range jobs {
+		ids = append(ids, j.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 func (s *sim) installApp(account string, repos ...string) int64 {
 	s.t.Helper()
 	s.srv.CreateApp(42, &appKey(s.t).PublicKey)
@@ -76,12 +86,7 @@ func TestAppOrgDemandAcrossInstallationRepos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids []int64
-	for _, j := range jobs {
-		ids = append(ids, j.ID)
-	}
-	slices.Sort(ids)
-	if !slices.Equal(ids, []int64{a, b}) {
+	if ids := jobIDs(jobs); !slices.Equal(ids, []int64{a, b}) {
 		t.Fatalf("jobs %v, want %v", ids, []int64{a, b})
 	}
 	repos, err := c.Repositories(ctx, org)

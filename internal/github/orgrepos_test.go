@@ -69,11 +69,7 @@ func TestOrgDemandWithTokenListsOrgRepos(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ids []int64
-		for _, j := range jobs {
-			ids = append(ids, j.ID)
-		}
-		slices.Sort(ids)
+		ids := jobIDs(jobs)
 		if !slices.Equal(ids, []int64{a, b}) {
 			t.Fatalf("poll %d: jobs %v, want %v (acme/gone answers 404 and is skipped)", poll, ids, []int64{a, b})
 		}
