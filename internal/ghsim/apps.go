@@ -44,6 +44,20 @@ func (s *Server) CreateInstallation(appID int64, account string, repos ...string
 	return inst.id, nil
 }
 
+// SetInstallationAdmin grants (true, the default) or withholds (false) administration: write.
+// Tokens minted afterwards carry the change; without it the runner endpoints answer 403
+// "Resource not accessible by integration".
+func (s *Server) SetInstallationAdmin(id int64, admin bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst := s.installations[id]
+	if inst == nil {
+		return errUnknown("installation", strconv.FormatInt(id, 10))
+	}
+	inst.noAdmin = !admin
+	return nil
+}
+
 // verifyAppJWT checks an App JWT: RS256 under the key of the app named by iss, iat and exp
 // against the simulator's clock, and a lifetime of at most 10 minutes as GitHub requires.
 // Callers hold s.mu.
@@ -113,7 +127,11 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 	}
 	exp := s.now().Add(s.opts.InstallationTokenTTL)
 	v := newSecret("ghs_")
-	s.tokens[v] = &token{kind: "installation", installationID: inst.id, expiresAt: exp, bucket: inst.bucket}
+	s.tokens[v] = &token{kind: "installation", installationID: inst.id, expiresAt: exp, bucket: inst.bucket, noAdmin: inst.noAdmin}
+	admin := "write"
+	if inst.noAdmin {
+		admin = "read"
+	}
 	sel := "all"
 	if inst.repos != nil {
 		sel = "selected"
@@ -122,7 +140,7 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 		*github.InstallationToken
 		RepositorySelection string `json:"repository_selection"`
 	}{&github.InstallationToken{Token: &v, ExpiresAt: ts(exp), Permissions: &github.InstallationPermissions{
-		Administration: github.String("write"), Actions: github.String("read"), Metadata: github.String("read")}}, sel})
+		Administration: github.String(admin), Actions: github.String("read"), Metadata: github.String("read")}}, sel})
 }
 
 // handleFindInstallation serves GET /orgs/{org}/installation, /repos/{owner}/{repo}/installation

@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -131,5 +132,20 @@ func TestAppJWTValidation(t *testing.T) {
 	clock.Advance(time.Hour)
 	if _, _, err := ig.Actions.ListOrganizationRunners(context.Background(), "acme", nil); statusOf(err) != http.StatusUnauthorized {
 		t.Fatalf("expired installation token: %v", err)
+	}
+
+	// Without administration: write, the runner endpoints refuse with GitHub's integration message.
+	if err := s.SetInstallationAdmin(instID, false); err != nil {
+		t.Fatal(err)
+	}
+	gh = newClient(t, s, appJWT(t, key, 5, clock.Now(), clock.Now().Add(5*time.Minute)))
+	tok, _, err = gh.Apps.CreateInstallationToken(context.Background(), instID, nil)
+	if err != nil || tok.GetPermissions().GetAdministration() != "read" {
+		t.Fatalf("read-only installation token: %+v %v", tok.GetPermissions(), err)
+	}
+	_, _, err = newClient(t, s, tok.GetToken()).Actions.GenerateOrgJITConfig(context.Background(), "acme", jitReq("x", "linux"))
+	var ge *github.ErrorResponse
+	if !errors.As(err, &ge) || ge.Response.StatusCode != http.StatusForbidden || ge.Message != "Resource not accessible by integration" {
+		t.Fatalf("JIT without administration: %v", err)
 	}
 }

@@ -120,6 +120,7 @@ type installation struct {
 	appID   int64
 	account *account
 	repos   map[string]bool // lower-case full names; nil = all repositories of the account
+	noAdmin bool            // granted administration: read only; runner endpoints answer 403
 	bucket  *bucket
 }
 
