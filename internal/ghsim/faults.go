@@ -121,9 +121,22 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request) bool {
 	s.mu.Lock()
 	f, ok := s.pickFault(r.Method, r.URL.Path, false)
 	now := s.now()
+	var rate *bucket // API answers carry x-ratelimit-* even when a fault writes them
+	if ok && !strings.HasPrefix(r.URL.Path, "/login/") && !strings.HasPrefix(r.URL.Path, "/_ghsim/") {
+		b := s.bucketFor("anon")
+		if p, _ := s.authenticate(r); p != nil {
+			b = p.bucket
+		}
+		b.roll(now)
+		c := *b
+		rate = &c
+	}
 	s.mu.Unlock()
 	if !ok {
 		return false
+	}
+	if rate != nil && f.Kind != FaultLatency && f.Kind != FaultConnectionReset {
+		setRateHeaders(w.Header(), rate)
 	}
 	retry := strconv.Itoa(int(f.RetryAfter.Seconds()))
 	switch f.Kind {

@@ -71,6 +71,9 @@ func TestFaults(t *testing.T) {
 			start := time.Now()
 			_, resp, err := gh.Actions.ListRunners(context.Background(), "acme", "api", nil)
 			tc.check(t, resp, err)
+			if resp != nil && resp.Header.Get("X-Ratelimit-Limit") == "" {
+				t.Error("fault answer without x-ratelimit-limit")
+			}
 			if tc.fault.Kind == FaultLatency && time.Since(start) < tc.fault.Latency {
 				t.Fatalf("latency fault took %v", time.Since(start))
 			}
@@ -120,5 +123,25 @@ func TestFaultProbabilityIsSeeded(t *testing.T) {
 	s.RemoveFault(id)
 	if r := get(t, s, tok, "/repos/acme/api/actions/runners", ""); r.StatusCode != http.StatusOK {
 		t.Fatalf("after RemoveFault: %d", r.StatusCode)
+	}
+}
+
+// TestFaultScope: a global fault hits the API and package downloads but never the admin or
+// fake-runner API, which tests need in order to observe and drive the simulator.
+func TestFaultScope(t *testing.T) {
+	s := newTestServer(t, Options{})
+	s.ServeRunnerPackage(Package{Filename: "actions-runner-linux-x64-2.317.0.tar.gz", Path: "/nonexistent"})
+	s.AddFault(Fault{Kind: FaultStatus, Status: 503})
+	resp, err := http.Get(s.URL() + "/_ghsim/downloads/actions-runner-linux-x64-2.317.0.tar.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 {
+		t.Fatalf("download under a global fault: %d", resp.StatusCode)
+	}
+	var jobs []Job
+	if code := admin(t, s, "GET", "/jobs", nil, &jobs); code != http.StatusOK {
+		t.Fatalf("admin API under a global fault: %d", code)
 	}
 }
