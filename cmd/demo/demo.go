@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const (
+	pollEvery      = 250 * time.Millisecond
+	simStartBound  = 3 * time.Minute  // the first start builds the fake runner with go build
+	daemonReady    = 1 * time.Minute  // journal open, lock, first config load
+	leakSettle     = 20 * time.Second // ephemeral runners finishing after the daemon stopped
+	pollErrorLimit = 20               // consecutive failed polls (5 s) before giving up
+)
+
+// simURLLine matches the line bin/ghsim prints once it serves.
+var simURLLine = regexp.MustCompile(`GitHub API at (http://\S+)`)
+
+// paths are the files of one run, all below its own temporary directory.
+type paths struct {
+	dir, state, runtimeRoot, token, pkg, config, simLog, daemonLog string
+}
+
+func newPaths(dir string) paths {
+	state := filepath.Join(dir, "state")
+	return paths{dir: dir, state: state, runtimeRoot: filepath.Join(state, "runners"), token: filepath.Join(dir, "token"),
+		pkg: filepath.Join(dir, "runner-package"), config: filepath.Join(dir, "demo.toml"),
+		simLog: filepath.Join(dir, "ghsim.log"), daemonLog: filepath.Join(dir, "daemon.log")}
+}
+
+// run is the whole demo. It returns the result whenever it got far enough to have one; an error
+// means the demo failed (or was interrupted) and says why. Every process it started is stopped
+// before it returns.
+func run(ctx context.Context, o options, out io.Writer) (res result, err error) {
+	dir, err := os.MkdirTemp(o.TempDir, "runner-manager-demo-")
+	if err != nil {
+		return res, fmt.Errorf("create the demo's temporary directory: %w", err)
+	}
+	p := newPaths(dir)
+	defer func() {
+		if o.Keep || (err != nil && ctx.Err() == nil) {
+			fmt.Fprintf(out, "kept %s (config, logs, state) for inspection\n", dir)
+			return
+		}
+		if rerr := os.RemoveAll(dir); rerr != nil && err == nil {
+			err = fmt.Errorf("remove the demo's temporary directory: %w", rerr)
+		}
+	}()
+	live := out
+	if o.Quiet {
+		live = io.Discard
+	}
+
+	sim, simURL, err := startSim(ctx, o, p)
+	if err != nil {
+		return res, err
+	}
+	defer stopChild(sim, syscall.SIGTERM, 5*time.Second)
+	client := newSimClient(simURL)
+
+	cfg, err := demoConfig(o.Config, p.config, simURL, p.state, p.token)
+	if err != nil {
+		return res, err
+	}
+	targets, err := demoTargets(cfg)
+	if err != nil {
+		return res, err
+	}
+	repos := make([]string, 0, len(targets))
+	for _, t := range targets {
+		if err := client.createRepo(ctx, t.Repo); err != nil {
+			return res, fmt.Errorf("create %s at the simulator: %w", t.Repo, err)
+		}
+		repos = append(repos, t.Repo)
+	}
+	res.MaxRunners = cfg.Daemon.MaxRunners
+
+	daemonOut := &lineLog{}
+	daemon, err := startDaemon(ctx, o, p, daemonOut)
+	if err != nil {
+		return res, err
+	}
+	// On any early return (a failure, Ctrl-C) the daemon is stopped the way an operator would, and
+	// what it leaves running is killed: the demo leaves no process behind.
+	drainBound := cfg.Daemon.ShutdownDrainTimeout.D() + 10*time.Second
+	defer func() {
+		stopChild(daemon, syscall.SIGTERM, drainBound)
+		if ps, perr := processesNaming(context.WithoutCancel(ctx), p.runtimeRoot+string(filepath.Separator)); perr == nil {
+			killLeftovers(ps)
+		}
+	}()
+
+	fmt.Fprintf(out, "runner-manager demo: %d jobs over %s on %s (max_runners %d)\n", o.Jobs, o.Duration, strings.Join(repos, ", "), res.MaxRunners)
+	fmt.Fprintf(out, "  simulator  %s  log %s\n", simURL, p.simLog)
+	fmt.Fprintf(out, "  daemon     pid %d  log %s\n", daemon.pid(), p.daemonLog)
+	fmt.Fprintf(out, "  config     %s (from %s)\n\n", p.config, o.Config)
+
+	plan := planJobs(targets, o.Jobs, o.Duration, o.MinRun, o.MaxRun, rand.New(rand.NewPCG(o.Seed, 0)))
+	tr := newTracker()
+	ids, err := stream(ctx, o, client, daemon, plan, tr, live)
+	res.fill(tr, ids)
+	if err != nil {
+		return res, err
+	}
+
+	// Stop the daemon as an operator would, then look for anything left behind.
+	fmt.Fprintf(live, "%s  %-8s SIGTERM to the daemon (pid %d)\n", time.Now().Format("15:04:05"), "stop", daemon.pid())
+	res.DaemonErr = daemon.stop(syscall.SIGTERM, drainBound)
+	res.DaemonSaid = daemonOut.last("daemon stopped")
+	if res.DaemonSaid != "" {
+		fmt.Fprintf(live, "%s  %-8s %s\n", time.Now().Format("15:04:05"), "stop", res.DaemonSaid)
+	}
+	res.Leaks, err = awaitNoLeaks(ctx, client, p.runtimeRoot, leakSettle)
+	if s, perr := client.poll(ctx); perr == nil {
+		printEvents(live, tr.observe(s, time.Now())) // removals seen while waiting
+	}
+	res.fill(tr, ids)
+	if err != nil {
+		return res, err
+	}
+	printSummary(out, res)
+	return res, res.failure()
+}
+
+// stream queues the planned jobs on time and prints events until every job has completed.
+// It returns the ids of the jobs it queued.
+func stream(ctx context.Context, o options, sim *simClient, daemon *child, plan []plannedJob, tr *tracker, live io.Writer) ([]int64, error) {
+	start := time.Now()
+	ids := make([]int64, 0, len(plan))
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	failedPolls := 0
+	for {
+		for len(ids) < len(plan) && time.Since(start) >= plan[len(ids)].At {
+			id, err := sim.queueJob(ctx, plan[len(ids)])
+			if err != nil {
+				return ids, fmt.Errorf("queue job %d of %d: %w", len(ids)+1, len(plan), err)
+			}
+			ids = append(ids, id)
+		}
+		s, err := sim.poll(ctx)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return ids, ctx.Err()
+		case err != nil:
+			if failedPolls++; failedPolls >= pollErrorLimit {
+				return ids, fmt.Errorf("the simulator stopped answering: %w", err)
+			}
+		default:
+			failedPolls = 0
+			printEvents(live, tr.observe(s, time.Now()))
+		}
+		if len(ids) == len(plan) && tr.done(ids) {
+			return ids, nil
+		}
+		if daemon.exited() {
+			return ids, fmt.Errorf("the daemon exited while jobs were waiting (%v); see its log", daemon.err)
+		}
+		if last := start.Add(plan[len(plan)-1].At); len(ids) == len(plan) && time.Since(last) > o.Timeout {
+			return ids, fmt.Errorf("%d of %d jobs still not completed %s after the last was queued; see the daemon's log",
+				len(ids)-tr.completed(ids), len(ids), o.Timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ids, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func printEvents(w io.Writer, evs []event) {
+	for _, e := range evs {
+		fmt.Fprintln(w, e)
+	}
+}
+
+// startSim starts bin/ghsim on a free loopback port with a token file and the fake runner
+// package, and returns it with its URL once it serves.
+func startSim(ctx context.Context, o options, p paths) (*child, string, error) {
+	ready := make(chan struct{})
+	var once sync.Once
+	var url string
+	sim, err := startChild("the simulator", filepath.Join(o.BinDir, "ghsim"),
+		[]string{"--listen", "127.0.0.1:0", "--login", "demo", "--token-file", p.token, "--runner-package", p.pkg},
+		p.simLog, func(line string) {
+			if m := simURLLine.FindStringSubmatch(line); m != nil {
+				once.Do(func() { url = m[1]; close(ready) })
+			}
+		})
+	if err != nil {
+		return nil, "", fmt.Errorf("%w (run `make build` first, or pass -bin)", err)
+	}
+	if err := sim.await(ctx, ready, simStartBound, "its URL"); err != nil {
+		stopChild(sim, syscall.SIGTERM, 5*time.Second)
+		return nil, "", fmt.Errorf("%w; see %s", err, p.simLog)
+	}
+	return sim, url, nil
+}
+
+// startDaemon starts `runner-manager daemon` and waits for its "daemon running (pid N)" line.
+func startDaemon(ctx context.Context, o options, p paths, said *lineLog) (*child, error) {
+	ready := make(chan struct{})
+	var once sync.Once
+	d, err := startChild("the daemon", filepath.Join(o.BinDir, "runner-manager"), []string{"daemon", "--config", p.config},
+		p.daemonLog, func(line string) {
+			said.add(line)
+			if readyLine.MatchString(line) {
+				once.Do(func() { close(ready) })
+			}
+		})
+	if err != nil {
+		return nil, fmt.Errorf("%w (run `make build` first, or pass -bin)", err)
+	}
+	if err := d.await(ctx, ready, daemonReady, `"daemon running"`); err != nil {
+		stopChild(d, syscall.SIGTERM, 15*time.Second)
+		return nil, fmt.Errorf("%w; see %s", err, p.daemonLog)
+	}
+	return d, nil
+}
+
+// stopChild stops c if it is still running; the reason it had to be killed is in its log.
+func stopChild(c *child, sig syscall.Signal, grace time.Duration) {
+	if c != nil {
+		_ = c.stop(sig, grace)
+	}
+}
+
+// lineLog keeps the daemon's stdout lines (a handful: readiness and the exit summary).
+type lineLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *lineLog) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, line)
+}
+
+// last returns the last line starting with prefix, or "".
+func (l *lineLog) last(prefix string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := len(l.lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(l.lines[i], prefix) {
+			return l.lines[i]
+		}
+	}
+	return ""
+}
+
+var errLeaked = errors.New("runners leaked")
