@@ -141,13 +141,30 @@ func (s *Supervisor) UpgradeDrain(ctx context.Context) error {
 		case <-ctx.Done():
 			stop()
 			// The upgrade was called off: loops resume launching unless a shutdown began meanwhile.
-			if s.drain.CompareAndSwap(drainUpgrade, drainNone) {
-				s.events.emit(slog.LevelInfo, "", "", EventDrain, "upgrade drain cancelled: resuming normal operation")
-				s.pokeAll()
-			}
+			s.resume(slog.LevelInfo, "upgrade drain cancelled: resuming normal operation")
 			return ctx.Err()
 		case <-timer:
 		}
+	}
+}
+
+// Resume ends an upgrade drain whose handover failed (the new binary could not be installed), so
+// the loops launch again on the current binary. A shutdown in progress is never undone.
+func (s *Supervisor) Resume() {
+	s.resume(slog.LevelWarn, "upgrade abandoned: resuming normal operation on the current binary")
+}
+
+// resume leaves an upgrade drain. Loops that drained empty have retired meanwhile, so every enabled
+// target without a loop gets a new one; the others are woken to launch again.
+func (s *Supervisor) resume(level slog.Level, msg string) {
+	if !s.drain.CompareAndSwap(drainUpgrade, drainNone) {
+		return
+	}
+	s.events.emit(level, "", "", EventDrain, msg)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runCtx != nil && s.cfg.Load() != nil {
+		s.syncLoopsLocked()
 	}
 }
 

@@ -287,3 +287,41 @@ func TestCancelledUpgradeDrainResumesLaunching(t *testing.T) {
 	}
 	h.w.checkPromises()
 }
+
+func TestResumeAfterCompletedUpgradeDrainLaunchesAgain(t *testing.T) {
+	h := twoRunnersOneBusy(t)
+	done := make(chan error, 1)
+	before := h.passCount("a")
+	go func() { done <- h.s.UpgradeDrain(context.Background()) }()
+	h.waitPass("a", before)
+	h.settle(2) // the loop's poll timer and the drain's journal poll
+	h.w.finishJobs("repo:acme/a")
+	var drained bool
+	for i := 0; i < 5 && !drained; i++ {
+		h.clock.Advance(time.Second)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("UpgradeDrain = %v", err)
+			}
+			drained = true
+		case <-time.After(2 * time.Second):
+		}
+	}
+	if !drained {
+		t.Fatal("the upgrade drain did not complete after the busy runner finished")
+	}
+	h.settle(0) // the drained loop retired: nothing runs while the handover is pending
+	h.w.setQueued("repo:acme/a", 1)
+	if got := h.byState("a"); got["started"]+got["registered"]+got["planned"] != 0 {
+		t.Fatalf("launched while the handover was pending: %v", got)
+	}
+	before = h.passCount("a")
+	h.s.Resume()
+	h.waitPass("a", before)
+	h.settle(1)
+	if got := h.byState("a"); got["started"] != 1 {
+		t.Fatalf("after Resume: %v, want one runner launched for the queued job", got)
+	}
+	h.w.checkPromises()
+}

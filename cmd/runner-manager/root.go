@@ -26,6 +26,7 @@ func newRootCmd() *cobra.Command {
 		newConfigCmd(),
 		newAuthCmd(),
 		newShimCmd(),
+		newDaemonCmd(),
 	)
 	return root
 }

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/runner-manager/runner-manager/internal/daemon"
+	"github.com/runner-manager/runner-manager/selfupdate"
+)
+
+func newDaemonCmd() *cobra.Command {
+	var o daemon.Options
+	cmd := &cobra.Command{
+		Use:   "daemon",
+		Short: "Run the autoscaler until stopped (SIGTERM/SIGINT drain, SIGHUP reloads the config)",
+		Long: `Run the autoscaler in the foreground. The config file is watched and every valid change is
+applied without a restart; an invalid file is rejected whole and the last good config keeps running.
+SIGTERM or SIGINT drains for at most daemon.shutdown_drain_timeout, never stopping a busy runner;
+runners still alive are adopted by the next start. See docs/exit-codes.md for exit codes.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			reload := make(chan struct{}, 1)
+			go forwardSignals(ctx, hup, reload)
+
+			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			o.IsTTY = term.IsTerminal(int(os.Stderr.Fd()))
+			o.Reload = reload
+			o.Crash = crashHookFromEnv()
+			return daemonExit(daemon.Run(ctx, o))
+		},
+	}
+	cmd.Flags().StringVar(&o.ConfigPath, "config", defaultConfigPath, "config file (TOML or YAML)")
+	cmd.Flags().StringVar(&o.Upgrade.Source, "upgrade-source", "", "binary path a package manager replaces; enables self-update (set by `service install`)")
+	return cmd
+}
+
+func forwardSignals(ctx context.Context, in <-chan os.Signal, out chan<- struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-in:
+			select {
+			case out <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// daemonExit maps the daemon's failure classes to the documented exit codes.
+func daemonExit(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, selfupdate.ErrUpgradePending):
+		return withCode(exitUpgradePending, err)
+	case errors.Is(err, daemon.ErrConfigInvalid):
+		return withCode(exitFailure, err)
+	case errors.Is(err, daemon.ErrConfigUnreadable):
+		return withCode(exitUsage, err)
+	case errors.Is(err, daemon.ErrConflict):
+		return withCode(exitConflict, err)
+	case errors.Is(err, daemon.ErrNotAuthenticated):
+		return withCode(exitNotAuthed, err)
+	case errors.Is(err, daemon.ErrLocalState):
+		return withCode(exitLocalState, err)
+	}
+	return withCode(exitFailure, err)
+}

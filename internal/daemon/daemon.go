@@ -1,0 +1,212 @@
+// Package daemon wires the real implementations together for `runner-manager daemon`: config
+// loading and watching, the host lock, the journal, the GitHub client, the runner launcher, the
+// engine's supervisor, the status socket, metrics, webhooks and self-update. It owns the order in
+// which they start and stop and the mapping of their failures to the CLI's exit classes. It decides
+// nothing about runners itself: that is the engine's job.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/internal/github"
+	"github.com/runner-manager/runner-manager/internal/hostlock"
+	"github.com/runner-manager/runner-manager/internal/logging"
+	"github.com/runner-manager/runner-manager/internal/metrics"
+	"github.com/runner-manager/runner-manager/internal/runner"
+	"github.com/runner-manager/runner-manager/internal/version"
+	"github.com/runner-manager/runner-manager/journal"
+	"github.com/runner-manager/runner-manager/selfupdate"
+)
+
+// Failure classes; the CLI maps each to its documented exit code.
+var (
+	ErrConfigUnreadable = errors.New("config file cannot be read")
+	ErrConfigInvalid    = errors.New("config file is invalid")
+	ErrConflict         = errors.New("another runner-manager daemon is running")
+	ErrNotAuthenticated = errors.New("no usable GitHub credential")
+	ErrLocalState       = errors.New("local state cannot be used")
+)
+
+// classedError carries a failure class for errors.Is without repeating the class's words in a
+// message that already says what happened.
+type classedError struct{ class, err error }
+
+func (e *classedError) Error() string   { return e.err.Error() }
+func (e *classedError) Unwrap() []error { return []error{e.class, e.err} }
+func classed(class, err error) error    { return &classedError{class: class, err: err} }
+
+// Options configure one daemon run. Zero values are production defaults.
+type Options struct {
+	ConfigPath string
+	Stdout     io.Writer // "daemon running (pid N)" and the exit summary; default os.Stdout
+	Stderr     io.Writer // logs; default os.Stderr
+	IsTTY      bool      // Stderr is a terminal (picks the log format when log_format = auto)
+	// Reload receives one value per forced reload (SIGHUP).
+	Reload <-chan struct{}
+	// ShimExecutable starts runner shims; default os.Executable() (this binary's `shim` command).
+	ShimExecutable string
+	// Crash is the fault-injection hook the crash tests use; nil in production.
+	Crash engine.CrashHook
+	// Upgrade enables self-update when Source is set.
+	Upgrade UpgradeOptions
+}
+
+// Run runs the daemon until ctx ends (SIGTERM/SIGINT: a bounded shutdown drain) or an upgrade is
+// installed (selfupdate.ErrUpgradePending). Runners still alive at exit are left for recovery.
+func Run(ctx context.Context, o Options) error {
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	cfg, err := config.Load(o.ConfigPath)
+	if err != nil {
+		var cerr *config.Error
+		if errors.As(err, &cerr) {
+			for _, p := range cerr.Problems {
+				fmt.Fprintln(o.Stderr, p.String())
+			}
+			return classed(ErrConfigInvalid, fmt.Errorf("%s is invalid: fix it and start again (check with: runner-manager validate --config %s)", o.ConfigPath, o.ConfigPath))
+		}
+		return classed(ErrConfigUnreadable, err)
+	}
+	log := logging.New(o.Stderr, cfg.Daemon.LogLevel, cfg.Daemon.LogFormat, o.IsTTY)
+	for _, w := range cfg.Warnings {
+		log.Warn("config warning", "problem", w.String())
+	}
+
+	guard, err := newGuard(o, cfg.Daemon.StateDir, log)
+	if err != nil {
+		return classed(ErrLocalState, err)
+	}
+	if guard != nil {
+		// Before anything else can fail: a binary that dies early must count as a crash.
+		rolledBack, err := guard.OnStart(ctx)
+		if err != nil {
+			log.Error("self-update: cannot record this start; the crash-loop guard is blind", "err", err)
+		}
+		if rolledBack {
+			return selfupdate.ErrUpgradePending
+		}
+	}
+	d, err := start(ctx, o, cfg, log)
+	if err != nil {
+		return err
+	}
+	d.guard = guard
+	return d.run(ctx)
+}
+
+// daemon is one running instance; fields are set once by start.
+type daemon struct {
+	o       Options
+	log     *slog.Logger
+	lock    *hostlock.Lock
+	journal *journal.Journal
+	metrics *metrics.Metrics
+	gh      *gitHub
+	sup     *engine.Supervisor
+	guard   *selfupdate.Guard // nil when self-update is off
+	started time.Time
+
+	mu  sync.Mutex
+	cfg *config.Config // the last good config
+}
+
+func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger) (_ *daemon, err error) {
+	stateDir := cfg.Daemon.StateDir
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, classed(ErrLocalState, fmt.Errorf("create state_dir %s: %w", stateDir, err))
+	}
+	lock, err := hostlock.Acquire(ctx, filepath.Join(stateDir, hostlock.FileName), hostlock.Options{})
+	if err != nil {
+		if errors.Is(err, hostlock.ErrHeld) {
+			return nil, classed(ErrConflict, err)
+		}
+		return nil, classed(ErrLocalState, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = lock.Release()
+		}
+	}()
+	m := metrics.New(version.Version)
+	j, err := journal.Open(filepath.Join(stateDir, "journal"), journal.Options{Logger: log, OnWrite: m.ObserveJournalWrite})
+	if err != nil {
+		if errors.Is(err, journal.ErrLocked) {
+			return nil, classed(ErrConflict, err)
+		}
+		return nil, classed(ErrLocalState, fmt.Errorf("open the journal: %w", err))
+	}
+	defer func() {
+		if err != nil {
+			_ = j.Close()
+		}
+	}()
+	if last, err := j.LastGitHubContact(ctx); err == nil && !last.IsZero() {
+		m.GitHubContact(last)
+	}
+
+	gh := newGitHub(cfg.GitHub, func(gc config.GitHub) (*github.Client, error) {
+		return github.NewFromConfig(gc, stateDir, github.Options{
+			Logger: log,
+			Observer: func(ri github.RequestInfo) {
+				m.ObserveGitHubRequest(ri.Endpoint, ri.Status, ri.Duration)
+			},
+			// The journal's copy is written by the engine once per successful pass, not per response.
+			Contacted: m.GitHubContact,
+		})
+	})
+	// A host with targets must be able to authenticate now; one without needs no credential.
+	if len(cfg.EnabledTargets()) > 0 {
+		if _, err := gh.get(); err != nil {
+			return nil, classed(ErrNotAuthenticated, err)
+		}
+	}
+
+	runtimeRoot := filepath.Join(stateDir, "runners")
+	cache, err := runner.NewCache(filepath.Join(stateDir, "cache"), runner.CacheOptions{Logger: log, Progress: progressWriter(o)})
+	if err != nil {
+		return nil, classed(ErrLocalState, err)
+	}
+	proc, err := runner.NewLauncher(runner.LauncherOptions{RuntimeRoot: runtimeRoot, ShimExecutable: o.ShimExecutable, Logger: log})
+	if err != nil {
+		return nil, classed(ErrLocalState, err)
+	}
+	sup := engine.New(engine.Deps{
+		Journal:   j,
+		Demand:    gh,
+		Registrar: gh,
+		Launcher:  newLauncher(cache, proc, gh, time.Now),
+		Logger:    log,
+		Crash:     o.Crash,
+	}, engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot})
+	if _, err := sup.Apply(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("apply %s: %w", o.ConfigPath, err)
+	}
+	return &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, sup: sup, cfg: cfg, started: time.Now()}, nil
+}
+
+func progressWriter(o Options) io.Writer {
+	if o.IsTTY {
+		return o.Stderr
+	}
+	return nil
+}
+
+func (d *daemon) config() *config.Config {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cfg
+}

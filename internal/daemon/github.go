@@ -1,0 +1,165 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/internal/github"
+)
+
+// gitHub adapts *github.Client to the engine's Demand and Registrar. The client is built on first
+// use, not at start, so a host with no enabled target needs no credential and makes no call; it is
+// rebuilt when a reload changes the [github] section.
+type gitHub struct {
+	build func(config.GitHub) (*github.Client, error)
+
+	mu     sync.Mutex
+	cfg    config.GitHub
+	client *github.Client
+}
+
+func newGitHub(cfg config.GitHub, build func(config.GitHub) (*github.Client, error)) *gitHub {
+	return &gitHub{build: build, cfg: cfg}
+}
+
+// setConfig records the [github] section of a newly applied config; a change drops the client so
+// the next call builds one with the new credential.
+func (g *gitHub) setConfig(cfg config.GitHub) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if reflect.DeepEqual(cfg, g.cfg) {
+		return
+	}
+	g.cfg, g.client = cfg, nil
+}
+
+func (g *gitHub) get() (*github.Client, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.client != nil {
+		return g.client, nil
+	}
+	c, err := g.build(g.cfg)
+	if err != nil {
+		return nil, &unauthorizedError{err: err}
+	}
+	g.client = c
+	return c, nil
+}
+
+func (g *gitHub) Queued(ctx context.Context, t config.Target) ([]engine.Job, error) {
+	c, s, err := g.scoped(t)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := c.QueuedJobs(ctx, s, t.Labels)
+	if err != nil {
+		return nil, classify(err)
+	}
+	out := make([]engine.Job, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, engine.Job{ID: j.ID, Labels: j.Labels})
+	}
+	return out, nil
+}
+
+func (g *gitHub) JITConfig(ctx context.Context, t config.Target, req engine.JITRequest) (engine.Registration, error) {
+	c, s, err := g.scoped(t)
+	if err != nil {
+		return engine.Registration{}, err
+	}
+	var group int64
+	if req.RunnerGroup != "" {
+		if group, err = c.RunnerGroupID(ctx, s, req.RunnerGroup); err != nil {
+			return engine.Registration{}, classify(err)
+		}
+	}
+	jit, err := c.GenerateJITConfig(ctx, s, req.Name, withSelfHosted(req.Labels), group, req.WorkDir)
+	if err != nil {
+		return engine.Registration{}, classify(err)
+	}
+	return engine.Registration{RunnerID: jit.RunnerID, JITConfig: jit.Encoded}, nil
+}
+
+func (g *gitHub) Runners(ctx context.Context, t config.Target) ([]engine.Runner, error) {
+	c, s, err := g.scoped(t)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := c.ListRunners(ctx, s)
+	if err != nil {
+		return nil, classify(err)
+	}
+	out := make([]engine.Runner, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, engine.Runner{ID: r.ID, Name: r.Name, Busy: r.Busy, Online: r.Status == "online"})
+	}
+	return out, nil
+}
+
+func (g *gitHub) DeleteRunner(ctx context.Context, t config.Target, runnerID int64) error {
+	c, s, err := g.scoped(t)
+	if err != nil {
+		return err
+	}
+	err = c.DeleteRunner(ctx, s, runnerID)
+	if errors.Is(err, github.ErrRunnerBusy) {
+		return classed(engine.ErrRunnerBusy, err)
+	}
+	return classify(err)
+}
+
+func (g *gitHub) scoped(t config.Target) (*github.Client, github.Scope, error) {
+	s, err := github.ScopeOf(t)
+	if err != nil {
+		return nil, github.Scope{}, &terminalError{err: err}
+	}
+	c, err := g.get()
+	return c, s, err
+}
+
+// withSelfHosted adds the label every self-hosted runner carries; jobs may name it in runs-on.
+func withSelfHosted(labels []string) []string {
+	for _, l := range labels {
+		if l == "self-hosted" {
+			return labels
+		}
+	}
+	return append([]string{"self-hosted"}, labels...)
+}
+
+// classify gives internal/github's errors the method the engine classifies by. Rate-limited and
+// unauthorized errors already have theirs (RetryAfter, Unauthorized); terminal ones get Terminal.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var rl interface{ RetryAfter() time.Time }
+	var ua interface{ Unauthorized() bool }
+	if errors.As(err, &rl) || errors.As(err, &ua) {
+		return err
+	}
+	if github.IsTerminal(err) {
+		return &terminalError{err: err}
+	}
+	return err
+}
+
+type terminalError struct{ err error }
+
+func (e *terminalError) Error() string  { return e.err.Error() }
+func (e *terminalError) Unwrap() error  { return e.err }
+func (e *terminalError) Terminal() bool { return true }
+
+// unauthorizedError marks a credential that could not even be loaded (missing token file, no
+// device-flow sign-in yet): the target backs off as for a 401 until the operator fixes it.
+type unauthorizedError struct{ err error }
+
+func (e *unauthorizedError) Error() string      { return e.err.Error() }
+func (e *unauthorizedError) Unwrap() error      { return e.err }
+func (e *unauthorizedError) Unauthorized() bool { return true }

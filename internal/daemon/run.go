@@ -1,0 +1,253 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/status"
+	"github.com/runner-manager/runner-manager/internal/webhook"
+	"github.com/runner-manager/runner-manager/selfupdate"
+)
+
+// run supervises until ctx ends or an upgrade is installed, then stops every part in order:
+// the engine drains first (bounded), the listeners last, the journal and the lock after them.
+func (d *daemon) run(ctx context.Context) (err error) {
+	defer d.close()
+	cfg := d.config()
+
+	// parts ends the listeners, watchers and the supervisor's loops; ctx (the caller's) ends the daemon.
+	parts, stopParts := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopParts()
+	g, gctx := errgroup.WithContext(parts)
+
+	g.Go(func() error { return d.sup.Run(gctx) })
+
+	triggers := make(chan struct{}, 1)
+	g.Go(func() error {
+		err := config.Watch(gctx, d.o.ConfigPath, config.WatchOptions{}, func() { nudge(triggers) })
+		if err != nil && gctx.Err() == nil {
+			d.log.Error("cannot watch the config file; reload with SIGHUP", "path", d.o.ConfigPath, "err", err)
+		}
+		return nil
+	})
+	g.Go(func() error { d.reloadLoop(gctx, triggers); return nil })
+
+	sock := status.SocketPath(cfg.Daemon.StateDir)
+	g.Go(func() error {
+		if err := status.Serve(gctx, sock, status.SourceFunc(d.snapshot), d.log); err != nil && gctx.Err() == nil {
+			d.log.Error("status socket stopped; `runner-manager status` will not answer", "socket", sock, "err", err)
+		}
+		return nil
+	})
+	if addr := cfg.Daemon.StatusListen; addr != "" && addr != "unix" {
+		g.Go(func() error { return d.serveHTTP(gctx, "status", addr, status.Handler(status.SourceFunc(d.snapshot))) })
+	}
+	if addr := cfg.Daemon.MetricsListen; addr != "" {
+		g.Go(func() error {
+			if err := d.metrics.Serve(gctx, addr, d.log); err != nil && gctx.Err() == nil {
+				d.log.Error("metrics endpoint stopped", "listen", addr, "err", err)
+			}
+			return nil
+		})
+	}
+	if wh := cfg.Webhook; wh != nil {
+		srv, err := d.webhookServer(*wh)
+		if err != nil {
+			return fmt.Errorf("webhook: %w", err)
+		}
+		g.Go(func() error {
+			if err := srv.ListenAndServe(gctx); err != nil && gctx.Err() == nil {
+				d.log.Error("webhook listener stopped; demand falls back to polling", "listen", wh.Listen, "err", err)
+			}
+			return nil
+		})
+	}
+	upgraded := make(chan error, 1)
+	if d.guard != nil {
+		g.Go(func() error { _ = d.guard.AwaitHealthy(gctx); return nil })
+	}
+	if d.o.Upgrade.Source != "" {
+		g.Go(func() error {
+			err := d.upgradeLoop(gctx)
+			if errors.Is(err, selfupdate.ErrUpgradePending) {
+				upgraded <- err
+			}
+			return nil
+		})
+	}
+
+	fmt.Fprintf(d.o.Stdout, "daemon running (pid %d)\n", os.Getpid())
+
+	var result error
+	select {
+	case <-ctx.Done():
+		d.log.Info("shutting down: draining", "bound", cfg.Daemon.ShutdownDrainTimeout.D().String())
+	case result = <-upgraded:
+		d.log.Info("upgrade installed; handing over to the new binary")
+	}
+	rep, serr := d.sup.Shutdown(context.WithoutCancel(ctx))
+	stopParts()
+	_ = g.Wait()
+	if d.guard != nil {
+		if err := d.guard.MarkStopped(); err != nil {
+			d.log.Error("self-update: cannot record a clean stop", "err", err)
+		}
+	}
+	switch {
+	case serr != nil:
+		fmt.Fprintf(d.o.Stdout, "daemon stopped; shutdown drain failed: %v\n", serr)
+	case rep.Left == 0:
+		fmt.Fprintln(d.o.Stdout, "daemon stopped; no runner left running")
+	default:
+		fmt.Fprintf(d.o.Stdout, "daemon stopped; %d runner(s) left running for recovery (%d busy)\n", rep.Left, rep.LeftBusy)
+	}
+	return result
+}
+
+func (d *daemon) close() {
+	if err := d.journal.Close(); err != nil {
+		d.log.Error("closing the journal", "err", err)
+	}
+	if err := d.lock.Release(); err != nil {
+		d.log.Error("releasing the host lock", "err", err)
+	}
+}
+
+// nudge sends without blocking: one pending trigger is as good as many.
+func nudge(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// reloadLoop serialises every reload trigger (file change, SIGHUP) into one load+apply at a time.
+func (d *daemon) reloadLoop(ctx context.Context, triggers <-chan struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-triggers:
+		case <-d.o.Reload:
+			d.log.Info("reload requested (SIGHUP)")
+		}
+		d.reload(ctx)
+	}
+}
+
+// reload loads the file and applies it; an invalid file changes nothing (the last good config
+// keeps running) and is reported with every positioned problem.
+func (d *daemon) reload(ctx context.Context) {
+	now := time.Now()
+	cfg, err := config.Load(d.o.ConfigPath)
+	if err == nil {
+		err = d.restartOnly(cfg)
+	}
+	if err != nil {
+		var cerr *config.Error
+		if errors.As(err, &cerr) {
+			for _, p := range cerr.Problems {
+				d.log.Error("config rejected; the last good config keeps running", "problem", p.String())
+			}
+		} else {
+			d.log.Error("config rejected; the last good config keeps running", "err", err)
+		}
+		d.sup.ReloadFailed(err)
+		d.metrics.ConfigReload(false, 0, now)
+		return
+	}
+	for _, w := range cfg.Warnings {
+		d.log.Warn("config warning", "problem", w.String())
+	}
+	d.gh.setConfig(cfg.GitHub)
+	rep, err := d.sup.Apply(ctx, cfg)
+	if err != nil {
+		d.log.Error("config rejected; the last good config keeps running", "err", err)
+		d.sup.ReloadFailed(err)
+		d.metrics.ConfigReload(false, 0, now)
+		d.gh.setConfig(d.config().GitHub)
+		return
+	}
+	d.mu.Lock()
+	old := d.cfg
+	d.cfg = cfg
+	d.mu.Unlock()
+	for _, t := range old.Targets {
+		if _, ok := cfg.Target(t.Name); !ok {
+			d.metrics.ForgetTarget(t.Name)
+		}
+	}
+	d.metrics.ConfigReload(true, rep.Generation, now)
+	if rep.NoOp() {
+		d.log.Info("config reloaded: no change", "generation", rep.Generation)
+		return
+	}
+	d.log.Info("config reloaded", "generation", rep.Generation, "added", rep.Added, "removed", rep.Removed,
+		"disabled", rep.Disabled, "restarted", rep.Restarted, "changed", len(rep.Changed), "daemon", rep.Daemon)
+}
+
+// restartOnly refuses a reload that changes settings only a restart can apply, so the operator
+// is told instead of believing the change took effect.
+func (d *daemon) restartOnly(cfg *config.Config) error {
+	old := d.config().Daemon
+	nw := cfg.Daemon
+	var keys []string
+	if old.StateDir != nw.StateDir {
+		keys = append(keys, "state_dir")
+	}
+	if old.MetricsListen != nw.MetricsListen {
+		keys = append(keys, "metrics_listen")
+	}
+	if (d.config().Webhook == nil) != (cfg.Webhook == nil) ||
+		(cfg.Webhook != nil && *cfg.Webhook != *d.config().Webhook) {
+		keys = append(keys, "webhook")
+	}
+	if len(keys) > 0 {
+		return fmt.Errorf("%s: changing %v needs a daemon restart (systemctl restart runner-manager); nothing was applied", d.o.ConfigPath, keys)
+	}
+	return nil
+}
+
+func (d *daemon) webhookServer(wh config.Webhook) (*webhook.Server, error) {
+	secret, err := webhook.NewFileSecret(wh.SecretFile, d.log)
+	if err != nil {
+		return nil, err
+	}
+	h := webhook.NewHandler(webhook.Options{
+		Secret: secret,
+		Notify: func(ev webhook.Event) {
+			for _, name := range webhook.Route(ev, d.config().EnabledTargets()) {
+				d.sup.Wake(name)
+			}
+		},
+		Log: d.log,
+	})
+	return &webhook.Server{Addr: wh.Listen, Path: wh.Path, Handler: h, Log: d.log}, nil
+}
+
+// serveHTTP serves h on addr until ctx ends. A listener that fails is logged, not fatal: the
+// runners matter more than the view of them.
+func (d *daemon) serveHTTP(ctx context.Context, what, addr string, h http.Handler) error {
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		d.log.Error("cannot listen; the endpoint is off", "endpoint", what, "listen", addr, "err", err)
+		return nil
+	}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		d.log.Error("endpoint stopped", "endpoint", what, "listen", addr, "err", err)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"github.com/runner-manager/runner-manager/internal/status"
+	"github.com/runner-manager/runner-manager/internal/version"
+)
+
+// snapshot is the status socket's Source: the engine's view, the journal's runners and the last
+// good config, without any GitHub call (status must answer while GitHub is down).
+func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
+	st := d.sup.Status()
+	cfg := d.config()
+	snap := status.Snapshot{
+		Version:    version.Version,
+		PID:        os.Getpid(),
+		StartedAt:  d.started,
+		MaxRunners: cfg.Daemon.MaxRunners,
+		Draining:   st.Draining,
+		Config: status.Config{
+			Generation: st.Generation,
+			Path:       d.o.ConfigPath,
+			LastReload: status.Reload{OK: st.LastReload.OK, At: st.LastReload.Time},
+		},
+		Targets: []status.Target{},
+		Runners: []status.Runner{},
+		Events:  []status.Event{},
+	}
+	if e := st.LastReload.Error; e != "" {
+		snap.Config.LastReload.Error = strings.Split(strings.TrimSpace(e), "\n")
+	}
+	if t, err := d.journal.LastGitHubContact(ctx); err == nil {
+		snap.GitHubLastContact = t
+	}
+	for _, ts := range st.Targets {
+		t := status.Target{
+			Name: ts.Name, Scope: ts.Identity, Mode: ts.Mode, Enabled: true,
+			Demand: ts.Demand, Owned: ts.Owned, Starting: ts.Starting, Busy: ts.Busy, Idle: ts.Idle,
+			Draining: ts.Draining, LastError: ts.LastError, LastPass: ts.LastPass,
+			Backoff: status.Backoff{Active: ts.Backoff != "", Until: ts.BackoffUntil, Reason: ts.Backoff},
+		}
+		if ct, ok := cfg.Target(ts.Name); ok {
+			t.MaxRunners = ct.MaxRunners
+			t.Enabled = ct.IsEnabled()
+		} else {
+			t.Enabled = false
+		}
+		snap.Targets = append(snap.Targets, t)
+	}
+	live, err := d.journal.Live(ctx)
+	if err != nil {
+		return status.Snapshot{}, err
+	}
+	for _, a := range live {
+		snap.Runners = append(snap.Runners, status.Runner{
+			ID: a.RunnerID, Name: a.RunnerName, Target: a.Target, State: string(a.State),
+			StartedAt: a.CreatedAt, JobID: a.JobID,
+		})
+	}
+	for _, e := range st.Events {
+		snap.Events = append(snap.Events, status.Event{At: e.Time, Target: e.Target, Attempt: e.Attempt, Kind: string(e.Kind), Message: e.Message})
+	}
+	return snap, nil
+}
