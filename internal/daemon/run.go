@@ -155,6 +155,10 @@ func (d *daemon) reload(ctx context.Context) {
 		var cerr *config.Error
 		if errors.As(err, &cerr) {
 			for _, p := range cerr.Problems {
+				if p.Severity == config.SeverityWarning {
+					d.log.Warn("config warning", "problem", p.String())
+					continue
+				}
 				d.log.Error("config rejected; the last good config keeps running", "problem", p.String())
 			}
 		} else {
