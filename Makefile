@@ -24,7 +24,8 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 
 demo: build
-	$(GO) run ./cmd/demo
+	$(GO) build -o $(BIN)/demo ./cmd/demo
+	$(BIN)/demo -bin $(BIN) -config examples/demo.toml $(DEMOFLAGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...

@@ -115,7 +115,7 @@ func run(ctx context.Context, o options, out io.Writer) (res result, err error) 
 
 	// Stop the daemon as an operator would, then look for anything left behind.
 	fmt.Fprintf(live, "%s  %-8s SIGTERM to the daemon (pid %d)\n", time.Now().Format("15:04:05"), "stop", daemon.pid())
-	res.DaemonErr = daemon.stop(syscall.SIGTERM, drainBound)
+	res.DaemonErr = stopWatching(ctx, daemon, drainBound, client, tr, live)
 	res.DaemonSaid = daemonOut.last("daemon stopped")
 	if res.DaemonSaid != "" {
 		fmt.Fprintf(live, "%s  %-8s %s\n", time.Now().Format("15:04:05"), "stop", res.DaemonSaid)
@@ -174,6 +174,25 @@ func stream(ctx context.Context, o options, sim *simClient, daemon *child, plan 
 		case <-ctx.Done():
 			return ids, ctx.Err()
 		case <-tick.C:
+		}
+	}
+}
+
+// stopWatching sends SIGTERM to the daemon and keeps printing events (idle runners deregistered
+// by its drain) until it has exited; it returns how the process ended.
+func stopWatching(ctx context.Context, daemon *child, grace time.Duration, sim *simClient, tr *tracker, live io.Writer) error {
+	stopped := make(chan error, 1)
+	go func() { stopped <- daemon.stop(syscall.SIGTERM, grace) }()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-stopped:
+			return err
+		case <-tick.C:
+			if s, err := sim.poll(ctx); err == nil {
+				printEvents(live, tr.observe(s, time.Now()))
+			}
 		}
 	}
 }

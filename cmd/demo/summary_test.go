@@ -59,7 +59,7 @@ func TestPrintSummary(t *testing.T) {
 		Leaks:      leaks{Processes: []process{{PID: 42, Cmd: "Runner.Listener run"}}}})
 	for _, want := range []string{
 		"jobs completed     2 of 2 (1 failure, 1 success)",
-		"scale-up latency   p50 1s, p95 3s",
+		"scale-up latency   p50 1.0s, p95 3.0s",
 		"peak runners       2 at once (max_runners 4)",
 		"daemon             daemon stopped; no runner left running",
 		"leaked process       pid 42: Runner.Listener run",

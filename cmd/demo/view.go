@@ -91,10 +91,8 @@ func (t *tracker) done(ids []int64) bool {
 
 func jobRef(j ghsim.Job) string { return fmt.Sprintf("%s #%d", j.Repo, j.ID) }
 
-// roundDur prints a duration to a tenth of a second: enough for a human watching seconds pass.
+// roundDur prints a duration in seconds to a tenth: enough for a human watching seconds pass, and
+// one format for every figure ("0.3s", "12.0s").
 func roundDur(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	return d.Round(100 * time.Millisecond).String()
+	return fmt.Sprintf("%.1fs", max(d, 0).Seconds())
 }
