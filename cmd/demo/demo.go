@@ -94,6 +94,9 @@ func run(ctx context.Context, o options, out io.Writer) (res result, err error) 
 	// what it leaves running is killed: the demo leaves no process behind.
 	drainBound := cfg.Daemon.ShutdownDrainTimeout.D() + 10*time.Second
 	defer func() {
+		if !daemon.exited() {
+			fmt.Fprintf(out, "stopping the daemon (pid %d): its drain takes up to %s\n", daemon.pid(), cfg.Daemon.ShutdownDrainTimeout.D())
+		}
 		stopChild(daemon, syscall.SIGTERM, drainBound)
 		if ps, perr := processesNaming(context.WithoutCancel(ctx), p.runtimeRoot+string(filepath.Separator)); perr == nil {
 			killLeftovers(ps)

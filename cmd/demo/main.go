@@ -30,6 +30,9 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A closed stdout (`make demo | head`) must not kill the demo before it stops its children:
+	// with SIGPIPE handled, a write just fails and the run goes on to its cleanup.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	os.Exit(runMain(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
