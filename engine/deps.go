@@ -22,8 +22,9 @@ type Journal interface {
 
 // Job is one queued workflow job whose runs-on labels the target's runners satisfy.
 type Job struct {
-	ID     int64
-	Labels []string
+	ID       int64
+	Labels   []string
+	QueuedAt time.Time // when GitHub queued it (created_at); zero if unknown. Only scale-up metrics use it.
 }
 
 // Demand reports the jobs waiting for a runner of target t (polling or webhook-fed).
@@ -147,6 +148,7 @@ type Deps struct {
 	Rand      Rand         // nil: a private generator
 	Logger    *slog.Logger // nil: slog.Default()
 	Crash     CrashHook
+	Observer  Observer // nil: nothing is reported (see Observer for what is)
 }
 
 // Options are fixed for the supervisor's life.

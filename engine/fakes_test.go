@@ -22,7 +22,8 @@ type world struct {
 	j  *enginetest.Journal
 	mu sync.Mutex
 
-	queued  map[string]int // by identity
+	queued  map[string]int       // by identity
+	since   map[string]time.Time // identity -> queued time of its job 0; job i is i seconds younger
 	regs    map[int64]*ghRunner
 	nextID  int64
 	procs   map[string]*fproc // by runtime dir
@@ -60,7 +61,7 @@ type fproc struct {
 }
 
 func newWorld(t *testing.T, j *enginetest.Journal) *world {
-	return &world{t: t, j: j, queued: map[string]int{}, regs: map[int64]*ghRunner{}, procs: map[string]*fproc{},
+	return &world{t: t, j: j, queued: map[string]int{}, since: map[string]time.Time{}, regs: map[int64]*ghRunner{}, procs: map[string]*fproc{},
 		dirs: map[string]bool{}, starts: map[string]int{}, stops: map[string]int{}, calls: map[string]int{},
 		perTarget: map[string]int{}, maxPer: map[string]int{}, fail: map[string]error{}, block: map[string]chan struct{}{}, nextID: 100, nextPID: 1000}
 }
@@ -91,6 +92,9 @@ func (w *world) Queued(ctx context.Context, t config.Target) ([]Job, error) {
 	jobs := make([]Job, w.queued[t.Identity()])
 	for i := range jobs {
 		jobs[i] = Job{ID: int64(i + 1), Labels: t.Labels}
+		if at, ok := w.since[t.Identity()]; ok {
+			jobs[i].QueuedAt = at.Add(time.Duration(i) * time.Second)
+		}
 	}
 	return jobs, nil
 }

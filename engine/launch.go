@@ -16,7 +16,7 @@ import (
 // Plan (slot) -> JIT -> registered (runner id, runtime dir) -> prepare + Start -> started (pid).
 // A failure after Plan records failed and concludes at once what was done (deregister, remove dir);
 // a crash instead leaves the record for recovery, which decides from it.
-func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, policy string) error {
+func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, policy string, queuedAt time.Time) error {
 	s := l.sup
 	a, err := s.plan(ctx, journal.PlanRequest{
 		Target: t.Name, Policy: policy, Labels: t.Labels,
@@ -57,13 +57,14 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	}
 	s.crash(CrashAfterStart, a.ID)
 
-	_, err = l.transition(ctx, a, journal.StateStarted, func(x *journal.Attempt) {
+	a, err = l.transition(ctx, a, journal.StateStarted, func(x *journal.Attempt) {
 		x.ShimPID, x.ShimStart = proc.PID, proc.StartTime
 	}, fmt.Sprintf("runner %s started (pid %d)", a.RunnerName, proc.PID))
 	if err != nil {
 		// The shim runs and wrote its state file: the next pass attaches it from there.
 		return err
 	}
+	l.observeStarted(a, queuedAt)
 	s.crash(CrashAfterStarted, a.ID)
 	return nil
 }
@@ -116,6 +117,7 @@ func (l *loop) finish(now time.Time, poll time.Duration, draining bool, demand i
 	} else {
 		l.backoff.reset()
 	}
+	l.observePass(now, passErr)
 	var busy, idle, starting int
 	for _, a := range owned {
 		switch a.State {

@@ -27,13 +27,14 @@ type loop struct {
 	// Touched only by the loop goroutine.
 	last     config.Target // last snapshot of this target with this identity (used while draining)
 	backoff  backoffState
-	draining bool // as of the previous pass, to report the change once
+	draining bool                 // as of the previous pass, to report the change once
+	queuedAt map[string]time.Time // attempt id -> queued time of the job it was launched for (observer.go)
 
 	status targetStatusBox
 }
 
 func newLoop(s *Supervisor, key loopKey, last config.Target) *loop {
-	l := &loop{sup: s, key: key, wake: make(chan struct{}, 1), done: make(chan struct{}), last: last}
+	l := &loop{sup: s, key: key, wake: make(chan struct{}, 1), done: make(chan struct{}), last: last, queuedAt: map[string]time.Time{}}
 	l.status.set(func(st *TargetStatus) { st.Name, st.Identity = key.name, key.identity })
 	return l
 }
@@ -158,10 +159,11 @@ func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 		keep(l.reapIdle(ctx, t, owned, r))
 	}
 	if gh.err == nil && !draining && !monitor {
-		keep(l.launchN(ctx, cfg, t, out.Start))
+		keep(l.launchN(ctx, cfg, t, out.Start, jobWaits(gh.jobs, in.Starting+len(in.Idle)-len(out.Reap))))
 	}
 	if live, err = s.deps.Journal.Live(cctx); err == nil {
 		owned = l.owned(live)
+		l.observeRunners(live)
 	}
 	return l.finish(now, poll, draining, gh.demand, owned, passErr), len(owned)
 }
@@ -172,6 +174,7 @@ type githubView struct {
 	byName map[string]Runner
 	listed bool // the runner list answered
 	demand int
+	jobs   []Job
 	err    error
 }
 
@@ -197,15 +200,20 @@ func (l *loop) readGitHub(ctx context.Context, t config.Target, draining bool) g
 	if err != nil {
 		v.err = fmt.Errorf("read queued jobs of target %s: %w", t.Name, err)
 	}
-	v.demand = len(jobs)
+	v.demand, v.jobs = len(jobs), jobs
 	return v
 }
 
-// launchN launches up to n runners, stopping at the first refusal of a slot or failure.
-func (l *loop) launchN(ctx context.Context, cfg *config.Config, t config.Target, n int) error {
+// launchN launches up to n runners, stopping at the first refusal of a slot or failure. The i-th
+// runner is for the job queued at waits[i], if there is one (scale-up latency, observer.go).
+func (l *loop) launchN(ctx context.Context, cfg *config.Config, t config.Target, n int, waits []time.Time) error {
 	policy := fingerprint(t)
-	for range n {
-		err := l.launch(ctx, cfg, t, policy)
+	for i := range n {
+		var queuedAt time.Time
+		if i < len(waits) {
+			queuedAt = waits[i]
+		}
+		err := l.launch(ctx, cfg, t, policy, queuedAt)
 		if errors.Is(err, journal.ErrNoCapacity) {
 			return nil
 		}
@@ -282,6 +290,9 @@ func (l *loop) reapIdle(ctx context.Context, t config.Target, owned []journal.At
 	err := l.sup.deps.Registrar.DeleteRunner(ctx, t, a.RunnerID)
 	if errors.Is(err, ErrRunnerBusy) {
 		_, err = l.transition(ctx, a, journal.StateBusy, nil, fmt.Sprintf("runner %s took a job while being reaped (%s); it will be left to finish", a.RunnerName, r.Reason))
+		if err == nil {
+			l.observeBusy(a, l.sup.clock.Now())
+		}
 		l.sup.crash(CrashAfterBusy, a.ID)
 		return err
 	}

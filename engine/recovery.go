@@ -173,6 +173,9 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 		return n, err != nil, err
 	case stepMarkBusy:
 		n, err := l.transition(ctx, a, journal.StateBusy, nil, fmt.Sprintf("runner %s took a job; it will be left to finish", a.RunnerName))
+		if err == nil {
+			l.observeBusy(a, l.sup.clock.Now())
+		}
 		l.sup.crash(CrashAfterBusy, a.ID)
 		return n, true, err
 	case stepMarkExited:

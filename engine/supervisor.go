@@ -224,6 +224,7 @@ func (s *Supervisor) retire(l *loop) bool {
 		return false
 	}
 	delete(s.loops, l.key)
+	s.retiredLocked(l.key.name)
 	close(s.changed)
 	s.changed = make(chan struct{})
 	return true
