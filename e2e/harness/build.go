@@ -1,0 +1,80 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// Version is the version the harness links into the binary it builds.
+const Version = "0.1.0-e2e"
+
+// builds holds the one build of this test process. The directory is per process (os.MkdirTemp), so
+// test binaries of several packages building at once never share or race on an output file.
+var builds struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// Build compiles cmd/runner-manager once per test process, with -ldflags setting the version, and
+// returns the binary's path. Later calls (from any test) return the same binary.
+func Build(t testing.TB) string {
+	t.Helper()
+	builds.once.Do(func() { builds.dir, builds.err = build() })
+	if builds.err != nil {
+		t.Fatalf("harness: %v", builds.err)
+	}
+	return filepath.Join(builds.dir, "runner-manager")
+}
+
+// Main is for a suite's TestMain: it runs the tests, then removes the build directory.
+//
+//	func TestMain(m *testing.M) { harness.Main(m) }
+func Main(m *testing.M) {
+	code := m.Run()
+	if builds.dir != "" {
+		_ = os.RemoveAll(builds.dir)
+	}
+	os.Exit(code)
+}
+
+func build() (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "runner-manager-e2e-bin-")
+	if err != nil {
+		return "", fmt.Errorf("create the build directory: %w", err)
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		goBin = "go"
+	}
+	ldflags := "-X github.com/runner-manager/runner-manager/internal/version.Version=" + Version
+	cmd := exec.Command(goBin, "build", "-ldflags", ldflags, "-o", filepath.Join(dir, "runner-manager"), "./cmd/runner-manager")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("go build ./cmd/runner-manager failed: %w\n%s", err, out)
+	}
+	return dir, nil
+}
+
+// moduleRoot is the repository checkout this package was compiled from (two levels up).
+func moduleRoot() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", fmt.Errorf("cannot locate the harness source to find the module root")
+	}
+	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		return "", fmt.Errorf("no go.mod at %s: run the e2e tests from a checkout of the repository", root)
+	}
+	return root, nil
+}
