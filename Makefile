@@ -34,6 +34,12 @@ fuzz:
 	$(GO) test ./config -run '^$$' -fuzz FuzzLoadTOML -fuzztime $(FUZZTIME)
 	$(GO) test ./config -run '^$$' -fuzz FuzzLoadYAML -fuzztime $(FUZZTIME)
 
+# End-to-end suite (docs/testing.md): the real binary against ghsim with fake runners. The harness
+# (e2e/harness) builds the binary and the fake runner package itself; `make test` never compiles
+# these files (build tag e2e).
+test-e2e:
+	$(GO) test -tags e2e -count=1 -timeout 20m $(E2EFLAGS) ./e2e/...
+
 # Host tools some tests drive for real; each line installs one only when it is missing.
 # promtool (Debian package prometheus) lints a live scrape in internal/metrics' tests.
 # systemd-analyze (Debian package systemd) verifies the generated unit in internal/service's tests.
