@@ -35,6 +35,7 @@ const (
 	DefaultPollInterval         = "30s"
 	DefaultShutdownDrainTimeout = "60s"
 	DefaultWebhookPath          = "/webhook"
+	DefaultWebhookPollInterval  = "2m"
 	DefaultTargetMaxRunners     = 1
 	DefaultIdleTimeout          = "5m"
 )
@@ -176,6 +177,7 @@ func applyListDefaults(raw map[string]any) {
 	}
 	if w, ok := raw["webhook"].(map[string]any); ok {
 		setDefault(w, "path", DefaultWebhookPath)
+		setDefault(w, "poll_interval", DefaultWebhookPollInterval)
 	}
 }
 

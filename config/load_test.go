@@ -32,6 +32,9 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cfg.Webhook.PollInterval.D() != 2*time.Minute {
+		t.Errorf("webhook.poll_interval default = %s, want 2m (the reconcile poll while webhooks drive demand)", cfg.Webhook.PollInterval)
+	}
 	if cfg.Webhook.Path != DefaultWebhookPath || cfg.Webhook.SecretFile != filepath.Join(filepath.Dir(cfg.Source), "secret") {
 		t.Errorf("webhook: %+v (secret_file must be resolved against the config's directory)", cfg.Webhook)
 	}

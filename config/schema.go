@@ -90,6 +90,9 @@ type Webhook struct {
 	Path string `koanf:"path" json:"path" toml:"path" jsonschema:"default=/webhook"`
 	// File holding the webhook secret that signs X-Hub-Signature-256.
 	SecretFile string `koanf:"secret_file" json:"secret_file" toml:"secret_file"`
+	// Poll interval while webhooks drive demand: the slower poll that reconciles a missed delivery.
+	// A target's own poll_interval still wins.
+	PollInterval Duration `koanf:"poll_interval" json:"poll_interval" toml:"poll_interval" jsonschema:"default=2m"`
 }
 
 // Target is one repository or organisation and the scale policy of the runners kept for it.

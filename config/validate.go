@@ -145,6 +145,9 @@ func (c *checker) validateWebhook(w Webhook) {
 	} else {
 		c.secretFile("webhook.secret_file", w.SecretFile)
 	}
+	if w.PollInterval < 0 {
+		c.add(SeverityError, "webhook.poll_interval", fmt.Sprintf("webhook.poll_interval must not be negative (got %s)", w.PollInterval))
+	}
 }
 
 func (c *checker) validateTarget(t Target, p string) {

@@ -116,6 +116,7 @@ func TestRules(t *testing.T) {
 		{"webhook bad listen", auth + "[webhook]\nlisten = \"localhost\"\nsecret_file = \"secret\"\n", `4:1: webhook.listen must be host:port`},
 		{"webhook no listen", auth + "[webhook]\nsecret_file = \"secret\"\n", `3:2: webhook.listen is required`},
 		{"webhook path", auth + "[webhook]\nlisten = \":8080\"\npath = \"hook\"\nsecret_file = \"secret\"\n", `5:1: webhook.path must start with / (got "hook")`},
+		{"webhook poll_interval negative", auth + "[webhook]\nlisten = \":8080\"\nsecret_file = \"secret\"\npoll_interval = \"-1s\"\n", `6:1: webhook.poll_interval must not be negative (got -1s)`},
 		{"webhook no secret", auth + "[webhook]\nlisten = \":8080\"\n", `3:2: webhook.secret_file is required`},
 		{"webhook secret world-readable", auth + "[webhook]\nlisten = \":8080\"\nsecret_file = \"open-token\"\n", `5:1: webhook.secret_file "open-token" is readable by every user`},
 		// targets
