@@ -226,6 +226,10 @@ func (l *loop) launchN(ctx context.Context, cfg *config.Config, t config.Target,
 
 func pollInterval(cfg *config.Config, t config.Target) time.Duration {
 	poll := t.PollInterval.D()
+	// With webhooks a delivery wakes the loop at once; the poll only reconciles missed ones.
+	if poll <= 0 && cfg != nil && cfg.Webhook != nil {
+		poll = cfg.Webhook.PollInterval.D()
+	}
 	if poll <= 0 && cfg != nil {
 		poll = cfg.Daemon.PollInterval.D()
 	}
