@@ -110,20 +110,21 @@ func run(ctx context.Context, o options, out io.Writer) (res result, err error) 
 
 	plan := planJobs(targets, o.Jobs, o.Duration, o.MinRun, o.MaxRun, rand.New(rand.NewPCG(o.Seed, 0)))
 	tr := newTracker()
-	ids, err := stream(ctx, o, client, daemon, plan, tr, live)
+	ids, streamErr := stream(ctx, o, client, daemon, plan, tr, live)
 	res.fill(tr, ids)
-	if err != nil {
-		return res, err
+	if ctx.Err() != nil {
+		return res, ctx.Err()
 	}
 
-	// Stop the daemon as an operator would, then look for anything left behind.
+	// Stop the daemon as an operator would, then look for anything left behind. A stream that
+	// failed (jobs never picked up, the daemon gone) still gets its leak check and summary.
 	fmt.Fprintf(live, "%s  %-8s SIGTERM to the daemon (pid %d)\n", time.Now().Format("15:04:05"), "stop", daemon.pid())
 	res.DaemonErr = stopWatching(ctx, daemon, drainBound, client, tr, live)
 	res.DaemonSaid = daemonOut.last("daemon stopped")
 	if res.DaemonSaid != "" {
 		fmt.Fprintf(live, "%s  %-8s %s\n", time.Now().Format("15:04:05"), "stop", res.DaemonSaid)
 	}
-	res.Leaks, err = awaitNoLeaks(ctx, client, p.runtimeRoot, leakSettle)
+	res.Leaks, err = awaitNoLeaks(ctx, client, p.runtimeRoot, o.LeakWait)
 	if s, perr := client.poll(ctx); perr == nil {
 		printEvents(live, tr.observe(s, time.Now())) // removals seen while waiting
 	}
@@ -132,7 +133,7 @@ func run(ctx context.Context, o options, out io.Writer) (res result, err error) 
 		return res, err
 	}
 	printSummary(out, res)
-	return res, res.failure()
+	return res, errors.Join(streamErr, res.failure())
 }
 
 // stream queues the planned jobs on time and prints events until every job has completed.
@@ -281,4 +282,5 @@ func (l *lineLog) last(prefix string) string {
 	return ""
 }
 
+// errLeaked names the leak in the demo's failure message, as the summary does.
 var errLeaked = errors.New("runners leaked")

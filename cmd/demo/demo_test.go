@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,54 +16,53 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if testBinDir != "" {
-		os.RemoveAll(testBinDir)
+	if dir, err := testBinDir(); err == nil {
+		os.RemoveAll(dir)
 	}
 	os.Exit(code)
 }
 
-// testBinDir holds the binaries builtBinaries made; TestMain removes it.
-var testBinDir string
+// testBinDir holds the binaries the tests build; TestMain removes it.
+var testBinDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "demo-test-bin-") })
 
-// builtBinaries builds runner-manager and ghsim once per test process, as `make build` does.
-var builtBinaries = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "demo-test-bin-")
-	if err != nil {
-		return "", err
-	}
-	testBinDir = dir
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	for _, b := range []struct{ out, pkg string }{{"runner-manager", "./cmd/runner-manager"}, {"ghsim", "./cmd/ghsim"}} {
-		cmd := exec.Command(goBin, "build", "-o", filepath.Join(dir, b.out), b.pkg)
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return dir, &buildError{pkg: b.pkg, out: string(out), err: err}
-		}
-	}
-	return dir, nil
-})
+// builds builds each binary once per test process, as `make build` does: cmd/NAME into testBinDir.
+var builds sync.Map // name -> func() error
 
-type buildError struct {
-	pkg, out string
-	err      error
-}
-
-func (e *buildError) Error() string { return "go build " + e.pkg + ": " + e.err.Error() + "\n" + e.out }
-
-func demoOptions(t *testing.T) options {
+func buildBinary(t *testing.T, name string) string {
 	t.Helper()
-	bin, err := builtBinaries()
+	dir, err := testBinDir()
 	if err != nil {
 		t.Fatal(err)
 	}
+	f, _ := builds.LoadOrStore(name, sync.OnceValue(func() error {
+		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
+		cmd.Dir = filepath.Join("..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build ./cmd/%s: %w\n%s", name, err, out)
+		}
+		return nil
+	}))
+	if err := f.(func() error)(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// demoOptions is the demo's short form, run with the binaries it needs built from this tree.
+func demoOptions(t *testing.T, binaries ...string) options {
+	t.Helper()
+	var bin string
+	for _, b := range binaries {
+		bin = buildBinary(t, b)
+	}
 	return options{Jobs: 6, Duration: 4 * time.Second, MinRun: time.Second, MaxRun: 2 * time.Second, Timeout: time.Minute,
-		Config: filepath.Join("..", "..", "examples", "demo.toml"), BinDir: bin, TempDir: t.TempDir(), Seed: 1, Quiet: true}
+		Config: filepath.Join("..", "..", "examples", "demo.toml"), BinDir: bin, TempDir: t.TempDir(), Seed: 1, Quiet: true, LeakWait: leakSettle}
 }
 
 // TestDemoEndToEnd runs the whole demo in its short form: the real daemon binary against the
 // simulator binary, six jobs, then the leak check.
 func TestDemoEndToEnd(t *testing.T) {
-	o := demoOptions(t)
+	o := demoOptions(t, "runner-manager", "ghsim")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
@@ -90,7 +90,7 @@ func TestDemoEndToEnd(t *testing.T) {
 // TestDemoInterrupted plays Ctrl-C in the middle of the stream: the demo stops the daemon, kills
 // what it left, stops the simulator and removes its directory.
 func TestDemoInterrupted(t *testing.T) {
-	o := demoOptions(t)
+	o := demoOptions(t, "runner-manager", "ghsim")
 	o.Jobs, o.Duration, o.MinRun, o.MaxRun = 4, time.Second, 30*time.Second, 30*time.Second // busy runners at the interrupt
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -114,6 +114,50 @@ func TestDemoInterrupted(t *testing.T) {
 	if entries, _ := os.ReadDir(o.TempDir); len(entries) != 0 {
 		t.Errorf("the run's directory must be removed after an interrupt, found %v", entries)
 	}
+}
+
+// fakeDaemon plays a daemon that never runs a job and leaves a "runner" behind: a process naming a
+// runtime directory under the state dir, and the directory itself.
+const fakeDaemon = `#!/bin/sh
+state=$(sed -n "s/^state_dir *= *[\"']\(.*\)[\"']$/\1/p" "$3")
+[ -n "$state" ] || { echo "no state_dir in $3" >&2; exit 1; }
+mkdir -p "$state/runners/a1"
+sh -c 'sleep 60' "$state/runners/a1/bin/Runner.Listener" &
+echo "daemon running (pid $$)"
+exec sleep 60
+`
+
+// TestDemoReportsAFailingDaemon: jobs never picked up and a leaked runner make the demo fail
+// with the leak listed and counted, keep its directory, and still leave no process behind.
+func TestDemoReportsAFailingDaemon(t *testing.T) {
+	o := demoOptions(t, "ghsim")
+	bin := t.TempDir()
+	if err := os.Symlink(filepath.Join(o.BinDir, "ghsim"), filepath.Join(bin, "ghsim")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "runner-manager"), []byte(fakeDaemon), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o.BinDir, o.Jobs, o.Duration, o.Timeout, o.LeakWait = bin, 2, 0, 500*time.Millisecond, 500*time.Millisecond
+	var out bytes.Buffer
+	res, err := run(context.Background(), o, &out)
+	if err == nil {
+		t.Fatalf("a daemon that runs nothing must fail the demo:\n%s", out.String())
+	}
+	for _, want := range []string{"2 of 2 jobs still not completed", "2 of 2 jobs did not complete", "runners leaked: 2"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	for _, want := range []string{"jobs completed     0 of 2\n", "leaked process", "a1/bin/Runner.Listener", "leaked directory", "runners leaked: 2", "kept "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if res.Queued != 2 || res.Completed != 0 {
+		t.Errorf("result: %d queued, %d completed; want 2 and 0", res.Queued, res.Completed)
+	}
+	assertNothingLeft(t, o.TempDir)
 }
 
 // assertNothingLeft fails when any process names the demo's directory (simulator, daemon, shims, runners).

@@ -70,10 +70,11 @@ type options struct {
 	Seed     uint64
 	Keep     bool
 	Quiet    bool
+	LeakWait time.Duration // how long ephemeral runners get to end after the daemon exits (not a flag)
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
-	var o options
+	o := options{LeakWait: leakSettle}
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {

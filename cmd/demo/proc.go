@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -33,40 +32,51 @@ func startChild(name, path string, args []string, logPath string, watch func(lin
 		return nil, fmt.Errorf("start %s: open its log: %w", name, err)
 	}
 	cmd := exec.Command(path, args...)
-	cmd.Stdin = nil
+	cmd.Stdout = &lineWriter{log: logf, watch: watch}
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
+	// A grandchild that inherited stdout (and outlived its parent) must not hold Wait forever.
+	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start %s (%s): %w", name, path, err)
 	}
 	c := &child{name: name, cmd: cmd, done: make(chan struct{})}
-	var copying sync.WaitGroup
-	copying.Add(1)
 	go func() {
-		defer copying.Done()
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(logf, line)
-			if watch != nil {
-				watch(line)
-			}
-		}
-		_, _ = io.Copy(logf, stdout) // a line too long for the scanner: keep the rest in the log
-	}()
-	go func() {
-		copying.Wait() // Wait closes the pipe: read it to the end first
 		c.err = cmd.Wait()
 		logf.Close()
 		close(c.done)
 	}()
 	return c, nil
+}
+
+// lineWriter copies a child's stdout into its log and hands each complete line to watch.
+// exec.Cmd writes to it from one goroutine.
+type lineWriter struct {
+	log     io.Writer
+	watch   func(line string)
+	partial []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	if _, err := w.log.Write(p); err != nil {
+		return 0, err
+	}
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		if w.watch != nil {
+			w.watch(string(w.partial[:i]))
+		}
+		w.partial = w.partial[i+1:]
+	}
+	if len(w.partial) > 64<<10 {
+		w.partial = w.partial[:0] // a runaway line is in the log; no ready line is that long
+	}
+	return len(p), nil
 }
 
 func (c *child) pid() int { return c.cmd.Process.Pid }

@@ -90,7 +90,11 @@ func printSummary(w io.Writer, r result) {
 	}
 	fmt.Fprintln(w, "\nsummary")
 	fmt.Fprintf(w, "  jobs queued        %d\n", r.Queued)
-	fmt.Fprintf(w, "  jobs completed     %d of %d (%s)\n", r.Completed, r.Queued, strings.Join(concl, ", "))
+	detail := ""
+	if len(concl) > 0 {
+		detail = " (" + strings.Join(concl, ", ") + ")"
+	}
+	fmt.Fprintf(w, "  jobs completed     %d of %d%s\n", r.Completed, r.Queued, detail)
 	fmt.Fprintf(w, "  scale-up latency   p50 %s, p95 %s (job queued -> in progress, %d jobs)\n",
 		roundDur(percentile(r.Latencies, 50)), roundDur(percentile(r.Latencies, 95)), len(r.Latencies))
 	fmt.Fprintf(w, "  runners launched   %d\n", r.Launched)
