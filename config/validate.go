@@ -116,8 +116,9 @@ func (c *checker) validateGitHub(cfg *Config) {
 		if g.AppID <= 0 {
 			c.add(SeverityError, "github.app_id", fmt.Sprintf("github.app_id must be the GitHub App's positive ID (got %d)", g.AppID))
 		}
-		if g.InstallationID <= 0 {
-			c.add(SeverityError, "github.installation_id", fmt.Sprintf("github.installation_id must be the App installation's positive ID (got %d)", g.InstallationID))
+		// 0 (absent) is fine: the installation is then looked up per target owner.
+		if g.InstallationID < 0 {
+			c.add(SeverityError, "github.installation_id", fmt.Sprintf("github.installation_id must be the App installation's positive ID, or absent to look it up per owner (got %d)", g.InstallationID))
 		}
 		if g.PrivateKeyFile == "" {
 			c.add(SeverityError, "github.private_key_file", "github.private_key_file is required with app_id: the path of the App's PEM private key")

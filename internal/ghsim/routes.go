@@ -26,6 +26,7 @@ func (s *Server) routes() {
 	a.HandleFunc("GET /users/{org}/installation", s.handleFindInstallation)
 	a.HandleFunc("GET /repos/{owner}/{repo}/installation", s.handleFindInstallation)
 	a.HandleFunc("GET /installation/repositories", s.handleInstallationRepos)
+	a.HandleFunc("GET /orgs/{org}/repos", s.handleOrgRepos)
 	a.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { writeError(w, http.StatusNotFound, "Not Found") })
 
 	p := s.priv
