@@ -1,0 +1,65 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Setup describes a generated daemon config: n repository targets acme/r0001..., one label each.
+type Setup struct {
+	StateDir     string
+	APIURL       string
+	TokenFile    string
+	Targets      int
+	HostMax      int           // daemon.max_runners
+	TargetMax    int           // every target's max_runners
+	PollInterval time.Duration // daemon.poll_interval
+	IdleTimeout  time.Duration // every target's idle_timeout; 0 = the default
+	Labels       []string      // every target's labels; default ["bench"]
+	// Edited, when between 1 and Targets, gives that target max_runners TargetMax+1: a one-target edit.
+	Edited int
+	// Webhook, when Listen is set, adds the [webhook] section.
+	Webhook struct{ Listen, Path, SecretFile string }
+}
+
+// Org is the organisation owning every generated repository.
+const Org = "acme"
+
+// TargetName and Repo name target i (1-based) and its repository.
+func TargetName(i int) string { return fmt.Sprintf("t%04d", i) }
+
+// Repo is target i's repository, "acme/r0001".
+func Repo(i int) string { return fmt.Sprintf("%s/r%04d", Org, i) }
+
+// TOML renders the config file.
+func (s Setup) TOML() []byte {
+	var b strings.Builder
+	labels := s.Labels
+	if len(labels) == 0 {
+		labels = []string{"bench"}
+	}
+	quoted := make([]string, len(labels))
+	for i, l := range labels {
+		quoted[i] = fmt.Sprintf("%q", l)
+	}
+	fmt.Fprintf(&b, "[daemon]\nstate_dir = %q\nlog_level = \"info\"\nlog_format = \"json\"\nmax_runners = %d\n", s.StateDir, max(s.HostMax, 1))
+	fmt.Fprintf(&b, "poll_interval = %q\nshutdown_drain_timeout = \"20s\"\n\n", s.PollInterval.String())
+	fmt.Fprintf(&b, "[github]\napi_url = %q\ntoken_file = %q\n\n", s.APIURL, s.TokenFile)
+	if s.Webhook.Listen != "" {
+		fmt.Fprintf(&b, "[webhook]\nlisten = %q\npath = %q\nsecret_file = %q\n\n", s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile)
+	}
+	for i := 1; i <= s.Targets; i++ {
+		tmax := max(s.TargetMax, 1)
+		if i == s.Edited {
+			tmax++
+		}
+		fmt.Fprintf(&b, "[[target]]\nname = %q\nrepository = %q\nlabels = [%s]\nmax_runners = %d\n",
+			TargetName(i), Repo(i), strings.Join(quoted, ", "), tmax)
+		if s.IdleTimeout > 0 {
+			fmt.Fprintf(&b, "idle_timeout = %q\n", s.IdleTimeout.String())
+		}
+		b.WriteString("\n")
+	}
+	return []byte(b.String())
+}

@@ -1,0 +1,23 @@
+package bench
+
+import (
+	"testing"
+	"time"
+)
+
+func TestSetupRendersAValidConfigWithOneEditedTarget(t *testing.T) {
+	dir := t.TempDir()
+	s := Setup{Targets: 3, HostMax: 5, TargetMax: 2, PollInterval: 30 * time.Second, IdleTimeout: time.Minute, Edited: 2}
+	s.Webhook.Listen, s.Webhook.Path = "127.0.0.1:9", "/hook"
+	s.Webhook.SecretFile = dir + "/token" // any 0600 file will do for loading
+	cfg := mustLoad(t, writeSetup(t, dir, s))
+	if len(cfg.Targets) != 3 || cfg.Daemon.MaxRunners != 5 || cfg.Webhook == nil || cfg.Webhook.Path != "/hook" {
+		t.Fatalf("loaded %d targets, host max %d, webhook %+v", len(cfg.Targets), cfg.Daemon.MaxRunners, cfg.Webhook)
+	}
+	for i, want := range []int{2, 3, 2} {
+		tg := cfg.Targets[i]
+		if tg.Name != TargetName(i+1) || tg.Repository != Repo(i+1) || tg.MaxRunners != want {
+			t.Errorf("target %d = %s %s max %d, want %s %s max %d", i, tg.Name, tg.Repository, tg.MaxRunners, TargetName(i+1), Repo(i+1), want)
+		}
+	}
+}

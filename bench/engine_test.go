@@ -1,0 +1,222 @@
+package bench
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/engine/enginetest"
+	"github.com/runner-manager/runner-manager/journal"
+)
+
+// epoch is where every fake clock starts, so attempts seeded on one clock are not "idle too
+// long" on the next.
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// running is a supervisor started on fakes; stop cancels it and joins Run.
+type running struct {
+	sup   *engine.Supervisor
+	clock *enginetest.FakeClock
+	stop  func()
+}
+
+func startSupervisor(tb testing.TB, j engine.Journal, h *host, cfg *config.Config, dir string) running {
+	tb.Helper()
+	clock := enginetest.NewFakeClock(epoch)
+	sup := engine.New(engine.Deps{Journal: j, Demand: h, Registrar: h, Launcher: h, Clock: clock,
+		Logger: slog.New(slog.DiscardHandler)}, engine.Options{HostID: "bench", RuntimeRoot: filepath.Join(dir, "runs")})
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := sup.Apply(ctx, cfg); err != nil {
+		tb.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := sup.Run(ctx); err != nil {
+			tb.Error(err)
+		}
+	}()
+	return running{sup: sup, clock: clock, stop: func() { cancel(); wg.Wait() }}
+}
+
+// parked waits until every one of n loops has finished its pass and waits on its timer.
+func (r running) parked(tb testing.TB, n int) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := r.clock.BlockUntil(ctx, n); err != nil {
+		tb.Fatalf("%d loops did not all park: %v", n, err)
+	}
+}
+
+// BenchmarkReload1000 is the daemon's reload path for a 1,000-target file with one target edited:
+// config.Load of the file, then Supervisor.Apply. It reports the Apply report's counts and how
+// many loop passes the reload woke (each pass reads GitHub), with the time until they all ran.
+func BenchmarkReload1000(b *testing.B) {
+	const n = 1000
+	dir := b.TempDir()
+	s := Setup{Targets: n, HostMax: n, TargetMax: 1, PollInterval: 30 * time.Second}
+	path := writeSetup(b, dir, s)
+	s.TokenFile, s.StateDir, s.APIURL = filepath.Join(dir, "token"), filepath.Join(dir, "state"), "http://127.0.0.1:1"
+	h := newHost(0, true)
+	r := startSupervisor(b, enginetest.NewJournal("bench"), h, mustLoad(b, path), dir)
+	defer r.stop()
+	h.awaitPasses(n, time.Minute)
+	r.parked(b, n)
+
+	var load, apply, settle time.Duration
+	var changed, restarted, unchanged, woken int
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		s.Edited = 1 + i%2*0 // target t0001, alternating between edited and not: one target changes per reload
+		if i%2 == 1 {
+			s.Edited = 0
+		}
+		writeSetup(b, dir, s)
+		before := h.passCount()
+		b.StartTimer()
+		t0 := time.Now()
+		cfg, err := config.LoadWith(path, config.Options{Environ: func() []string { return nil }})
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		rep, err := r.sup.Apply(context.Background(), cfg)
+		t2 := time.Now()
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		load, apply = load+t1.Sub(t0), apply+t2.Sub(t1)
+		changed, restarted = changed+len(rep.Changed), restarted+len(rep.Restarted)+len(rep.Added)+len(rep.Removed)
+		unchanged += len(rep.Unchanged)
+		// Every loop can pass at most once per reload (the fake clock never fires), so n is the
+		// ceiling; a reload that woke fewer stops at the deadline.
+		got := h.awaitPasses(before+n, 10*time.Second)
+		settle += time.Since(t1)
+		woken += int(got - before)
+		r.parked(b, n)
+		b.StartTimer()
+	}
+	b.StopTimer()
+	per := func(v float64) float64 { return v / float64(b.N) }
+	b.ReportMetric(per(float64(load.Microseconds()))/1000, "load-ms/op")
+	b.ReportMetric(per(float64(apply.Microseconds()))/1000, "apply-ms/op")
+	b.ReportMetric(per(float64(settle.Microseconds()))/1000, "wake-settle-ms/op")
+	b.ReportMetric(per(float64(changed)), "changed/op")
+	b.ReportMetric(per(float64(restarted)), "restarted/op")
+	b.ReportMetric(per(float64(unchanged)), "unchanged/op")
+	b.ReportMetric(per(float64(woken)), "passes-woken/op")
+}
+
+// seedLive runs the engine on fakes until targets*per runners are started and alive, then stops
+// supervising (the runners "keep running"), leaving the journal a restart recovers from. It goes
+// through the real launch path so the attempts carry the policy the engine itself writes.
+func seedLive(tb testing.TB, j engine.Journal, cfg *config.Config, dir string, want int) {
+	tb.Helper()
+	h := newHost(want, true)
+	r := startSupervisor(tb, j, h, cfg, dir)
+	defer r.stop()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		r.parked(tb, len(cfg.Targets))
+		live, err := j.Live(context.Background())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(live) >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("seeding stopped at %d of %d live attempts", len(live), want)
+		}
+		r.clock.Advance(time.Minute) // next pass launches more
+	}
+}
+
+func cloneJournal(src *enginetest.Journal) *enginetest.Journal {
+	j := enginetest.NewJournal("bench")
+	for _, a := range src.All() {
+		j.Put(a)
+	}
+	return j
+}
+
+// BenchmarkRecovery10000 is startup recovery of 10,000 journaled live attempts (100 targets x
+// 100 runners) on the in-memory journal: from Supervisor.Run until every loop has finished its
+// recovery pass. adopt: every runner is alive and is supervised again (no journal write);
+// conclude: every runner has exited and is concluded (exited, deregistered, cleaned: three
+// journal transitions and one GitHub delete each).
+func BenchmarkRecovery10000(b *testing.B) {
+	benchRecovery(b, 100, 100, func(tb testing.TB, dir string) (engine.Journal, func() (engine.Journal, func())) {
+		seed := enginetest.NewJournal("bench")
+		return seed, func() (engine.Journal, func()) { return cloneJournal(seed), func() {} }
+	})
+}
+
+// BenchmarkRecoveryPebble1000 is the same on the real (pebble, synced) journal with 1,000 live
+// attempts (10 targets x 100): seeding 10,000 through the journal's public API would take minutes
+// (every Plan scans the live index and syncs), so the pebble share at 10,000 is read off
+// journal.BenchmarkLive10000 instead.
+func BenchmarkRecoveryPebble1000(b *testing.B) {
+	benchRecovery(b, 10, 100, func(tb testing.TB, dir string) (engine.Journal, func() (engine.Journal, func())) {
+		seed, err := journal.Open(filepath.Join(dir, "seed"), journal.Options{Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return epoch }})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		n := 0
+		return seed, func() (engine.Journal, func()) {
+			n++
+			copyDir := filepath.Join(dir, "copy", time.Duration(n).String())
+			if err := seed.Checkpoint(context.Background(), copyDir); err != nil {
+				tb.Fatal(err)
+			}
+			j, err := journal.Open(copyDir, journal.Options{Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return epoch }})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return j, func() { _ = j.Close() }
+		}
+	})
+}
+
+func benchRecovery(b *testing.B, targets, per int, journals func(testing.TB, string) (engine.Journal, func() (engine.Journal, func()))) {
+	dir := b.TempDir()
+	cfg := mustLoad(b, writeSetup(b, dir, Setup{Targets: targets, HostMax: targets * per, TargetMax: per, PollInterval: 30 * time.Second}))
+	seed, fresh := journals(b, dir)
+	seedLive(b, seed, cfg, dir, targets*per)
+	for _, sc := range []struct {
+		name  string
+		alive bool
+	}{{"adopt", true}, {"conclude", false}} {
+		b.Run(sc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				j, closeJ := fresh()
+				h := newHost(0, sc.alive)
+				b.StartTimer()
+				r := startSupervisor(b, j, h, cfg, dir)
+				r.parked(b, targets)
+				b.StopTimer()
+				r.stop()
+				live, err := j.Live(context.Background())
+				wantLive := targets * per
+				if !sc.alive {
+					wantLive = 0
+				}
+				if err != nil || len(live) != wantLive {
+					b.Fatalf("after recovery %d attempts live (%v), want %d", len(live), err, wantLive)
+				}
+				closeJ()
+			}
+			b.ReportMetric(float64(targets*per), "attempts")
+		})
+	}
+}
