@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/runner-manager/runner-manager/internal/httpserve"
 )
 
 // Path is where the scrape endpoint is served.
@@ -54,20 +55,5 @@ func (m *Metrics) ServeListener(ctx context.Context, ln net.Listener, log *slog.
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("serving metrics", "addr", ln.Addr().String(), "path", Path)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("metrics: serving on %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("metrics: shutting down the server on %s: %w", ln.Addr(), err)
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("metrics: serving on %s: %w", ln.Addr(), err)
-	}
-	return nil
+	return httpserve.Serve(ctx, "metrics", srv, ln)
 }

@@ -2,13 +2,14 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/httpserve"
 )
 
 // Server serves a Handler on webhook.listen at webhook.path. Timeouts are short because GitHub
@@ -53,20 +54,5 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("serving webhook deliveries", "addr", ln.Addr().String(), "path", s.Path)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("webhook: serving on %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("webhook: shutting down the server on %s: %w", ln.Addr(), err)
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("webhook: serving on %s: %w", ln.Addr(), err)
-	}
-	return nil
+	return httpserve.Serve(ctx, "webhook", srv, ln)
 }
