@@ -1,35 +1,16 @@
 package selfupdate
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+
+	"github.com/runner-manager/runner-manager/internal/atomicfile"
 )
 
 // WriteFileAtomic writes data to path so a reader (or a crash) sees the old content or the new,
 // never a torn file: temp file in the same directory, fsync, chmod perm, rename, fsync the directory.
 func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := createSynced(dir, "."+base+".tmp-*", perm, func(f *os.File) error {
-		_, err := f.Write(data)
-		return err
-	})
-	if err == nil {
-		if err = os.Rename(tmp, path); err != nil {
-			_ = os.Remove(tmp)
-		}
-	}
-	if err == nil {
-		err = syncDir(dir)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, data, perm)
 }
 
 // createSynced creates a temp file in dir (pattern as os.CreateTemp), fills it, fsyncs it and sets
@@ -54,14 +35,4 @@ func createSynced(dir, pattern string, perm fs.FileMode, fill func(*os.File) err
 		return "", err
 	}
 	return f.Name(), nil
-}
-
-// syncDir makes a rename in dir durable: without it a power loss can undo the swap.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

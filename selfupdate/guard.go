@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/atomicfile"
 )
 
 // GuardStateFile is the guard's record in the state directory. `service install` removes it, which
@@ -94,7 +96,7 @@ func (g *Guard) rollback(ctx context.Context, why string) (bool, error) {
 	if err := os.Rename(old, g.Binary); err != nil {
 		return false, fmt.Errorf("moving %s back to %s: %w", old, g.Binary, err)
 	}
-	if err := syncDir(filepath.Dir(g.Binary)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(g.Binary)); err != nil {
 		return false, fmt.Errorf("syncing %s: %w", filepath.Dir(g.Binary), err)
 	}
 	g.logger().Error("rolled back a crash-looping upgrade; the service manager will start the previous version",

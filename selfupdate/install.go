@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/atomicfile"
 )
 
 // OldSuffix names the previous binary kept beside the private copy after an upgrade, for the
@@ -65,14 +67,14 @@ func (in *Installer) Install(ctx context.Context, c Candidate) error {
 		if rerr := os.Rename(old, in.Target); rerr != nil {
 			return fmt.Errorf("%w; AND restoring the previous binary failed: %v: the service binary %s is missing, move %s back or run `runner-manager service install`", cause, rerr, in.Target, old)
 		}
-		_ = syncDir(filepath.Dir(in.Target))
+		_ = atomicfile.SyncDir(filepath.Dir(in.Target))
 		return fmt.Errorf("%w; the previous binary was put back", cause)
 	}
 	if err := os.Rename(tmp, in.Target); err != nil {
 		return fail(fmt.Errorf("upgrade to %s: renaming the copy into %s: %w", c.Version, in.Target, err))
 	}
 	swapped = true
-	if err := syncDir(filepath.Dir(in.Target)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(in.Target)); err != nil {
 		return fail(fmt.Errorf("upgrade to %s: syncing %s: %w", c.Version, filepath.Dir(in.Target), err))
 	}
 	// The source may have changed again since it was confirmed; only the expected version is trusted.
@@ -120,7 +122,7 @@ func CopyExecutable(src, dst string) error {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
 	}
-	return syncDir(filepath.Dir(dst))
+	return atomicfile.SyncDir(filepath.Dir(dst))
 }
 
 func removeIfExists(path string) error {

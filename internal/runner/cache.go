@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/atomicfile"
 )
 
 // Package names one runner package as the GitHub runner-downloads API describes it.
@@ -168,7 +170,7 @@ func (c *Cache) Ensure(ctx context.Context, p Package) (string, error) {
 	if err := os.Rename(tmpDir, final); err != nil {
 		return "", fmt.Errorf("publish runner package %s in the cache: %w", key, err)
 	}
-	if err := syncDir(c.dir); err != nil {
+	if err := atomicfile.SyncDir(c.dir); err != nil {
 		return "", err
 	}
 	c.opts.Logger.Info("runner package ready", "package", key, "dir", final)

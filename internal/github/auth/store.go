@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/runner-manager/runner-manager/internal/atomicfile"
 )
 
 // ErrNotSignedIn means the credential store holds no device-flow sign-in.
@@ -88,28 +90,10 @@ func (s *Store) Save(c *Credential) error {
 	if err != nil {
 		return fmt.Errorf("encode GitHub credential: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.dir, ".github-user-*.tmp")
-	if err != nil {
+	if err := atomicfile.Write(s.Path(), b, 0o600); err != nil {
 		return fmt.Errorf("write GitHub credential: %w", err)
 	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write GitHub credential: %w", err)
-	}
-	if _, err := tmp.Write(b); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write GitHub credential %s: %w", s.Path(), err)
-	}
-	if err := os.Rename(tmp.Name(), s.Path()); err != nil {
-		return fmt.Errorf("write GitHub credential %s: %w", s.Path(), err)
-	}
-	return syncDir(s.dir)
+	return nil
 }
 
 // Remove deletes the stored sign-in (missing is not an error).
@@ -131,16 +115,4 @@ func (s *Store) Lock(ctx context.Context) (func(), error) {
 		return nil, fmt.Errorf("lock GitHub credential store %s: %w", s.dir, errors.Join(err, ctx.Err()))
 	}
 	return func() { _ = l.Unlock() }, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync credential directory %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync credential directory %s: %w", dir, err)
-	}
-	return nil
 }
