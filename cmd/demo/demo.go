@@ -105,7 +105,11 @@ func run(ctx context.Context, o options, out io.Writer) (res result, err error) 
 
 	fmt.Fprintf(out, "runner-manager demo: %d jobs over %s on %s (max_runners %d)\n", o.Jobs, o.Duration, strings.Join(repos, ", "), res.MaxRunners)
 	fmt.Fprintf(out, "  simulator  %s  log %s\n", simURL, p.simLog)
-	fmt.Fprintf(out, "  daemon     pid %d  log %s\n", daemon.pid(), p.daemonLog)
+	version, verr := cliOutput(ctx, o.BinDir, "--version")
+	if verr != nil {
+		version = verr.Error()
+	}
+	fmt.Fprintf(out, "  daemon     pid %d (%s)  log %s\n", daemon.pid(), version, p.daemonLog)
 	fmt.Fprintf(out, "  config     %s (from %s)\n\n", p.config, o.Config)
 
 	plan := planJobs(targets, o.Jobs, o.Duration, o.MinRun, o.MaxRun, rand.New(rand.NewPCG(o.Seed, 0)))
@@ -118,6 +122,9 @@ func run(ctx context.Context, o options, out io.Writer) (res result, err error) 
 
 	// Stop the daemon as an operator would, then look for anything left behind. A stream that
 	// failed (jobs never picked up, the daemon gone) still gets its leak check and summary.
+	if !o.Quiet && !daemon.exited() {
+		fmt.Fprintf(live, "\nthe daemon's own view (runner-manager status --config %s):\n%s\n\n", p.config, statusView(ctx, o.BinDir, p.config))
+	}
 	fmt.Fprintf(live, "%s  %-8s SIGTERM to the daemon (pid %d)\n", time.Now().Format("15:04:05"), "stop", daemon.pid())
 	res.DaemonErr = stopWatching(ctx, daemon, drainBound, client, tr, live)
 	res.DaemonSaid = daemonOut.last("daemon stopped")

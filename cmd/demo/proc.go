@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -123,4 +125,33 @@ func (c *child) await(ctx context.Context, ready <-chan struct{}, timeout time.D
 	case <-time.After(timeout):
 		return errors.New(c.name + " did not report " + what + " within " + timeout.String())
 	}
+}
+
+// cliOutput runs the runner-manager CLI once (--version, status) and returns its stdout.
+func cliOutput(ctx context.Context, binDir string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, filepath.Join(binDir, "runner-manager"), args...).Output()
+	if err != nil {
+		return "", fmt.Errorf("runner-manager %s: %w", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// statusView is the head of `runner-manager status` (daemon, config, capacity, targets), without
+// the recent events the live view has already shown.
+func statusView(ctx context.Context, binDir, configPath string) string {
+	out, err := cliOutput(ctx, binDir, "status", "--config", configPath)
+	if err != nil {
+		return "  (" + err.Error() + ")"
+	}
+	head, _, _ := strings.Cut(out, "RECENT EVENTS")
+	var b strings.Builder
+	for line := range strings.Lines(strings.TrimSpace(head)) {
+		if strings.TrimSpace(line) != "" {
+			b.WriteString("  ")
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
