@@ -21,3 +21,24 @@ func TestSetupRendersAValidConfigWithOneEditedTarget(t *testing.T) {
 		}
 	}
 }
+
+func TestPercentileIsNearestRank(t *testing.T) {
+	var d []time.Duration
+	for i := 20; i >= 1; i-- {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	for _, c := range []struct {
+		p    int
+		want time.Duration
+	}{{50, 10 * time.Millisecond}, {95, 19 * time.Millisecond}, {100, 20 * time.Millisecond}, {0, time.Millisecond}} {
+		if got := Percentile(d, c.p); got != c.want {
+			t.Errorf("p%d = %v, want %v", c.p, got, c.want)
+		}
+	}
+	if got := Percentile(d[:2], 95); got != 20*time.Millisecond {
+		t.Errorf("p95 of two = %v, want the larger", got)
+	}
+	if Percentile(nil, 50) != 0 {
+		t.Error("no samples must give 0")
+	}
+}

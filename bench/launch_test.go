@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -104,8 +103,8 @@ func BenchmarkLaunchFromCache(b *testing.B) {
 		name string
 		d    []time.Duration
 	}{{"prepare", prep}, {"start", start}, {"launch", total}} {
-		b.ReportMetric(ms(percentile(m.d, 50)), m.name+"-p50-ms")
-		b.ReportMetric(ms(percentile(m.d, 95)), m.name+"-p95-ms")
+		b.ReportMetric(ms(Percentile(m.d, 50)), m.name+"-p50-ms")
+		b.ReportMetric(ms(Percentile(m.d, 95)), m.name+"-p95-ms")
 	}
 }
 
@@ -130,15 +129,6 @@ func stopRunner(b *testing.B, l *runner.Launcher, h runner.Handle, dir string) {
 	if err := l.RemoveRuntimeDir(context.Background(), dir); err != nil {
 		b.Fatal(err)
 	}
-}
-
-func percentile(d []time.Duration, p int) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[(len(s)-1)*p/100]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

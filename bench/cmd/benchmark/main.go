@@ -1,0 +1,235 @@
+// Command benchmark is what `make bench` runs: it measures the figures of docs/benchmarks.md on this
+// machine and writes the file. It runs the real daemon (bin/runner-manager) against the in-process
+// GitHub simulator on 127.0.0.1 with the fake runner package (scale-up latency, REST requests,
+// RSS and CPU, a live reload), runs the Go benchmarks of bench/ and journal/ with `go test -bench`,
+// and renders every number from those measurements. It never contacts the real GitHub.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/runner-manager/runner-manager/internal/ghsim"
+)
+
+type options struct {
+	bin, out, only, goTool, module string
+	poll                           time.Duration
+	pollJobs, hookJobs             int
+	pollSpacing, hookSpacing       time.Duration
+	jobRun                         time.Duration
+	warmup, window                 time.Duration
+	keep                           bool
+}
+
+// goBenches are the Go benchmark invocations, each bounded by its -benchtime.
+func goBenches() map[string]goBench {
+	b := func(pattern, benchtime, pkg string) goBench {
+		return goBench{Args: []string{"test", "-run", "^$", "-bench", pattern, "-benchtime", benchtime, "-count", "1", pkg}}
+	}
+	return map[string]goBench{
+		"journal":  b(".", "2s", "./journal/"),
+		"reload":   b("^BenchmarkReload1000$", "5x", "./bench/"),
+		"recovery": b("^BenchmarkRecovery", "1x", "./bench/"),
+		"launch":   b("^BenchmarkLaunchFromCache$", "30x", "./bench/"),
+	}
+}
+
+var allParts = []string{"journal", "reload", "recovery", "launch", "poll", "webhook", "idle1", "idle100", "idle1000"}
+
+func main() {
+	var o options
+	flag.StringVar(&o.bin, "bin", "bin", "directory holding runner-manager (make build)")
+	flag.StringVar(&o.out, "out", "-", "write the markdown here ('-' = stdout)")
+	flag.StringVar(&o.only, "only", "", "comma-separated parts to run (default all): "+strings.Join(allParts, ","))
+	flag.StringVar(&o.goTool, "go", "go", "go command for the Go benchmarks")
+	flag.StringVar(&o.module, "module", ".", "module root the Go benchmarks run in")
+	flag.DurationVar(&o.poll, "poll", 30*time.Second, "poll_interval of the poll-mode and idle runs (the daemon's default)")
+	flag.IntVar(&o.pollJobs, "poll-jobs", 20, "jobs queued in the poll-mode scale-up run")
+	flag.DurationVar(&o.pollSpacing, "poll-spacing", 2*time.Second, "time between two queued jobs in poll mode")
+	flag.IntVar(&o.hookJobs, "webhook-jobs", 30, "jobs queued in the webhook-mode scale-up run")
+	flag.DurationVar(&o.hookSpacing, "webhook-spacing", time.Second, "time between two queued jobs in webhook mode")
+	flag.DurationVar(&o.jobRun, "job-run", time.Second, "how long each job runs")
+	flag.DurationVar(&o.warmup, "idle-warmup", 35*time.Second, "wait before the idle window (longer than -poll)")
+	flag.DurationVar(&o.window, "idle-window", 40*time.Second, "idle measurement window")
+	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (daemon logs, configs)")
+	flag.Parse()
+	if err := run(o, os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "benchmark:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options, argv []string) error {
+	parts, err := selectParts(o.only)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "runner-manager-bench-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Fprintln(os.Stderr, "benchmark: work directory", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "benchmark: "+format+"\n", args...) }
+	start := time.Now()
+	r := results{Machine: describeMachine(o.goTool), GoTool: o.goTool, Command: strings.Join(append([]string{"bin/benchmark"}, argv[1:]...), " ")}
+	fail := func(part string, err error) {
+		logf("%s failed: %v", part, err)
+		r.Errors = append(r.Errors, part+": "+err.Error())
+	}
+	benches := goBenches()
+	for _, part := range []string{"journal", "reload", "recovery", "launch"} {
+		if !parts[part] {
+			continue
+		}
+		g := benches[part]
+		logf("running %s", g.command(o.goTool))
+		err := g.run(o.goTool, o.module)
+		r.Go = append(r.Go, g)
+		if err != nil {
+			fail(part, err)
+		}
+	}
+	if parts["poll"] || parts["webhook"] || parts["idle1"] || parts["idle100"] || parts["idle1000"] {
+		if err := daemonParts(o, parts, work, logf, &r, fail); err != nil {
+			return err
+		}
+	}
+	r.Machine.LoadEnd = loadAvg()
+	r.Machine.Took = time.Since(start)
+	var w io.Writer = os.Stdout
+	if o.out != "-" {
+		f, err := os.Create(o.out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	r.render(w)
+	if len(r.Errors) > 0 {
+		return fmt.Errorf("%d part(s) failed (reported in the output)", len(r.Errors))
+	}
+	return nil
+}
+
+func daemonParts(o options, parts map[string]bool, work string, logf func(string, ...any), r *results, fail func(string, error)) error {
+	bin, err := filepath.Abs(o.bin)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	pkg, err := ghsim.BuildFakeRunnerPackage(ctx, work)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("build the fake runner package: %w", err)
+	}
+	e := env{bin: bin, dir: work, pkg: pkg, log: logf}
+	for _, sc := range []struct {
+		mode    string
+		poll    time.Duration
+		jobs    int
+		spacing time.Duration
+	}{{"poll", o.poll, o.pollJobs, o.pollSpacing}, {"webhook", 10 * time.Minute, o.hookJobs, o.hookSpacing}} {
+		if !parts[sc.mode] {
+			continue
+		}
+		logf("scale-up, %s mode: %d jobs every %s, poll_interval %s", sc.mode, sc.jobs, sc.spacing, sc.poll)
+		s, err := e.runScaleUp(sc.mode, sc.poll, sc.jobs, sc.spacing, o.jobRun)
+		if err != nil {
+			fail(sc.mode, err)
+			continue
+		}
+		r.ScaleUp = append(r.ScaleUp, s)
+	}
+	for _, n := range []int{1, 100, 1000} {
+		name := fmt.Sprintf("idle%d", n)
+		if !parts[name] {
+			continue
+		}
+		logf("idle, %d targets: warm-up %s, window %s", n, o.warmup, o.window)
+		s, err := e.runIdle(n, o.poll, o.warmup, o.window, n == 1000)
+		if err != nil {
+			fail(name, err)
+			continue
+		}
+		r.Idle = append(r.Idle, s)
+	}
+	return nil
+}
+
+func selectParts(only string) (map[string]bool, error) {
+	parts := map[string]bool{}
+	if only == "" {
+		for _, p := range allParts {
+			parts[p] = true
+		}
+		return parts, nil
+	}
+	known := map[string]bool{}
+	for _, p := range allParts {
+		known[p] = true
+	}
+	for _, p := range strings.Split(only, ",") {
+		p = strings.TrimSpace(p)
+		if !known[p] {
+			return nil, fmt.Errorf("-only: unknown part %q (parts: %s)", p, strings.Join(allParts, ","))
+		}
+		parts[p] = true
+	}
+	return parts, nil
+}
+
+func describeMachine(goTool string) machine {
+	m := machine{Date: time.Now().UTC(), LoadStart: loadAvg()}
+	m.Nproc = commandOutput("nproc")
+	m.GoVersion = commandOutput(goTool, "version")
+	m.Kernel = commandOutput("uname", "-sr")
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		m.CPU = firstField(string(b), "model name")
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		m.MemTotal = firstField(string(b), "MemTotal")
+	}
+	return m
+}
+
+func firstField(text, key string) string {
+	for _, line := range strings.Split(text, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+func commandOutput(name string, args ...string) string {
+	out, err := exec.Command(name, args...).Output()
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ") + " (1, 5, 15 min)"
+}

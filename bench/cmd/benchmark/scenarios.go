@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/runner-manager/runner-manager/bench"
+	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/runner"
+)
+
+// scaleUp is figure 1 (and the "under load" half of figure 2): jobs queued one by one against one
+// target, latency from the job's created_at to its started_at as the simulator records them.
+type scaleUp struct {
+	Mode      string // "poll" or "webhook"
+	Poll      time.Duration
+	Jobs      int
+	Spacing   time.Duration
+	JobRun    time.Duration
+	Latencies []time.Duration
+	Window    time.Duration
+	Req       counts
+	Budget    int
+	Left      int // registrations still listed after the daemon stopped
+	Killed    int // runner processes still alive after the daemon stopped (killed by the benchmark)
+}
+
+// idle is figures 2 (idle) and 3: n idle targets, measured over a window after a warm-up.
+type idle struct {
+	Targets        int
+	Poll           time.Duration
+	Warmup, Window time.Duration
+	ReadyIn        time.Duration
+	RSSStart       int // KiB
+	RSSEnd, RSSMax int
+	CPU            time.Duration // consumed in the window
+	Req            counts
+	Budget         int
+	Reload         *daemonReload
+}
+
+// daemonReload is a one-target edit of the file the idle daemon runs.
+type daemonReload struct {
+	Took          time.Duration // file renamed into place -> "config reloaded" logged
+	After         counts        // requests in AfterWindow after the edit
+	AfterWindow   time.Duration
+	IdleSameSpan  float64 // requests the idle rate predicts for AfterWindow
+	Generation    string
+	ReloadTimeout bool
+}
+
+type env struct {
+	bin string
+	dir string
+	pkg ghsim.Package
+	log func(format string, args ...any)
+}
+
+func (e env) setup(name string, repos int) (string, *world, error) {
+	dir := filepath.Join(e.dir, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", nil, err
+	}
+	w, err := newWorld(context.Background(), dir, repos, e.pkg)
+	return dir, w, err
+}
+
+func writeConfig(path string, s bench.Setup) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, s.TOML(), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path) // one atomic change for the daemon's watcher
+}
+
+func (e env) runScaleUp(mode string, poll time.Duration, jobs int, spacing, jobRun time.Duration) (scaleUp, error) {
+	r := scaleUp{Mode: mode, Poll: poll, Jobs: jobs, Spacing: spacing, JobRun: jobRun}
+	dir, w, err := e.setup("scaleup-"+mode, 1)
+	if err != nil {
+		return r, err
+	}
+	defer w.close()
+	s := bench.Setup{StateDir: filepath.Join(dir, "state"), APIURL: w.frontURL, TokenFile: w.tokenFile, Targets: 1,
+		HostMax: jobs, TargetMax: jobs, PollInterval: poll, IdleTimeout: 30 * time.Second}
+	if mode == "webhook" {
+		addr, err := freePort()
+		if err != nil {
+			return r, err
+		}
+		secret := filepath.Join(dir, "webhook-secret")
+		if err := os.WriteFile(secret, []byte("bench-secret\n"), 0o600); err != nil {
+			return r, err
+		}
+		s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile = addr, "/webhook", secret
+		w.sim.AddWebhook("http://"+addr+"/webhook", "bench-secret")
+	}
+	cfgPath := filepath.Join(dir, "config.toml")
+	if err := writeConfig(cfgPath, s); err != nil {
+		return r, err
+	}
+	d, err := startDaemon(e.bin, cfgPath, filepath.Join(dir, "daemon.log"), 60*time.Second)
+	if err != nil {
+		return r, err
+	}
+	defer func() { r.Left, r.Killed = e.stopAndSweep(d, w, s.StateDir) }()
+	if err := waitFor(10*time.Second, func() bool { return w.count.snapshot().Requests >= 2 }); err != nil {
+		return r, fmt.Errorf("the daemon made no first pass: %w", err)
+	}
+	time.Sleep(time.Second) // let the first pass end before the window opens
+	c0, b0, t0 := w.count.snapshot(), w.budgetUsed(), time.Now()
+	ids := make([]int64, 0, jobs)
+	for i := range jobs {
+		id, err := w.sim.QueueJob(bench.Repo(1), []string{"bench"}, jobRun)
+		if err != nil {
+			return r, err
+		}
+		ids = append(ids, id)
+		if i < jobs-1 {
+			time.Sleep(spacing)
+		}
+	}
+	e.log("  %d jobs queued; waiting for them to run", jobs)
+	deadline := 2*poll + 90*time.Second
+	if mode == "webhook" {
+		deadline = 90 * time.Second
+	}
+	err = waitFor(deadline, func() bool {
+		return allJobs(w.sim, ids, func(j ghsim.Job) bool { return j.Status == ghsim.StatusCompleted })
+	})
+	for _, id := range ids {
+		if j, ok := w.sim.Job(id); ok && !j.StartedAt.IsZero() {
+			r.Latencies = append(r.Latencies, j.StartedAt.Sub(j.CreatedAt))
+		}
+	}
+	if err != nil {
+		return r, fmt.Errorf("%d of %d jobs ran within %s: %w", len(r.Latencies), jobs, deadline, err)
+	}
+	r.Window, r.Req, r.Budget = time.Since(t0), w.count.snapshot().minus(c0), w.budgetUsed()-b0
+	return r, nil
+}
+
+func allJobs(sim *ghsim.Server, ids []int64, ok func(ghsim.Job) bool) bool {
+	for _, id := range ids {
+		if j, found := sim.Job(id); !found || !ok(j) {
+			return false
+		}
+	}
+	return true
+}
+
+// stopAndSweep stops the daemon, then counts what it left: registrations at the simulator and
+// runner processes under its state directory, which it kills so nothing outlives the benchmark.
+func (e env) stopAndSweep(d *daemon, w *world, stateDir string) (left, killed int) {
+	if err := d.stop(60 * time.Second); err != nil {
+		e.log("  %v", err)
+	}
+	left = len(w.sim.Runners())
+	states, _ := filepath.Glob(filepath.Join(stateDir, "*", "*", runner.ShimStateFile))
+	for _, f := range states {
+		st, err := runner.ReadShimState(filepath.Dir(f))
+		if err != nil {
+			continue
+		}
+		for _, p := range []runner.Handle{{PID: st.RunnerPID, StartTime: st.RunnerStartTime}, st.Handle()} {
+			if alive, err := runner.Alive(p.PID, p.StartTime); err == nil && alive && p.PID > 0 {
+				_ = syscall.Kill(p.PID, syscall.SIGKILL)
+				killed++
+			}
+		}
+	}
+	return left, killed
+}
+
+func (e env) runIdle(targets int, poll, warmup, window time.Duration, reload bool) (idle, error) {
+	r := idle{Targets: targets, Poll: poll, Warmup: warmup, Window: window}
+	dir, w, err := e.setup(fmt.Sprintf("idle-%d", targets), targets)
+	if err != nil {
+		return r, err
+	}
+	defer w.close()
+	s := bench.Setup{StateDir: filepath.Join(dir, "state"), APIURL: w.frontURL, TokenFile: w.tokenFile, Targets: targets,
+		HostMax: targets, TargetMax: 1, PollInterval: poll}
+	cfgPath := filepath.Join(dir, "config.toml")
+	if err := writeConfig(cfgPath, s); err != nil {
+		return r, err
+	}
+	d, err := startDaemon(e.bin, cfgPath, filepath.Join(dir, "daemon.log"), 2*time.Minute)
+	if err != nil {
+		return r, err
+	}
+	defer e.stopAndSweep(d, w, s.StateDir)
+	r.ReadyIn = d.ready
+	time.Sleep(warmup) // every loop's first pass (which pays for the ETags) falls before the window
+	u0, err := readUsage(d.pid())
+	if err != nil {
+		return r, err
+	}
+	c0, b0 := w.count.snapshot(), w.budgetUsed()
+	r.RSSStart, r.RSSMax = u0.RSSKiB, u0.RSSKiB
+	u1 := u0
+	for time.Since(u0.At) < window {
+		time.Sleep(time.Second)
+		if u1, err = readUsage(d.pid()); err != nil {
+			return r, err
+		}
+		r.RSSMax = max(r.RSSMax, u1.RSSKiB)
+	}
+	r.Req, r.Budget = w.count.snapshot().minus(c0), w.budgetUsed()-b0
+	r.RSSEnd, r.CPU, r.Window = u1.RSSKiB, u1.CPU-u0.CPU, u1.At.Sub(u0.At)
+	if reload {
+		r.Reload, err = e.reloadOne(d, w, cfgPath, s, r)
+	}
+	return r, err
+}
+
+// reloadOne edits one target of the running daemon's file and times the reload as the daemon
+// logs it, then counts the requests of the next few seconds against the idle rate.
+func (e env) reloadOne(d *daemon, w *world, cfgPath string, s bench.Setup, r idle) (*daemonReload, error) {
+	const after = 5 * time.Second
+	out := &daemonReload{AfterWindow: after}
+	s.Edited = 1
+	done := d.await(`"msg":"config reloaded"`)
+	c0 := w.count.snapshot()
+	t0 := time.Now()
+	if err := writeConfig(cfgPath, s); err != nil {
+		return nil, err
+	}
+	select {
+	case at := <-done:
+		out.Took = at.Sub(t0)
+	case <-time.After(time.Minute):
+		out.ReloadTimeout = true
+		return out, nil
+	}
+	time.Sleep(after - time.Since(t0))
+	out.After = w.count.snapshot().minus(c0)
+	out.IdleSameSpan = float64(r.Req.Requests) * after.Seconds() / r.Window.Seconds()
+	return out, nil
+}
+
+// waitFor polls cond (a real process or simulator event) until it holds or timeout passes.
+func waitFor(timeout time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %s", timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
