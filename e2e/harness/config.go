@@ -168,3 +168,6 @@ func (c *Config) SwapConfigMap(t testing.TB) string {
 
 // itoa keeps messages short where fmt would only format one int.
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// Duration converts for config fields.
+func Duration(d time.Duration) config.Duration { return config.Duration(d) }

@@ -17,6 +17,9 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 	}
 }
 
+// Poll reports whether cond became true within timeout, checking every PollEvery.
+func Poll(timeout time.Duration, cond func() bool) bool { return poll(timeout, cond) }
+
 // poll reports whether cond became true within timeout.
 func poll(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)

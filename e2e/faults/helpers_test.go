@@ -1,0 +1,166 @@
+//go:build e2e
+
+package faults
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/e2e/harness"
+	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/status"
+)
+
+// Bounds shared by the tests. The harness config polls every 1 s and drains for at most 10 s.
+const (
+	jobTimeout  = 60 * time.Second // a queued job, on a healthy path, runs and completes
+	stopSlack   = 5 * time.Second  // allowed beyond shutdown_drain_timeout for a stop to end
+	labelE2E    = "e2e"
+	webhookPath = "/webhook"
+)
+
+var e2eLabels = []string{labelE2E}
+
+type startKey struct{}
+
+func withStart(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, startKey{}, t)
+}
+
+func startOf(r interface{ Context() context.Context }) time.Time {
+	t, _ := r.Context().Value(startKey{}).(time.Time)
+	return t
+}
+
+// token is the secret the harness wrote into the simulator's token file.
+func token(t testing.TB, sim *harness.Sim) string {
+	t.Helper()
+	data, err := os.ReadFile(sim.TokenFile)
+	if err != nil {
+		t.Fatalf("read the token file: %v", err)
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// targetStatus returns the status of target name, failing the test if the daemon lists none.
+func targetStatus(t testing.TB, snap status.Snapshot, name string) status.Target {
+	t.Helper()
+	for _, ts := range snap.Targets {
+		if ts.Name == name {
+			return ts
+		}
+	}
+	t.Fatalf("status lists no target %q: %+v", name, snap.Targets)
+	return status.Target{}
+}
+
+// waitTarget polls the daemon's status until cond accepts target name's entry and returns it.
+func waitTarget(t testing.TB, d *harness.Daemon, name string, timeout time.Duration, what string, cond func(status.Target) bool) status.Target {
+	t.Helper()
+	var last status.Target
+	harness.Eventually(t, timeout, "target "+name+": "+what, func() bool {
+		if d.Exited() {
+			t.Fatalf("the daemon exited while waiting for target %s: %s:\n%s", name, what, d.Stderr())
+		}
+		last = targetStatus(t, d.Status(t), name)
+		return cond(last)
+	})
+	return last
+}
+
+// backingOff matches a target whose loop backs off with error class.
+func backingOff(class string) func(status.Target) bool {
+	return func(ts status.Target) bool { return ts.Backoff.Active && ts.Backoff.Reason == class }
+}
+
+// healthy matches a target that is not backing off and has finished a pass.
+func healthy(ts status.Target) bool { return !ts.Backoff.Active && !ts.LastPass.IsZero() }
+
+// stopWithin sends SIGTERM and asserts the daemon ends, with exit code 0, within bound.
+func stopWithin(t testing.TB, d *harness.Daemon, bound time.Duration) string {
+	t.Helper()
+	start := time.Now()
+	d.Signal(syscall.SIGTERM)
+	code, out := d.Wait(t, bound+30*time.Second)
+	if took := time.Since(start); took > bound {
+		t.Errorf("SIGTERM took %s to end the daemon; the bound is %s (promise 5)", took.Round(time.Millisecond), bound)
+	}
+	if code != 0 {
+		t.Errorf("daemon exited %d after SIGTERM; stdout:\n%s", code, out)
+	}
+	if !strings.Contains(out, "daemon stopped") {
+		t.Errorf("daemon did not report its stop on stdout:\n%s", out)
+	}
+	return out
+}
+
+// drainBound is how long a stop of cfg's daemon may take.
+func drainBound(cfg *harness.Config) time.Duration {
+	return cfg.File.Daemon.ShutdownDrainTimeout.D() + stopSlack
+}
+
+// freeAddr returns a loopback address no one listens on right now.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("pick a free port: %v", err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// webhookSecret is the secret the simulator signs deliveries with in these tests.
+const webhookSecret = "e2e-webhook-secret"
+
+// withWebhook adds a [webhook] section (listener on a free port, secret file, slow poll) to cfg
+// and returns the delivery URL.
+func withWebhook(t testing.TB, cfg *harness.Config, slowPoll time.Duration) string {
+	t.Helper()
+	secretFile := filepath.Join(cfg.Dir, "webhook.secret")
+	if err := os.WriteFile(secretFile, []byte(webhookSecret+"\n"), 0o600); err != nil {
+		t.Fatalf("write the webhook secret: %v", err)
+	}
+	addr := freeAddr(t)
+	cfg.File.Webhook = &config.Webhook{Listen: addr, Path: webhookPath, SecretFile: secretFile, PollInterval: config.Duration(slowPoll)}
+	return "http://" + addr + webhookPath
+}
+
+// queueAll queues n jobs of duration in repo and returns their ids.
+func queueAll(t testing.TB, sim *harness.Sim, repo string, n int, duration time.Duration) []int64 {
+	t.Helper()
+	ids := make([]int64, 0, n)
+	for range n {
+		ids = append(ids, sim.MustQueue(t, repo, e2eLabels, duration))
+	}
+	return ids
+}
+
+// pickupLatency is how long job id waited between being queued and being taken by a runner.
+func pickupLatency(t testing.TB, sim *harness.Sim, id int64) time.Duration {
+	t.Helper()
+	j := sim.MustJob(t, id)
+	if j.StartedAt.IsZero() {
+		t.Fatalf("job %d has not started (%s)", id, j.Status)
+	}
+	return j.StartedAt.Sub(j.CreatedAt)
+}
+
+// removedRegistrations reports whether every registration ever made in scope has been removed.
+func unremovedRegistrations(sim *harness.Sim, scope string) []ghsim.Registration {
+	var out []ghsim.Registration
+	for _, r := range sim.RegistrationsOf(scope) {
+		if r.RemovedAt.IsZero() {
+			out = append(out, r)
+		}
+	}
+	return out
+}

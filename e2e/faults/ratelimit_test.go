@@ -1,0 +1,218 @@
+//go:build e2e
+
+package faults
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/e2e/harness"
+	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/status"
+)
+
+// startRecorded starts a simulator with repos, a recording proxy in front of it, and a daemon
+// whose api_url is the proxy, with one repository target per repo (named after the repo's name).
+func startRecorded(t *testing.T, repos ...string) (*harness.Sim, *Recorder, *harness.Config, *harness.Daemon) {
+	t.Helper()
+	sim := harness.StartSim(t, harness.SimOptions{Repos: repos})
+	rec := StartRecorder(t, sim)
+	cfg := harness.NewConfig(t, sim)
+	cfg.File.GitHub.APIURL = rec.URL()
+	for _, r := range repos {
+		cfg.Add(harness.RepoTarget(repoName(r), r, e2eLabels, 2))
+	}
+	d := harness.StartDaemon(t, cfg.Write(t))
+	return sim, rec, cfg, d
+}
+
+func repoName(full string) string {
+	for i := range full {
+		if full[i] == '/' {
+			return full[i+1:]
+		}
+	}
+	return full
+}
+
+// TestServerErrorStormBacksOffAndRecovers: while the runs endpoints answer 502, each pass makes at
+// most one call's worth of attempts (1 + 4 retries); the loop then backs off (class retryable: 5 s,
+// then 10 s, each ±10 %) without a single request until the backoff ends, status shows the backoff
+// and when it ends, and once the storm stops the jobs queued during it all run.
+func TestServerErrorStormBacksOffAndRecovers(t *testing.T) {
+	t.Parallel()
+	sim, rec, cfg, d := startRecorded(t, "acme/web")
+	sim.WaitJobsDone(t, jobTimeout, sim.MustQueue(t, "acme/web", e2eLabels, 500*time.Millisecond))
+
+	stormStart := time.Now()
+	storm := sim.AddFault(ghsim.Fault{Path: "/repos/acme/web/actions/runs/**", Kind: ghsim.FaultStatus, Status: http.StatusBadGateway})
+	jobs := queueAll(t, sim, "acme/web", 2, 500*time.Millisecond)
+
+	// Two failed passes: the storm outlasts the first backoff and ends during the second.
+	minGap := []time.Duration{4500 * time.Millisecond, 9 * time.Second} // 5 s and 10 s, less 10 % jitter
+	var gaps []time.Duration
+	var lastFail Request
+	for pass := 1; pass <= 2; pass++ {
+		ts := waitTarget(t, d, "web", 90*time.Second, "backing off after failed pass "+strconv.Itoa(pass),
+			func(ts status.Target) bool {
+				return backingOff("retryable")(ts) && lastStormAnswer(rec, stormStart).End.After(lastFail.End)
+			})
+		observed := time.Now()
+		lastFail = lastStormAnswer(rec, stormStart)
+		if hits := sim.FaultHits(storm); hits > 5*pass {
+			t.Errorf("after %d failed pass(es) the runs endpoint was hit %d times; at most 1 + 4 retries per pass are allowed:\n%s",
+				pass, hits, rec.Dump(stormStart))
+		}
+		if ts.Backoff.Until.Before(observed) {
+			t.Errorf("pass %d: status (read %s) says the backoff ends %s, in the past, although the failed pass ended %s and the loop waits from then: backoff_until is not the time of the next try",
+				pass, observed.Format("15:04:05.000"), ts.Backoff.Until.Format("15:04:05.000"), lastFail.End.Format("15:04:05.000"))
+		}
+		if pass == 2 {
+			sim.RemoveFault(storm) // the storm ends while the loop backs off
+		}
+		var next Request
+		harness.Eventually(t, 60*time.Second, "the first request after the backoff", func() bool {
+			var ok bool
+			next, ok = firstAfter(rec, lastFail.End)
+			return ok
+		})
+		gap := next.Start.Sub(lastFail.End)
+		gaps = append(gaps, gap)
+		if gap < minGap[pass-1] {
+			t.Errorf("pass %d failed at %s and the next request came %s later (%s); the backoff is at least %s:\n%s",
+				pass, lastFail.End.Format("15:04:05.000"), gap.Round(time.Millisecond), next, minGap[pass-1], rec.Dump(stormStart))
+		}
+	}
+	t.Logf("storm: %d requests to the runs endpoints in %s; gaps after the failed passes %v",
+		len(rec.Between(stormStart, time.Now(), "/actions/runs")), time.Since(stormStart).Round(time.Second), gaps)
+
+	sim.WaitJobsDone(t, jobTimeout, jobs...)
+	waitTarget(t, d, "web", 30*time.Second, "healthy again", healthy)
+	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
+	stopWithin(t, d, drainBound(cfg))
+	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+}
+
+// lastStormAnswer is the latest 502 the proxy relayed since from (zero if none).
+func lastStormAnswer(rec *Recorder, from time.Time) Request {
+	var last Request
+	for _, q := range rec.Requests("/actions/runs") {
+		if q.Status == http.StatusBadGateway && !q.Start.Before(from) {
+			last = q
+		}
+	}
+	return last
+}
+
+// firstAfter is the first request that reached the proxy after t.
+func firstAfter(rec *Recorder, t time.Time) (Request, bool) {
+	for _, q := range rec.Requests("") {
+		if q.Start.After(t) {
+			return q, true
+		}
+	}
+	return Request{}, false
+}
+
+// TestSecondaryLimitsHonourRetryAfter: a 429, then a 403 secondary limit, each with Retry-After,
+// on the queued-runs endpoint. No request to that endpoint, and (docs/github.md: a secondary limit
+// pauses every request) no request at all, reaches GitHub before Retry-After has elapsed; the job
+// queued meanwhile runs afterwards.
+func TestSecondaryLimitsHonourRetryAfter(t *testing.T) {
+	t.Parallel()
+	sim, rec, cfg, d := startRecorded(t, "acme/web")
+	sim.WaitJobsDone(t, jobTimeout, sim.MustQueue(t, "acme/web", e2eLabels, 500*time.Millisecond))
+
+	const retryAfter = 4 * time.Second
+	for _, tc := range []struct {
+		name string
+		kind ghsim.FaultKind
+		code int
+	}{
+		{"429", ghsim.FaultRateLimited, http.StatusTooManyRequests},
+		{"403-secondary", ghsim.FaultSecondary, http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			since := time.Now()
+			fault := sim.AddFault(ghsim.Fault{Path: "/repos/acme/web/actions/runs", Kind: tc.kind, RetryAfter: retryAfter, Count: 1})
+			job := sim.MustQueue(t, "acme/web", e2eLabels, 500*time.Millisecond)
+			harness.Eventually(t, 30*time.Second, "the "+tc.name+" fault to fire", func() bool { return sim.FaultHits(fault) == 1 })
+			limited, ok := rec.First(since, tc.code)
+			if !ok {
+				t.Fatalf("the proxy saw no %d answer:\n%s", tc.code, rec.Dump(since))
+			}
+			if got := limited.Header.Get("Retry-After"); got != strconv.Itoa(int(retryAfter.Seconds())) {
+				t.Fatalf("the %d answer carries Retry-After %q", tc.code, got)
+			}
+			sim.WaitJobsDone(t, jobTimeout, job)
+			resume := limited.End.Add(retryAfter)
+			if early := rec.Between(limited.End, resume, "/actions/runs"); len(early) > 0 {
+				t.Errorf("the runs endpoint was called before Retry-After (%s) elapsed at %s:\n%s",
+					retryAfter, resume.Format("15:04:05.000"), rec.Dump(since))
+			}
+			if early := rec.Between(limited.End, resume, ""); len(early) > 0 {
+				t.Errorf("requests were sent during the secondary-limit pause ending %s (docs/github.md: it pauses every request):\n%s",
+					resume.Format("15:04:05.000"), rec.Dump(since))
+			}
+			if started := sim.MustJob(t, job).StartedAt; started.Before(resume) {
+				t.Errorf("job %d started at %s, before the pause ended at %s", job, started.Format("15:04:05.000"), resume.Format("15:04:05.000"))
+			}
+		})
+	}
+	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
+	stopWithin(t, d, drainBound(cfg))
+	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+}
+
+// TestBudgetExhaustedWaitsForReset: GitHub answers 403 with x-ratelimit-remaining 0 and a reset a
+// few seconds ahead. The daemon holds one credential, so both targets share the budget: no request
+// of either reaches GitHub before x-ratelimit-reset, status shows the rate-limited backoff until
+// then, and both resume by themselves after it.
+//
+// The fault, not ghsim's ExhaustBudget, makes the answer: ExhaustBudget spends the current hourly
+// window, and on the real clock the daemon would wait up to an hour for its reset. With Count 1 a
+// daemon that ignored the reset would get answers at once, which the proxy's log shows.
+func TestBudgetExhaustedWaitsForReset(t *testing.T) {
+	t.Parallel()
+	sim, rec, cfg, d := startRecorded(t, "acme/web", "acme/api")
+	sim.WaitJobsDone(t, jobTimeout, sim.MustQueue(t, "acme/web", e2eLabels, 500*time.Millisecond))
+
+	const window = 8 * time.Second
+	since := time.Now()
+	fault := sim.AddFault(ghsim.Fault{Path: "/repos/acme/web/actions/runs", Kind: ghsim.FaultBudgetExhausted, RetryAfter: window, Count: 1})
+	jobs := []int64{sim.MustQueue(t, "acme/web", e2eLabels, 500*time.Millisecond), sim.MustQueue(t, "acme/api", e2eLabels, 500*time.Millisecond)}
+	harness.Eventually(t, 30*time.Second, "the budget fault to fire", func() bool { return sim.FaultHits(fault) == 1 })
+	limited, ok := rec.First(since, http.StatusForbidden)
+	if !ok {
+		t.Fatalf("the proxy saw no 403:\n%s", rec.Dump(since))
+	}
+	resetUnix, err := strconv.ParseInt(limited.Header.Get("X-Ratelimit-Reset"), 10, 64)
+	if err != nil || limited.Header.Get("X-Ratelimit-Remaining") != "0" {
+		t.Fatalf("the 403 is not a primary-limit answer (remaining %q, reset %q)", limited.Header.Get("X-Ratelimit-Remaining"), limited.Header.Get("X-Ratelimit-Reset"))
+	}
+	reset := time.Unix(resetUnix, 0)
+
+	ts := waitTarget(t, d, "web", 10*time.Second, "backing off until the budget resets", backingOff("rate-limited"))
+	if ts.Backoff.Until.Before(reset) {
+		t.Errorf("status says the backoff ends %s, before x-ratelimit-reset %s", ts.Backoff.Until.Format(time.RFC3339Nano), reset.Format(time.RFC3339))
+	}
+	t.Logf("web while exhausted: backoff %q until %s; last_error %q", ts.Backoff.Reason, ts.Backoff.Until.Format("15:04:05.000"), ts.LastError)
+
+	sim.WaitJobsDone(t, window+jobTimeout, jobs...)
+	if early := rec.Between(limited.End, reset, ""); len(early) > 0 {
+		t.Errorf("requests reached GitHub before x-ratelimit-reset %s:\n%s", reset.Format("15:04:05"), rec.Dump(since))
+	}
+	for _, id := range jobs {
+		if started := sim.MustJob(t, id).StartedAt; started.Before(reset) {
+			t.Errorf("job %d started at %s, before the budget reset at %s", id, started.Format("15:04:05.000"), reset.Format("15:04:05"))
+		}
+	}
+	for _, name := range []string{"web", "api"} {
+		waitTarget(t, d, name, 30*time.Second, "healthy after the reset", healthy)
+	}
+	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
+	stopWithin(t, d, drainBound(cfg))
+	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+}

@@ -1,0 +1,95 @@
+//go:build e2e
+
+package upgrade
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/selfupdate"
+)
+
+// host is the file layout of a service install (docs/upgrades.md), under a test's temp root.
+type host struct {
+	source  string // what the package manager replaces: /usr/bin/runner-manager
+	private string // the copy the service runs: /var/lib/runner-manager/bin/runner-manager
+}
+
+// newHost installs bin at both paths, as `service install` leaves a host.
+func newHost(t testing.TB, bin string) host {
+	t.Helper()
+	root := t.TempDir()
+	h := host{source: filepath.Join(root, "usr", "bin", "runner-manager"),
+		private: filepath.Join(root, "var", "lib", "runner-manager", "bin", "runner-manager")}
+	data := readFile(t, bin)
+	for _, p := range []string{h.source, h.private} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+func (h host) old() string { return h.private + selfupdate.OldSuffix }
+
+// dropAtomically publishes bin at h.source the way dpkg and rpm do: the whole file is written and
+// synced under a temporary name beside the target, then renamed over it.
+func (h host) dropAtomically(t testing.TB, bin string) {
+	t.Helper()
+	tmp := h.source + ".dpkg-new"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(readFile(t, bin)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, h.source); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writePartial overwrites h.source in place with the first half of bin and closes it: what a copy
+// that was interrupted (or is still being flushed by a non-atomic `cp`) leaves. Executing it fails.
+func (h host) writePartial(t testing.TB, bin string) {
+	t.Helper()
+	data := readFile(t, bin)
+	if err := os.WriteFile(h.source, data[:len(data)/2], 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// versionOf runs `path --version` and returns its output, or fails the test.
+func versionOf(t testing.TB, path string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s --version: %v\n%s", path, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
