@@ -168,6 +168,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger)
 			Contacted: m.GitHubContact,
 		})
 	})
+	m.SetRateLimitSource(gh.rateLimits)
 	// A host with targets must be able to authenticate now; one without needs no credential.
 	if len(cfg.EnabledTargets()) > 0 {
 		if _, err := gh.get(); err != nil {
@@ -191,10 +192,13 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger)
 		Launcher:  newLauncher(cache, proc, gh, time.Now),
 		Logger:    log,
 		Crash:     o.Crash,
+		Observer:  m,
 	}, engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot})
-	if _, err := sup.Apply(ctx, cfg); err != nil {
+	rep, err := sup.Apply(ctx, cfg)
+	if err != nil {
 		return nil, fmt.Errorf("apply %s: %w", o.ConfigPath, err)
 	}
+	m.ConfigReload(true, rep.Generation, time.Now()) // the startup load counts as a reload
 	return &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, sup: sup, cfg: cfg, started: time.Now()}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/engine"
 	"github.com/runner-manager/runner-manager/internal/github"
+	"github.com/runner-manager/runner-manager/internal/metrics"
 )
 
 // gitHub adapts *github.Client to the engine's Demand and Registrar. The client is built on first
@@ -52,6 +53,23 @@ func (g *gitHub) get() (*github.Client, error) {
 	return c, nil
 }
 
+// rateLimits is the metrics' rate-limit source: the budget of the client in use, read at scrape
+// time. It never builds a client, so a scrape loads no credential and calls nothing.
+func (g *gitHub) rateLimits() map[string]metrics.RateLimit {
+	g.mu.Lock()
+	c := g.client
+	g.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	rates := c.Budget().Rates()
+	out := make(map[string]metrics.RateLimit, len(rates))
+	for res, r := range rates {
+		out[res] = metrics.RateLimit{Limit: r.Limit, Remaining: r.Remaining, Reset: r.Reset}
+	}
+	return out
+}
+
 func (g *gitHub) Queued(ctx context.Context, t config.Target) ([]engine.Job, error) {
 	c, s, err := g.scoped(t)
 	if err != nil {
@@ -63,7 +81,7 @@ func (g *gitHub) Queued(ctx context.Context, t config.Target) ([]engine.Job, err
 	}
 	out := make([]engine.Job, 0, len(jobs))
 	for _, j := range jobs {
-		out = append(out, engine.Job{ID: j.ID, Labels: j.Labels})
+		out = append(out, engine.Job{ID: j.ID, Labels: j.Labels, QueuedAt: j.CreatedAt})
 	}
 	return out, nil
 }

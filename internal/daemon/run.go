@@ -180,15 +180,10 @@ func (d *daemon) reload(ctx context.Context) {
 		d.gh.setConfig(d.config().GitHub)
 		return
 	}
+	// A removed target's series are dropped by the engine once its loop has drained (ForgetTarget).
 	d.mu.Lock()
-	old := d.cfg
 	d.cfg = cfg
 	d.mu.Unlock()
-	for _, t := range old.Targets {
-		if _, ok := cfg.Target(t.Name); !ok {
-			d.metrics.ForgetTarget(t.Name)
-		}
-	}
 	d.metrics.ConfigReload(true, rep.Generation, now)
 	if rep.NoOp() {
 		d.log.Info("config reloaded: no change", "generation", rep.Generation)
@@ -232,7 +227,8 @@ func (d *daemon) webhookServer(wh config.Webhook) (*webhook.Server, error) {
 				d.sup.Wake(name)
 			}
 		},
-		Log: d.log,
+		OnResult: d.metrics.WebhookDelivery,
+		Log:      d.log,
 	})
 	return &webhook.Server{Addr: wh.Listen, Path: wh.Path, Handler: h, Log: d.log}, nil
 }

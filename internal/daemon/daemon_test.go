@@ -1,0 +1,138 @@
+package daemon
+
+import (
+	"regexp"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/internal/metrics"
+	"github.com/runner-manager/runner-manager/internal/status"
+	"github.com/runner-manager/runner-manager/internal/version"
+)
+
+// The engine reports to the daemon's metrics without importing them: same methods, same stage names.
+var _ engine.Observer = (*metrics.Metrics)(nil)
+
+func TestEngineStagesAreTheMetricsStages(t *testing.T) {
+	for _, p := range [][2]string{
+		{engine.StageQueuedToStarted, metrics.StageQueuedToStarted},
+		{engine.StageStartedToInProgress, metrics.StageStartedToInProgress},
+		{engine.StageQueuedToInProgress, metrics.StageQueuedToInProgress},
+	} {
+		if p[0] != p[1] {
+			t.Errorf("engine stage %q != metrics stage %q: the histogram would get a stage its docs do not list", p[0], p[1])
+		}
+	}
+}
+
+// runJob queues a job on acme/web that runs until finished, waits for a runner of the daemon to
+// be busy with it, finishes it and waits until the daemon has concluded that runner. It returns the
+// snapshot taken while the runner was busy.
+func (e *env) runJob() status.Snapshot {
+	e.t.Helper()
+	id, err := e.srv.QueueJob("acme/web", []string{"linux"}, -1)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	busy := e.waitStatus("a runner busy with the job", func(s status.Snapshot) bool { return target(s).Busy == 1 })
+	if err := e.srv.FinishJob(id, "success", false); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitStatus("the runner concluded", func(s status.Snapshot) bool {
+		return target(s).Owned == 0 && len(s.Runners) == 0
+	})
+	return busy
+}
+
+func TestDaemonRunsAJobAndExportsMetrics(t *testing.T) {
+	e := newEnv(t)
+	e.start()
+	host := hostID(t, e.runJob())
+
+	// The operator's view after one job: golden, with pids, ages, temp paths and the host id normalised.
+	golden(t, "status-after-job.golden", e.normalize(e.statusCLI("--config", e.configPath), host, version.Version))
+
+	fams := e.scrape()
+	web := map[string]string{"target": "web"}
+	checks := []struct {
+		name   string
+		labels map[string]string
+		ok     func(float64) bool
+		want   string
+	}{
+		{"runner_manager_jobs_picked_up_total", web, func(v float64) bool { return v >= 1 }, ">= 1"},
+		{"runner_manager_runners", map[string]string{"target": "web", "state": "busy"}, func(v float64) bool { return v == 0 }, "0 (it was 1, the runner is gone)"},
+		{"runner_manager_runners", map[string]string{"target": "web", "state": "started"}, func(v float64) bool { return v == 0 }, "0"},
+		{"runner_manager_github_requests_total", nil, func(v float64) bool { return v > 0 }, "> 0"},
+		{"runner_manager_github_rate_limit_remaining", map[string]string{"resource": "core"}, func(v float64) bool { return v > 0 && v < 5000 }, "in (0, 5000)"},
+		{"runner_manager_github_last_successful_contact_timestamp_seconds", nil, func(v float64) bool { return v > 1e9 }, "a Unix time"},
+		{"runner_manager_config_last_reload_successful", nil, func(v float64) bool { return v == 1 }, "1"},
+		{"runner_manager_config_generation", nil, func(v float64) bool { return v == 1 }, "1"},
+		{"runner_manager_config_reloads_total", map[string]string{"result": "success"}, func(v float64) bool { return v == 1 }, "1 (the startup load)"},
+		{"runner_manager_reconcile_duration_seconds", web, func(v float64) bool { return v >= 2 }, ">= 2 passes"},
+		{"runner_manager_scale_up_latency_seconds", map[string]string{"target": "web", "stage": metrics.StageQueuedToStarted}, func(v float64) bool { return v == 1 }, "1 observation"},
+		{"runner_manager_scale_up_latency_seconds", map[string]string{"target": "web", "stage": metrics.StageStartedToInProgress}, func(v float64) bool { return v == 1 }, "1 observation"},
+		{"runner_manager_scale_up_latency_seconds", map[string]string{"target": "web", "stage": metrics.StageQueuedToInProgress}, func(v float64) bool { return v == 1 }, "1 observation"},
+		{"runner_manager_journal_write_duration_seconds", nil, func(v float64) bool { return v >= 7 }, ">= 7 writes (planned ... cleaned)"},
+		{"runner_manager_webhook_deliveries_total", map[string]string{"result": "accepted"}, func(v float64) bool { return v >= 1 }, ">= 1 (ghsim's workflow_job deliveries)"},
+	}
+	for _, c := range checks {
+		v, ok := sample(fams, c.name, c.labels)
+		if !ok || !c.ok(v) {
+			t.Errorf("%s%v = %v (present %v), want %s", c.name, c.labels, v, ok, c.want)
+		}
+	}
+	if sum := histogramSum(fams, "runner_manager_scale_up_latency_seconds", metrics.StageQueuedToInProgress); sum <= 0 || sum > waitLimit.Seconds() {
+		t.Errorf("queued_to_in_progress took %vs; want a positive wait shorter than the test's %s bound", sum, waitLimit)
+	}
+}
+
+func TestInvalidReloadKeepsTheLastGoodConfig(t *testing.T) {
+	e := newEnv(t)
+	e.start()
+	e.writeConfig(0) // max_runners = 0 on the last line: rejected whole
+	snap := e.waitStatus("the rejected reload", func(s status.Snapshot) bool { return !s.Config.LastReload.OK })
+	// file:line:col of the offending key (line 25 of configText), as `runner-manager validate` prints it.
+	wantErr := regexp.MustCompile(`^` + regexp.QuoteMeta(e.configPath) + `:25:\d+: target "web": max_runners must be at least 1`)
+	if errs := snap.Config.LastReload.Error; len(errs) != 1 || !wantErr.MatchString(errs[0]) {
+		t.Fatalf("reload error %q, want one problem matching %s", errs, wantErr)
+	}
+	fams := e.scrape()
+	if v, _ := sample(fams, "runner_manager_config_last_reload_successful", nil); v != 0 {
+		t.Errorf("config_last_reload_successful = %v after a rejected file, want 0", v)
+	}
+	if v, _ := sample(fams, "runner_manager_config_reloads_total", map[string]string{"result": "failure"}); v != 1 {
+		t.Errorf("config_reloads_total{result=failure} = %v, want 1", v)
+	}
+
+	// The last good config (generation 1, web with max_runners 1) keeps running: a job is still served.
+	host := hostID(t, e.runJob())
+	// An invalid file hides the state_dir from the CLI, so the operator passes the socket.
+	out := e.statusCLI("--socket", status.SocketPath(e.stateDir))
+	golden(t, "status-rejected.golden", e.normalize(out, host, version.Version))
+
+	e.writeConfig(2) // fixed: applied as generation 2, and the metric says so
+	e.waitStatus("the fixed file applied", func(s status.Snapshot) bool { return s.Config.LastReload.OK && s.Config.Generation == 2 })
+	fams = e.scrape()
+	if v, _ := sample(fams, "runner_manager_config_last_reload_successful", nil); v != 1 {
+		t.Errorf("config_last_reload_successful = %v after the fix, want 1", v)
+	}
+	if v, _ := sample(fams, "runner_manager_config_generation", nil); v != 2 {
+		t.Errorf("config_generation = %v after the fix, want 2", v)
+	}
+}
+
+// histogramSum is the sum of the observations of one stage of a histogram family.
+func histogramSum(fams map[string]*dto.MetricFamily, name, stage string) float64 {
+	var sum float64
+	for _, m := range fams[name].GetMetric() {
+		for _, lp := range m.GetLabel() {
+			if lp.GetName() == "stage" && lp.GetValue() == stage {
+				sum += m.GetHistogram().GetSampleSum()
+			}
+		}
+	}
+	return sum
+}

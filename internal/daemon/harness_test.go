@@ -1,0 +1,211 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/status"
+)
+
+// waitLimit bounds every wait for the daemon, the shim or the fake runner (real processes and
+// file events); reaching it is a failure, never the expected path.
+const waitLimit = 15 * time.Second
+
+// env is one simulated GitHub (repository acme/web, a token, the fake runner package and a
+// webhook to the daemon) and the files a daemon on it needs, under a short temp dir (unix socket
+// paths are limited to ~104 bytes).
+type env struct {
+	t           *testing.T
+	srv         *ghsim.Server
+	dir         string
+	configPath  string
+	stateDir    string
+	tokenFile   string
+	secretFile  string
+	metricsAddr string
+	webhookAddr string
+
+	logs   syncBuffer
+	stdout syncBuffer
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "rmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	srv, err := ghsim.New(ghsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	e := &env{t: t, srv: srv, dir: dir, configPath: filepath.Join(dir, "config.toml"), stateDir: filepath.Join(dir, "state"),
+		tokenFile: filepath.Join(dir, "token"), secretFile: filepath.Join(dir, "webhook-secret"),
+		metricsAddr: freeAddr(t), webhookAddr: freeAddr(t)}
+	srv.CreateRepo("acme", "web")
+	e.writeFile(e.tokenFile, srv.AddToken(ghsim.TokenOptions{Login: "ops"}))
+	e.writeFile(e.secretFile, "webhook-test-secret")
+	srv.AddWebhook("http://"+e.webhookAddr+"/webhook", "webhook-test-secret")
+	pkgDir := filepath.Join(dir, "pkg")
+	if err := os.Mkdir(pkgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := ghsim.BuildFakeRunnerPackage(t.Context(), pkgDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.ServeRunnerPackage(pkg)
+	e.writeConfig(1)
+	return e
+}
+
+// freeAddr picks a loopback port for a listener the daemon opens itself.
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func (e *env) writeFile(path, content string) {
+	e.t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// configText is the daemon's config with target web bounded to maxRunners (0 makes it invalid,
+// at a line and column the rejection must name).
+func (e *env) configText(maxRunners int) string {
+	return fmt.Sprintf(`[daemon]
+state_dir = %q
+log_format = "text"
+log_level = "debug"
+max_runners = 2
+poll_interval = "1s"
+shutdown_drain_timeout = "5s"
+status_listen = "unix"
+metrics_listen = %q
+
+[github]
+api_url = %q
+token_file = %q
+
+[webhook]
+listen = %q
+path = "/webhook"
+secret_file = %q
+poll_interval = "1s"
+
+[[target]]
+name = "web"
+repository = "acme/web"
+labels = ["linux"]
+max_runners = %d
+`, e.stateDir, e.metricsAddr, e.srv.URL(), e.tokenFile, e.webhookAddr, e.secretFile, maxRunners)
+}
+
+// writeConfig replaces the config file atomically (write aside, rename), as config tools do.
+func (e *env) writeConfig(maxRunners int) {
+	e.t.Helper()
+	tmp := e.configPath + ".tmp"
+	e.writeFile(tmp, e.configText(maxRunners))
+	if err := os.Rename(tmp, e.configPath); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// start runs the daemon in-process with the built binary as its shim; the test's cleanup stops it
+// (a bounded shutdown drain) and checks it stopped cleanly. Logs are printed if the test failed.
+func (e *env) start() {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{ConfigPath: e.configPath, Stdout: &e.stdout, Stderr: &e.logs, ShimExecutable: binary})
+	}()
+	e.t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			e.t.Errorf("daemon.Run: %v", err)
+		}
+		if e.t.Failed() {
+			e.t.Logf("daemon stdout:\n%s\ndaemon log:\n%s", e.stdout.String(), e.logs.String())
+		}
+	})
+	e.waitStatus("the status socket answers", func(status.Snapshot) bool { return true })
+}
+
+// waitStatus polls the status socket until cond holds and returns that snapshot.
+func (e *env) waitStatus(what string, cond func(status.Snapshot) bool) status.Snapshot {
+	e.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	var last status.Snapshot
+	var err error
+	for time.Now().Before(deadline) {
+		last, err = status.Fetch(e.t.Context(), status.SocketPath(e.stateDir))
+		if err == nil && cond(last) {
+			return last
+		}
+		time.Sleep(50 * time.Millisecond) // polling a real daemon, bounded by the deadline
+	}
+	e.t.Fatalf("waited %s for %s; last status %+v (err %v)\nlog:\n%s", waitLimit, what, last, err, e.logs.String())
+	return last
+}
+
+// target returns the status of target web, or the zero Target.
+func target(s status.Snapshot) status.Target {
+	for _, t := range s.Targets {
+		if t.Name == "web" {
+			return t
+		}
+	}
+	return status.Target{}
+}
+
+// hostID is this daemon's journal host id, read from a runner name it owns.
+func hostID(t *testing.T, s status.Snapshot) string {
+	t.Helper()
+	for _, r := range s.Runners {
+		var id string
+		var seq int64
+		if _, err := fmt.Sscanf(r.Name, "runner-manager-%8s-%d", &id, &seq); err == nil {
+			return id
+		}
+	}
+	t.Fatalf("no runner name with a host id in %+v", s.Runners)
+	return ""
+}
+
+// syncBuffer is a bytes.Buffer the daemon's goroutines may write while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
