@@ -61,6 +61,7 @@ func run(ctx context.Context, o options, out io.Writer) (res result, err error) 
 		live = io.Discard
 	}
 
+	fmt.Fprintln(out, "starting the simulator (its first start builds the fake runner) and the daemon...")
 	sim, simURL, err := startSim(ctx, o, p)
 	if err != nil {
 		return res, err
@@ -175,7 +176,7 @@ func stream(ctx context.Context, o options, sim *simClient, daemon *child, plan 
 			return ids, nil
 		}
 		if daemon.exited() {
-			return ids, fmt.Errorf("the daemon exited while jobs were waiting (%v); see its log", daemon.err)
+			return ids, fmt.Errorf("the daemon exited while jobs were waiting (%v); see its log (path above)", daemon.err)
 		}
 		if last := start.Add(plan[len(plan)-1].At); len(ids) == len(plan) && time.Since(last) > o.Timeout {
 			return ids, fmt.Errorf("%d of %d jobs still not completed %s after the last was queued; see the daemon's log",
@@ -232,7 +233,7 @@ func startSim(ctx context.Context, o options, p paths) (*child, string, error) {
 	}
 	if err := sim.await(ctx, ready, simStartBound, "its URL"); err != nil {
 		stopChild(sim, syscall.SIGTERM, 5*time.Second)
-		return nil, "", fmt.Errorf("%w; see %s", err, p.simLog)
+		return nil, "", fmt.Errorf("%w; %s", err, logTail(p.simLog, 5))
 	}
 	return sim, url, nil
 }
@@ -253,7 +254,7 @@ func startDaemon(ctx context.Context, o options, p paths, said *lineLog) (*child
 	}
 	if err := d.await(ctx, ready, daemonReady, `"daemon running"`); err != nil {
 		stopChild(d, syscall.SIGTERM, 15*time.Second)
-		return nil, fmt.Errorf("%w; see %s", err, p.daemonLog)
+		return nil, fmt.Errorf("%w; %s", err, logTail(p.daemonLog, 5))
 	}
 	return d, nil
 }

@@ -144,13 +144,7 @@ exec sleep 60
 // with the leak listed and counted, keep its directory, and still leave no process behind.
 func TestDemoReportsAFailingDaemon(t *testing.T) {
 	o := demoOptions(t, "ghsim")
-	bin := t.TempDir()
-	if err := os.Symlink(filepath.Join(o.BinDir, "ghsim"), filepath.Join(bin, "ghsim")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(bin, "runner-manager"), []byte(fakeDaemon), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := fakeBin(t, o.BinDir, fakeDaemon)
 	o.BinDir, o.Jobs, o.Duration, o.Timeout, o.LeakWait = bin, 2, 0, 500*time.Millisecond, 500*time.Millisecond
 	var out bytes.Buffer
 	res, err := run(context.Background(), o, &out)
@@ -171,6 +165,32 @@ func TestDemoReportsAFailingDaemon(t *testing.T) {
 		t.Errorf("result: %d queued, %d completed; want 2 and 0", res.Queued, res.Completed)
 	}
 	assertNothingLeft(t, o.TempDir)
+}
+
+// TestDemoReportsADaemonThatCannotStart: the error quotes the end of the daemon's log.
+func TestDemoReportsADaemonThatCannotStart(t *testing.T) {
+	o := demoOptions(t, "ghsim")
+	o.BinDir = fakeBin(t, o.BinDir, "#!/bin/sh\necho 'ERR no usable GitHub credential: run runner-manager auth login' >&2\nexit 4\n")
+	var out bytes.Buffer
+	_, err := run(context.Background(), o, &out)
+	if err == nil || !strings.Contains(err.Error(), `exited before "daemon running": exit status 4`) ||
+		!strings.Contains(err.Error(), "ERR no usable GitHub credential") {
+		t.Errorf("error = %v, want the early exit and the end of the daemon's log", err)
+	}
+	assertNothingLeft(t, o.TempDir)
+}
+
+// fakeBin is a bin directory with the real ghsim and script as runner-manager.
+func fakeBin(t *testing.T, realBin, script string) string {
+	t.Helper()
+	bin := t.TempDir()
+	if err := os.Symlink(filepath.Join(realBin, "ghsim"), filepath.Join(bin, "ghsim")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "runner-manager"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 // assertNothingLeft fails when any process names the demo's directory (simulator, daemon, shims, runners).

@@ -155,3 +155,15 @@ func statusView(ctx context.Context, binDir, configPath string) string {
 	}
 	return b.String()
 }
+
+// logTail quotes the last n lines of a child's log for an error message: why it failed to start
+// is usually there.
+func logTail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil || len(bytes.TrimSpace(data)) == 0 {
+		return "its log " + path + " is empty"
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	lines = lines[max(0, len(lines)-n):]
+	return "the end of " + path + ":\n    " + strings.Join(lines, "\n    ")
+}
