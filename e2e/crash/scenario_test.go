@@ -47,6 +47,7 @@ type scenario struct {
 	host     int            // daemon.max_runners
 	perScope map[string]int // each repository's target max_runners
 	jobs     []int64
+	current  *harness.Daemon // the latest daemon started
 	// replay is added to every failure this package reports (the seed of a random run).
 	replay string
 }
@@ -75,8 +76,9 @@ func newScenario(t *testing.T, host, perTarget int, repos ...string) *scenario {
 func (s *scenario) start(env ...string) *harness.Daemon {
 	s.t.Helper()
 	d := harness.StartDaemon(s.t, s.path, env...)
+	s.current = d
 	s.t.Cleanup(func() {
-		if s.t.Failed() {
+		if s.t.Failed() && s.current == d {
 			s.t.Logf("state at failure%s:\n%s", s.replay, s.dump(d))
 		}
 	})
