@@ -5,6 +5,7 @@ package faults
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,43 +51,43 @@ func TestServerErrorStormBacksOffAndRecovers(t *testing.T) {
 	storm := sim.AddFault(ghsim.Fault{Path: "/repos/acme/web/actions/runs/**", Kind: ghsim.FaultStatus, Status: http.StatusBadGateway})
 	jobs := queueAll(t, sim, "acme/web", 2, 500*time.Millisecond)
 
-	// Two failed passes: the storm outlasts the first backoff and ends during the second.
+	// Two failed passes: the storm outlasts the first backoff and ends during the second. A pass
+	// begins by listing the target's runners, so the proxy's log shows where each one starts.
+	waitHits := func(n int) {
+		harness.Eventually(t, 90*time.Second, strconv.Itoa(n)+" storm answers", func() bool { return sim.FaultHits(storm) >= n })
+	}
+	waitHits(5)
+	ts := waitTarget(t, d, "web", 30*time.Second, "backing off after the first failed pass",
+		func(ts status.Target) bool { return backingOff("retryable")(ts) && ts.LastError != "" })
+	if observed := time.Now(); ts.Backoff.Until.Before(observed) {
+		t.Errorf("status (read %s, during the backoff) says the backoff ended %s: backoff_until is not the time of the next try:\n%s",
+			observed.Format("15:04:05.000"), ts.Backoff.Until.Format("15:04:05.000"), rec.Dump(stormStart))
+	}
+	t.Logf("status during the backoff: %q until %s; last_error %q", ts.Backoff.Reason, ts.Backoff.Until.Format("15:04:05.000"), ts.LastError)
+	waitHits(10)
+	sim.RemoveFault(storm)
+	first502, _ := rec.First(stormStart, http.StatusBadGateway)
+	var starts []Request // the passes after the first failed one
+	harness.Eventually(t, 60*time.Second, "the pass after the second backoff", func() bool {
+		starts = passStarts(rec, first502.Start)
+		return len(starts) >= 2
+	})
+	bounds := []Request{first502, starts[0], starts[1]}
 	minGap := []time.Duration{4500 * time.Millisecond, 9 * time.Second} // 5 s and 10 s, less 10 % jitter
 	var gaps []time.Duration
-	var lastFail Request
-	for pass := 1; pass <= 2; pass++ {
-		ts := waitTarget(t, d, "web", 90*time.Second, "backing off after failed pass "+strconv.Itoa(pass),
-			func(ts status.Target) bool {
-				return backingOff("retryable")(ts) && lastStormAnswer(rec, stormStart).End.After(lastFail.End)
-			})
-		observed := time.Now()
-		lastFail = lastStormAnswer(rec, stormStart)
-		if hits := sim.FaultHits(storm); hits > 5*pass {
-			t.Errorf("after %d failed pass(es) the runs endpoint was hit %d times; at most 1 + 4 retries per pass are allowed:\n%s",
-				pass, hits, rec.Dump(stormStart))
+	for i := range 2 {
+		if n := len(rec.Between(bounds[i].Start.Add(-time.Nanosecond), bounds[i+1].Start, "/actions/runs")); n > 5 {
+			t.Errorf("failed pass %d sent %d requests to the runs endpoints; one call is 1 + 4 retries:\n%s", i+1, n, rec.Dump(stormStart))
 		}
-		if ts.Backoff.Until.Before(observed) {
-			t.Errorf("pass %d: status (read %s) says the backoff ends %s, in the past, although the failed pass ended %s and the loop waits from then: backoff_until is not the time of the next try",
-				pass, observed.Format("15:04:05.000"), ts.Backoff.Until.Format("15:04:05.000"), lastFail.End.Format("15:04:05.000"))
-		}
-		if pass == 2 {
-			sim.RemoveFault(storm) // the storm ends while the loop backs off
-		}
-		var next Request
-		harness.Eventually(t, 60*time.Second, "the first request after the backoff", func() bool {
-			var ok bool
-			next, ok = firstAfter(rec, lastFail.End)
-			return ok
-		})
-		gap := next.Start.Sub(lastFail.End)
+		before := rec.Between(bounds[i].Start.Add(-time.Nanosecond), bounds[i+1].Start, "")
+		gap := bounds[i+1].Start.Sub(before[len(before)-1].End)
 		gaps = append(gaps, gap)
-		if gap < minGap[pass-1] {
-			t.Errorf("pass %d failed at %s and the next request came %s later (%s); the backoff is at least %s:\n%s",
-				pass, lastFail.End.Format("15:04:05.000"), gap.Round(time.Millisecond), next, minGap[pass-1], rec.Dump(stormStart))
+		if gap < minGap[i] {
+			t.Errorf("failed pass %d ended and the next pass began %s later; the backoff is at least %s:\n%s",
+				i+1, gap.Round(time.Millisecond), minGap[i], rec.Dump(stormStart))
 		}
 	}
-	t.Logf("storm: %d requests to the runs endpoints in %s; gaps after the failed passes %v",
-		len(rec.Between(stormStart, time.Now(), "/actions/runs")), time.Since(stormStart).Round(time.Second), gaps)
+	t.Logf("storm: %d requests to the runs endpoints; gaps after the failed passes %v", len(rec.Between(stormStart, time.Now(), "/actions/runs")), gaps)
 
 	sim.WaitJobsDone(t, jobTimeout, jobs...)
 	waitTarget(t, d, "web", 30*time.Second, "healthy again", healthy)
@@ -95,25 +96,15 @@ func TestServerErrorStormBacksOffAndRecovers(t *testing.T) {
 	harness.AssertNoLeaks(t, sim, cfg.StateDir)
 }
 
-// lastStormAnswer is the latest 502 the proxy relayed since from (zero if none).
-func lastStormAnswer(rec *Recorder, from time.Time) Request {
-	var last Request
-	for _, q := range rec.Requests("/actions/runs") {
-		if q.Status == http.StatusBadGateway && !q.Start.Before(from) {
-			last = q
+// passStarts are the runner listings (the first call of every pass) that reached the proxy after t.
+func passStarts(rec *Recorder, t time.Time) []Request {
+	var out []Request
+	for _, q := range rec.Requests("/actions/runners") {
+		if q.Method == http.MethodGet && strings.HasSuffix(q.Path, "/actions/runners") && q.Start.After(t) {
+			out = append(out, q)
 		}
 	}
-	return last
-}
-
-// firstAfter is the first request that reached the proxy after t.
-func firstAfter(rec *Recorder, t time.Time) (Request, bool) {
-	for _, q := range rec.Requests("") {
-		if q.Start.After(t) {
-			return q, true
-		}
-	}
-	return Request{}, false
+	return out
 }
 
 // TestSecondaryLimitsHonourRetryAfter: a 429, then a 403 secondary limit, each with Retry-After,
