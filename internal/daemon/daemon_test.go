@@ -87,12 +87,22 @@ func TestDaemonRunsAJobAndExportsMetrics(t *testing.T) {
 	if sum := histogramSum(fams, "runner_manager_scale_up_latency_seconds", metrics.StageQueuedToInProgress); sum <= 0 || sum > waitLimit.Seconds() {
 		t.Errorf("queued_to_in_progress took %vs; want a positive wait shorter than the test's %s bound", sum, waitLimit)
 	}
+
+	// Removing the target: once its loop has drained, every series of web is gone from the scrape.
+	e.writeConfig("")
+	e.waitStatus("target web removed", func(s status.Snapshot) bool { return len(s.Targets) == 0 })
+	fams = e.scrape()
+	for _, name := range []string{"runner_manager_runners", "runner_manager_jobs_picked_up_total", "runner_manager_reconcile_duration_seconds"} {
+		if v, ok := sample(fams, name, web); ok {
+			t.Errorf("%s{target=web} = %v is still exported after the target was removed", name, v)
+		}
+	}
 }
 
 func TestInvalidReloadKeepsTheLastGoodConfig(t *testing.T) {
 	e := newEnv(t)
 	e.start()
-	e.writeConfig(0) // max_runners = 0 on the last line: rejected whole
+	e.writeConfig(webTarget(0)) // rejected whole
 	snap := e.waitStatus("the rejected reload", func(s status.Snapshot) bool { return !s.Config.LastReload.OK })
 	// file:line:col of the offending key (line 25 of configText), as `runner-manager validate` prints it.
 	wantErr := regexp.MustCompile(`^` + regexp.QuoteMeta(e.configPath) + `:25:\d+: target "web": max_runners must be at least 1`)
@@ -113,7 +123,7 @@ func TestInvalidReloadKeepsTheLastGoodConfig(t *testing.T) {
 	out := e.statusCLI("--socket", status.SocketPath(e.stateDir))
 	golden(t, "status-rejected.golden", e.normalize(out, host, version.Version))
 
-	e.writeConfig(2) // fixed: applied as generation 2, and the metric says so
+	e.writeConfig(webTarget(2)) // fixed: applied as generation 2, and the metric says so
 	e.waitStatus("the fixed file applied", func(s status.Snapshot) bool { return s.Config.LastReload.OK && s.Config.Generation == 2 })
 	fams = e.scrape()
 	if v, _ := sample(fams, "runner_manager_config_last_reload_successful", nil); v != 1 {

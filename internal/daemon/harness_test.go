@@ -68,7 +68,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	srv.ServeRunnerPackage(pkg)
-	e.writeConfig(1)
+	e.writeConfig(webTarget(1))
 	return e
 }
 
@@ -89,9 +89,8 @@ func (e *env) writeFile(path, content string) {
 	}
 }
 
-// configText is the daemon's config with target web bounded to maxRunners (0 makes it invalid,
-// at a line and column the rejection must name).
-func (e *env) configText(maxRunners int) string {
+// configText is the daemon's config with the given [[target]] tables (see webTarget).
+func (e *env) configText(targets string) string {
 	return fmt.Sprintf(`[daemon]
 state_dir = %q
 log_format = "text"
@@ -111,20 +110,26 @@ listen = %q
 path = "/webhook"
 secret_file = %q
 poll_interval = "1s"
+`, e.stateDir, e.metricsAddr, e.srv.URL(), e.tokenFile, e.webhookAddr, e.secretFile) + targets
+}
 
+// webTarget is target web on acme/web bounded to maxRunners; 0 makes the file invalid, on line 25
+// of configText, which a rejection must name.
+func webTarget(maxRunners int) string {
+	return fmt.Sprintf(`
 [[target]]
 name = "web"
 repository = "acme/web"
 labels = ["linux"]
 max_runners = %d
-`, e.stateDir, e.metricsAddr, e.srv.URL(), e.tokenFile, e.webhookAddr, e.secretFile, maxRunners)
+`, maxRunners)
 }
 
 // writeConfig replaces the config file atomically (write aside, rename), as config tools do.
-func (e *env) writeConfig(maxRunners int) {
+func (e *env) writeConfig(targets string) {
 	e.t.Helper()
 	tmp := e.configPath + ".tmp"
-	e.writeFile(tmp, e.configText(maxRunners))
+	e.writeFile(tmp, e.configText(targets))
 	if err := os.Rename(tmp, e.configPath); err != nil {
 		e.t.Fatal(err)
 	}
