@@ -95,8 +95,12 @@ func printSummary(w io.Writer, r result) {
 		detail = " (" + strings.Join(concl, ", ") + ")"
 	}
 	fmt.Fprintf(w, "  jobs completed     %d of %d%s\n", r.Completed, r.Queued, detail)
-	fmt.Fprintf(w, "  scale-up latency   p50 %s, p95 %s (job queued -> in progress, %d jobs)\n",
-		roundDur(percentile(r.Latencies, 50)), roundDur(percentile(r.Latencies, 95)), len(r.Latencies))
+	if len(r.Latencies) == 0 {
+		fmt.Fprintln(w, "  scale-up latency   none: no job was picked up")
+	} else {
+		fmt.Fprintf(w, "  scale-up latency   p50 %s, p95 %s (job queued -> in progress, %d jobs)\n",
+			roundDur(percentile(r.Latencies, 50)), roundDur(percentile(r.Latencies, 95)), len(r.Latencies))
+	}
 	fmt.Fprintf(w, "  runners launched   %d\n", r.Launched)
 	fmt.Fprintf(w, "  peak runners       %d at once (max_runners %d)\n", r.Peak, r.MaxRunners)
 	if r.DaemonSaid != "" {

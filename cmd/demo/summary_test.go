@@ -2,6 +2,9 @@ package main
 
 import (
 	"errors"
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -51,22 +54,35 @@ func TestResultFailure(t *testing.T) {
 	}
 }
 
-func TestPrintSummary(t *testing.T) {
-	var b strings.Builder
-	printSummary(&b, result{Queued: 2, Completed: 2, Conclusions: map[string]int{"success": 1, "failure": 1},
-		Latencies: []time.Duration{time.Second, 3 * time.Second}, Launched: 3, Peak: 2, MaxRunners: 4,
-		DaemonSaid: "daemon stopped; no runner left running",
-		Leaks:      leaks{Processes: []process{{PID: 42, Cmd: "Runner.Listener run"}}}})
-	for _, want := range []string{
-		"jobs completed     2 of 2 (1 failure, 1 success)",
-		"scale-up latency   p50 1.0s, p95 3.0s",
-		"peak runners       2 at once (max_runners 4)",
-		"daemon             daemon stopped; no runner left running",
-		"leaked process       pid 42: Runner.Listener run",
-		"runners leaked: 1",
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("summary lacks %q:\n%s", want, b.String())
-		}
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func TestPrintSummaryGolden(t *testing.T) {
+	clean := result{Queued: 20, Completed: 20, Conclusions: map[string]int{"success": 19, "failure": 1},
+		Latencies: []time.Duration{300 * time.Millisecond, time.Second, 1400 * time.Millisecond, 2300 * time.Millisecond},
+		Launched: 21, Peak: 4, MaxRunners: 4, DaemonSaid: "daemon stopped; no runner left running"}
+	leaky := clean
+	leaky.Completed, leaky.Conclusions = 19, map[string]int{"success": 19}
+	leaky.Leaks = leaks{Registrations: []string{"runner-manager-abc-0000000007"},
+		Processes: []process{{PID: 4242, Cmd: "/tmp/d/state/runners/abc-0000000007/bin/Runner.Listener run"}},
+		Dirs:      []string{"/tmp/d/state/runners/abc-0000000007"}}
+	nothing := result{Queued: 2, MaxRunners: 4}
+	for name, r := range map[string]result{"clean": clean, "leaky": leaky, "nothing-ran": nothing} {
+		t.Run(name, func(t *testing.T) {
+			var b strings.Builder
+			printSummary(&b, r)
+			golden := filepath.Join("testdata", "summary-"+name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./cmd/demo -update to create it)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("summary differs from %s (-update rewrites it):\n got:\n%s\nwant:\n%s", golden, b.String(), want)
+			}
+		})
 	}
 }
