@@ -121,9 +121,15 @@ func jobOf(jobs []ghsim.Job, id int64) (ghsim.Job, bool) {
 	return jobs[i], true
 }
 
-// stopClean stops d with SIGTERM, expects a clean exit, and checks nothing leaked.
+// stopClean stops d with SIGTERM, expects a clean exit, and checks nothing leaked and no pass
+// failed: these scenarios inject no fault, so a failed pass (and the backoff that stalls the
+// target's launches) is a defect. Seen: cleanup of a runner whose shim had written its exit status
+// but not yet exited failed the pass with "remove runtime directory ...: runner is still running".
 func stopClean(t *testing.T, d *harness.Daemon, sim *harness.Sim) {
 	t.Helper()
+	for _, l := range harness.Records(d.Logs(), harness.OfKind("backoff")) {
+		t.Errorf("a reconcile pass failed in a fault-free run: %s", l.Raw)
+	}
 	d.Signal(syscall.SIGTERM)
 	if code, out := d.Wait(t, 30*time.Second); code != 0 {
 		t.Errorf("daemon exited %d after SIGTERM; stdout:\n%s", code, out)
