@@ -59,7 +59,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 func TestPrintSummaryGolden(t *testing.T) {
 	clean := result{Queued: 20, Completed: 20, Conclusions: map[string]int{"success": 19, "failure": 1},
 		Latencies: []time.Duration{300 * time.Millisecond, time.Second, 1400 * time.Millisecond, 2300 * time.Millisecond},
-		Launched: 21, Peak: 4, MaxRunners: 4, DaemonSaid: "daemon stopped; no runner left running"}
+		Launched:  21, Peak: 4, MaxRunners: 4, DaemonSaid: "daemon stopped; no runner left running"}
 	leaky := clean
 	leaky.Completed, leaky.Conclusions = 19, map[string]int{"success": 19}
 	leaky.Leaks = leaks{Registrations: []string{"runner-manager-abc-0000000007"},
