@@ -1,13 +1,11 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,8 +31,7 @@ type env struct {
 	metricsAddr string
 	webhookAddr string
 
-	logs   syncBuffer
-	stdout syncBuffer
+	logs, stdout string // files the daemon writes its log and its stdout lines to
 }
 
 func newEnv(t *testing.T) *env {
@@ -54,7 +51,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { _ = srv.Close() })
 	e := &env{t: t, srv: srv, dir: dir, configPath: filepath.Join(dir, "config.toml"), stateDir: filepath.Join(dir, "state"),
 		tokenFile: filepath.Join(dir, "token"), secretFile: filepath.Join(dir, "webhook-secret"),
-		metricsAddr: freeAddr(t), webhookAddr: freeAddr(t)}
+		metricsAddr: freeAddr(t), webhookAddr: freeAddr(t), logs: filepath.Join(dir, "daemon.log"), stdout: filepath.Join(dir, "daemon.out")}
 	srv.CreateRepo("acme", "web")
 	e.writeFile(e.tokenFile, srv.AddToken(ghsim.TokenOptions{Login: "ops"}))
 	e.writeFile(e.secretFile, "webhook-test-secret")
@@ -70,6 +67,24 @@ func newEnv(t *testing.T) *env {
 	srv.ServeRunnerPackage(pkg)
 	e.writeConfig(webTarget(1))
 	return e
+}
+
+// create opens a file the daemon writes (its goroutines may write at once: an *os.File allows it).
+func (e *env) create(path string) *os.File {
+	e.t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return f
+}
+
+func (e *env) read(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 // freeAddr picks a loopback port for a listener the daemon opens itself.
@@ -139,18 +154,20 @@ func (e *env) writeConfig(targets string) {
 // (a bounded shutdown drain) and checks it stopped cleanly. Logs are printed if the test failed.
 func (e *env) start() {
 	e.t.Helper()
+	stdout, stderr := e.create(e.stdout), e.create(e.logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{ConfigPath: e.configPath, Stdout: &e.stdout, Stderr: &e.logs, ShimExecutable: binary})
+		done <- Run(ctx, Options{ConfigPath: e.configPath, Stdout: stdout, Stderr: stderr, ShimExecutable: binary})
 	}()
 	e.t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			e.t.Errorf("daemon.Run: %v", err)
 		}
+		_, _ = stdout.Close(), stderr.Close()
 		if e.t.Failed() {
-			e.t.Logf("daemon stdout:\n%s\ndaemon log:\n%s", e.stdout.String(), e.logs.String())
+			e.t.Logf("daemon stdout:\n%s\ndaemon log:\n%s", e.read(e.stdout), e.read(e.logs))
 		}
 	})
 	e.waitStatus("the status socket answers", func(status.Snapshot) bool { return true })
@@ -169,7 +186,7 @@ func (e *env) waitStatus(what string, cond func(status.Snapshot) bool) status.Sn
 		}
 		time.Sleep(50 * time.Millisecond) // polling a real daemon, bounded by the deadline
 	}
-	e.t.Fatalf("waited %s for %s; last status %+v (err %v)\nlog:\n%s", waitLimit, what, last, err, e.logs.String())
+	e.t.Fatalf("waited %s for %s; last status %+v (err %v)", waitLimit, what, last, err)
 	return last
 }
 
@@ -195,22 +212,4 @@ func hostID(t *testing.T, s status.Snapshot) string {
 	}
 	t.Fatalf("no runner name with a host id in %+v", s.Runners)
 	return ""
-}
-
-// syncBuffer is a bytes.Buffer the daemon's goroutines may write while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
