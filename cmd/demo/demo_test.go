@@ -62,6 +62,7 @@ func demoOptions(t *testing.T, binaries ...string) options {
 // TestDemoEndToEnd runs the whole demo in its short form: the real daemon binary against the
 // simulator binary, six jobs, then the leak check.
 func TestDemoEndToEnd(t *testing.T) {
+	t.Parallel() // mostly waiting on jobs and drains: the runs overlap well
 	o := demoOptions(t, "runner-manager", "ghsim")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -90,6 +91,7 @@ func TestDemoEndToEnd(t *testing.T) {
 // TestDemoInterrupted plays Ctrl-C in the middle of the stream: the demo stops the daemon, kills
 // what it left, stops the simulator and removes its directory.
 func TestDemoInterrupted(t *testing.T) {
+	t.Parallel() // mostly waiting on jobs and drains: the runs overlap well
 	o := demoOptions(t, "runner-manager", "ghsim")
 	o.Jobs, o.Duration, o.MinRun, o.MaxRun = 4, time.Second, 30*time.Second, 30*time.Second // busy runners at the interrupt
 	// The drain waits its whole bound for busy runners; a short one keeps the test short.
@@ -143,6 +145,7 @@ exec sleep 60
 // TestDemoReportsAFailingDaemon: jobs never picked up and a leaked runner make the demo fail
 // with the leak listed and counted, keep its directory, and still leave no process behind.
 func TestDemoReportsAFailingDaemon(t *testing.T) {
+	t.Parallel() // mostly waiting on jobs and drains: the runs overlap well
 	o := demoOptions(t, "ghsim")
 	bin := fakeBin(t, o.BinDir, fakeDaemon)
 	o.BinDir, o.Jobs, o.Duration, o.Timeout, o.LeakWait = bin, 2, 0, 500*time.Millisecond, 500*time.Millisecond
@@ -169,6 +172,7 @@ func TestDemoReportsAFailingDaemon(t *testing.T) {
 
 // TestDemoReportsADaemonThatCannotStart: the error quotes the end of the daemon's log.
 func TestDemoReportsADaemonThatCannotStart(t *testing.T) {
+	t.Parallel() // mostly waiting on jobs and drains: the runs overlap well
 	o := demoOptions(t, "ghsim")
 	o.BinDir = fakeBin(t, o.BinDir, "#!/bin/sh\necho 'ERR no usable GitHub credential: run runner-manager auth login' >&2\nexit 4\n")
 	var out bytes.Buffer
