@@ -156,6 +156,32 @@ func TestObserverMatchesNewRunnersWithJobsNotAlreadyCovered(t *testing.T) {
 	}
 }
 
+func TestObserverCountsARunnerThatTookAJobWhileBeingReaped(t *testing.T) {
+	h, rec := observedHarness(t)
+	a := baseTarget("a")
+	a.IdleTimeout = 60 * 1e9
+	h.w.since["repo:acme/a"] = h.clock.Now().Add(-10 * time.Second)
+	h.w.setQueued("repo:acme/a", 1)
+	h.begin(cfgOf(a))
+	h.w.setQueued("repo:acme/a", 0)
+	// The list shows it idle, so it is reaped; the delete answers busy: it took a job after all.
+	h.w.mu.Lock()
+	for _, r := range h.w.regs {
+		r.busy = true
+	}
+	h.w.hideBusy = true
+	h.w.mu.Unlock()
+	h.tick(2*time.Minute, 1, "a")
+	_, runners, picked, scale := rec.snapshot("a")
+	if picked != 1 || runners["busy"] != 1 {
+		t.Fatalf("picked %d, runners %v; want the reaped-but-busy runner counted once", picked, runners)
+	}
+	want := []time.Duration{2*time.Minute + 10*time.Second}
+	if got := scale["a "+StageQueuedToInProgress]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("queued_to_in_progress = %v, want %v", got, want)
+	}
+}
+
 func TestObserverCountsFailedPassesButNotOnesCutByAStop(t *testing.T) {
 	h, rec := observedHarness(t)
 	h.w.setFail("repo:acme/a", errOffline)
