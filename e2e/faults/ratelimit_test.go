@@ -97,8 +97,8 @@ func TestServerErrorStormBacksOffAndRecovers(t *testing.T) {
 }
 
 // passStarts are the runner listings (the first call of every pass) that reached the proxy after t.
-func passStarts(rec *Recorder, t time.Time) []Request {
-	var out []Request
+func passStarts(rec *Recorder, t time.Time) requests {
+	var out requests
 	for _, q := range rec.Requests("/actions/runners") {
 		if q.Method == http.MethodGet && strings.HasSuffix(q.Path, "/actions/runners") && q.Start.After(t) {
 			out = append(out, q)
