@@ -20,12 +20,12 @@ import (
 type child struct {
 	name string
 	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited and its output is drained
+	done chan struct{} // closed when the process has exited and its stdout is drained (or WaitDelay passed)
 	err  error         // the exit error, valid once done is closed
 }
 
 // startChild starts path with args, appending stdout and stderr to logPath. watch (may be nil) is
-// called with each stdout line from one goroutine, which ends when the process's output does.
+// called with each stdout line, from exec's copying goroutine.
 // The child gets its own process group so a terminal's Ctrl-C reaches only the demo, which then
 // stops its children in order.
 func startChild(name, path string, args []string, logPath string, watch func(line string)) (*child, error) {
