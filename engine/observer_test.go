@@ -182,6 +182,32 @@ func TestObserverCountsARunnerThatTookAJobWhileBeingReaped(t *testing.T) {
 	}
 }
 
+func TestObserverAfterRestartMeasuresFromTheJournaledStart(t *testing.T) {
+	h := newHarness(t)
+	h.w.since["repo:acme/a"] = h.clock.Now().Add(-10 * time.Second)
+	h.w.setQueued("repo:acme/a", 1)
+	cfg := cfgOf(baseTarget("a"))
+	h.begin(cfg)
+	h.stop() // daemon exit: the runner keeps running
+	h.clock.Advance(45 * time.Second)
+	h.w.takeJobs("repo:acme/a") // it took its job while no daemon watched
+
+	h.s = h.newSupervisor()
+	rec := newRecorder()
+	h.s.deps.Observer = rec
+	h.begin(cfg)
+	_, runners, picked, scale := rec.snapshot("a")
+	if picked != 1 || runners["busy"] != 1 {
+		t.Fatalf("adopted runner seen busy: picked %d, runners %v", picked, runners)
+	}
+	if got := scale["a "+StageStartedToInProgress]; !reflect.DeepEqual(got, []time.Duration{45 * time.Second}) {
+		t.Fatalf("started_to_in_progress = %v, want 45s from the journaled start", got)
+	}
+	if got := scale["a "+StageQueuedToInProgress]; len(got) != 0 {
+		t.Fatalf("queued_to_in_progress = %v for a runner launched by the previous daemon, want none", got)
+	}
+}
+
 func TestObserverCountsFailedPassesButNotOnesCutByAStop(t *testing.T) {
 	h, rec := observedHarness(t)
 	h.w.setFail("repo:acme/a", errOffline)
