@@ -224,3 +224,48 @@ func TestReloadConfigMapSymlinkSwap(t *testing.T) {
 	}
 	stopClean(t, f.d, f.sim)
 }
+
+// TestReloadRemoveTargetLetsBusyFinish removes, and in a second round disables, a target while its
+// runner is busy: that loop alone drains, the busy runner finishes its job `success`, and the loop
+// ends only after that job did.
+func TestReloadRemoveTargetLetsBusyFinish(t *testing.T) {
+	f := startReloadFixture(t, nil, false)
+	for _, edit := range []struct {
+		name  string
+		apply func()
+		want  string // in the reload summary
+	}{
+		{"remove", func() { f.cfg.Remove("edited") }, "removed edited"},
+		{"disable", func() { off := false; f.cfg.Target(t, "edited").Enabled = &off }, "disabled edited"},
+	} {
+		if edit.name == "disable" { // put the target back first
+			mark := f.d.Mark()
+			f.cfg.Add(harness.RepoTarget("edited", "acme/edited", labels, 2))
+			f.cfg.Write(t)
+			waitEvent(t, f.d, mark, "edited", "loop", "target loop started")
+		}
+		long := f.sim.MustQueue(t, "acme/edited", labels, 6*time.Second)
+		busy := f.sim.WaitJobStatus(t, eventTimeout, long, ghsim.StatusInProgress)
+
+		mark := f.d.Mark()
+		edit.apply()
+		f.cfg.Write(t)
+		if applied := waitApplied(t, f.d, mark); !strings.Contains(applied.Msg, edit.want) {
+			t.Errorf("%s: reload summary %q, want %q", edit.name, applied.Msg, edit.want)
+		}
+		waitEvent(t, f.d, mark, "edited", "loop", "draining")
+		ended := f.d.WaitRecord(t, mark, jobsTimeout, edit.name+": edited's loop to end", func(l harness.LogLine) bool {
+			return l.Kind == "loop" && l.Target == "edited" && strings.Contains(l.Msg, "ended")
+		})
+		j := f.sim.MustJob(t, long)
+		if j.Status != ghsim.StatusCompleted || j.Conclusion != "success" || j.RunnerName != busy.RunnerName {
+			t.Errorf("%s: the busy job is %s/%s on %s; want completed success on %s", edit.name, j.Status, j.Conclusion, j.RunnerName, busy.RunnerName)
+		}
+		if ended.Time.Before(j.CompletedAt) {
+			t.Errorf("%s: edited's loop ended at %s, before its busy job completed at %s", edit.name, ended.Time, j.CompletedAt)
+		}
+		f.checkBystander(t, mark)
+	}
+	harness.AssertNoBusyKilled(t, f.sim, f.cfg.StateDir)
+	stopClean(t, f.d, f.sim)
+}
