@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -75,7 +76,8 @@ func BenchmarkReload1000(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		s.Edited = 1 + i%2*0 // target t0001, alternating between edited and not: one target changes per reload
+		// Target t0001 alternates between edited and not, so exactly one target changes per reload.
+		s.Edited = 1
 		if i%2 == 1 {
 			s.Edited = 0
 		}
@@ -174,7 +176,7 @@ func BenchmarkRecoveryPebble1000(b *testing.B) {
 		n := 0
 		return seed, func() (engine.Journal, func()) {
 			n++
-			copyDir := filepath.Join(dir, "copy", time.Duration(n).String())
+			copyDir := filepath.Join(dir, fmt.Sprintf("copy-%d", n))
 			if err := seed.Checkpoint(context.Background(), copyDir); err != nil {
 				tb.Fatal(err)
 			}
