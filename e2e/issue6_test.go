@@ -52,7 +52,7 @@ func TestEngineAcceptance(t *testing.T) {
 	}
 
 	// A long job is running when SIGTERM arrives: the daemon exits within the bound and leaves it.
-	long := sim.MustQueue(t, "acme/a", labels, 12*time.Second)
+	long := sim.MustQueue(t, "acme/a", labels, 18*time.Second) // outlives the drain and the restart
 	busy := sim.WaitJobStatus(t, eventTimeout, long, ghsim.StatusInProgress)
 	stopAt := time.Now()
 	d.Signal(syscall.SIGTERM)

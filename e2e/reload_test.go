@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -267,5 +268,23 @@ func TestReloadRemoveTargetLetsBusyFinish(t *testing.T) {
 		f.checkBystander(t, mark)
 	}
 	harness.AssertNoBusyKilled(t, f.sim, f.cfg.StateDir)
+	stopClean(t, f.d, f.sim)
+}
+
+// TestSIGHUPReappliesSameConfigAsNoOp forces a reload of an unchanged file with SIGHUP: it is read
+// and applied as a no-op (same generation, nothing restarted).
+func TestSIGHUPReappliesSameConfigAsNoOp(t *testing.T) {
+	f := startReloadFixture(t, nil, false)
+	gen := f.d.Status(t).Config.Generation
+	mark := f.d.Mark()
+	f.d.Signal(syscall.SIGHUP)
+	f.d.WaitRecord(t, mark, reloadTimeout, "the SIGHUP reload to find nothing to do", func(l harness.LogLine) bool {
+		return l.Kind == "reload" && strings.Contains(l.Msg, "unchanged")
+	})
+	if st := f.d.Status(t); st.Config.Generation != gen || !st.Config.LastReload.OK {
+		t.Errorf("after SIGHUP status config is %+v; want generation %d kept, ok", st.Config, gen)
+	}
+	untouched(t, f.d, mark, "edited")
+	f.checkBystander(t, mark)
 	stopClean(t, f.d, f.sim)
 }
