@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The two versions of the test. Only the -X version differs between the builds, exactly as between
@@ -30,7 +31,9 @@ var builds struct {
 // shared by every test: copy them, never run the upgrade on them in place.
 func binaries(t testing.TB) (oldBin, newBin string) {
 	t.Helper()
+	start := time.Now()
 	builds.once.Do(func() { builds.dir, builds.err = buildVersions(oldVersion, newVersion) })
+	t.Logf("builds of %s and %s ready after %s", oldVersion, newVersion, time.Since(start).Round(time.Millisecond))
 	if builds.err != nil {
 		t.Fatalf("build the two versions: %v", builds.err)
 	}

@@ -77,6 +77,7 @@ func startService(t testing.TB, bin string, cfg *harness.Config, source string) 
 		s.exited() {
 		t.Fatalf("%s did not print `daemon running` (exited: %v, code %d):\n%s", bin, s.exited(), s.exitCode(), s.tails())
 	}
+	t.Logf("%s daemon %s running", time.Now().Format("15:04:05.000"), bin)
 	return s
 }
 
@@ -164,6 +165,7 @@ func (s *service) waitMsg(t testing.TB, mark int, msg string, timeout time.Durat
 	if found.Raw == "" {
 		t.Fatalf("no log record %q within %s (daemon exited: %v):\n%s", msg, timeout, s.exited(), s.tails())
 	}
+	t.Logf("%s daemon logged %q", found.Time.Format("15:04:05.000"), msg)
 	return found
 }
 

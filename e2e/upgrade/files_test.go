@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/e2e/harness"
 	"github.com/runner-manager/runner-manager/selfupdate"
 )
 
@@ -20,12 +21,27 @@ type host struct {
 	private string // the copy the service runs: /var/lib/runner-manager/bin/runner-manager
 }
 
-// newHost installs bin at both paths, as `service install` leaves a host.
-func newHost(t testing.TB, bin string) host {
+// serviceHost installs bin as `service install` leaves a host (docs/upgrades.md): the private copy
+// in state_dir/bin, the state directory made 0700 as systemd's StateDirectoryMode does, and the
+// same binary at the source path.
+func serviceHost(t testing.TB, bin string, cfg *harness.Config) host {
 	t.Helper()
-	root := t.TempDir()
-	h := host{source: filepath.Join(root, "usr", "bin", "runner-manager"),
-		private: filepath.Join(root, "var", "lib", "runner-manager", "bin", "runner-manager")}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return installAt(t, bin, filepath.Join(cfg.StateDir, "bin", "runner-manager"))
+}
+
+// handHost installs bin as an operator running `runner-manager daemon --upgrade-source` by hand
+// might: the private copy outside a state directory that does not exist yet.
+func handHost(t testing.TB, bin string) host {
+	t.Helper()
+	return installAt(t, bin, filepath.Join(t.TempDir(), "opt", "runner-manager", "runner-manager"))
+}
+
+func installAt(t testing.TB, bin, private string) host {
+	t.Helper()
+	h := host{source: filepath.Join(t.TempDir(), "usr", "bin", "runner-manager"), private: private}
 	data := readFile(t, bin)
 	for _, p := range []string{h.source, h.private} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -49,13 +49,16 @@ func TestUpgradeWaitsForBusyJob(t *testing.T) {
 	cfg := harness.NewConfig(t, sim)
 	cfg.Add(harness.RepoTarget("web", "acme/web", labels, 1))
 	cfg.Write(t)
-	h := newHost(t, oldBin)
+	h := serviceHost(t, oldBin, cfg)
 
 	// The package manager is half way through writing 1.1.0 when the daemon starts: its first look
 	// (which compares with the compiled-in version) must reject the file, not take it.
 	h.writePartial(t, newBin)
 	d := startService(t, h.private, cfg, h.source)
 	d.waitMsg(t, 0, msgDoesNotRun, eventTimeout)
+	if st := guardState(t, cfg); st.Version != oldVersion || !st.Running {
+		t.Fatalf("crash-loop guard record of the running 1.0.0: %+v; want version %s, running", st, oldVersion)
+	}
 
 	job := sim.MustQueue(t, "acme/web", labels, busyJob)
 	sim.WaitJobStatus(t, eventTimeout, job, ghsim.StatusInProgress)
@@ -120,6 +123,11 @@ func TestUpgradeWaitsForBusyJob(t *testing.T) {
 	}
 	harness.AssertNoLeaks(t, sim, cfg.StateDir)
 	assertVersion(t, h.old(), oldVersion) // kept for a rollback until the next upgrade or install
+	// The handover and the clean stop after it are deliberate exits: no failed start is counted
+	// against 1.1.0, so the guard would not roll it back.
+	if st := guardState(t, cfg); st.Version != newVersion || st.Running || st.FailedStarts != 0 || st.Rejected != "" {
+		t.Fatalf("crash-loop guard record after the upgrade and a clean stop: %+v; want version %s, stopped, no failed start", st, newVersion)
+	}
 }
 
 // TestIdleHostTakesUpgrade: with no target at all, a new source binary is still taken (there is
@@ -130,7 +138,7 @@ func TestIdleHostTakesUpgrade(t *testing.T) {
 	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/web"}})
 	cfg := harness.NewConfig(t, sim)
 	cfg.Write(t)
-	h := newHost(t, oldBin)
+	h := serviceHost(t, oldBin, cfg)
 
 	d := startService(t, h.private, cfg, h.source)
 	mark := d.mark()
