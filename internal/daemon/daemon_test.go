@@ -47,6 +47,7 @@ func (e *env) runJob() status.Snapshot {
 }
 
 func TestDaemonRunsAJobAndExportsMetrics(t *testing.T) {
+	t.Parallel() // each test has its own simulator, daemon, state dir and ports
 	e := newEnv(t)
 	e.start()
 	host := hostID(t, e.runJob())
@@ -100,6 +101,7 @@ func TestDaemonRunsAJobAndExportsMetrics(t *testing.T) {
 }
 
 func TestInvalidReloadKeepsTheLastGoodConfig(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.start()
 	e.writeConfig(webTarget(0)) // rejected whole
