@@ -126,28 +126,34 @@ func TestReloadLabelsReplacesIdleLetsBusyFinish(t *testing.T) {
 	stopClean(t, f.d, f.sim)
 }
 
-// TestReloadInvalidFileKeepsLastGood writes an invalid file: it is rejected with file:line:col in the
-// log and in status, the last good config keeps running jobs, and a fixed file is applied again.
+// TestReloadInvalidFileKeepsLastGood writes invalid files (a value the schema rejects, then a TOML
+// syntax error): each is rejected with file:line:col in the log and in status, the last good config
+// keeps running jobs, and a fixed file is applied again.
 func TestReloadInvalidFileKeepsLastGood(t *testing.T) {
 	f := startReloadFixture(t, nil, false)
 	gen := f.d.Status(t).Config.Generation
 	good := f.cfg.Render(t)
-	bad, line := breakMaxRunners(t, good, "edited")
-
 	mark := f.d.Mark()
-	harness.WriteConfig(t, f.cfg.Path, bad)
-	rejected := f.d.WaitRecord(t, mark, reloadTimeout, "the invalid file to be rejected", harness.OfKind("reload-failed"))
-	where := fmt.Sprintf("%s:%d:", f.cfg.Path, line)
-	if !strings.Contains(rejected.Msg, where) {
-		t.Errorf("rejection %q does not point at %s", rejected.Msg, where)
+	for _, c := range []struct{ name, key, bad string }{
+		{"schema", "max_runners = ", "max_runners = 0"}, // below the minimum of 1
+		{"syntax", "mode = ", "mode = 'autoscale"},      // unterminated string
+	} {
+		bad, line := breakLine(t, good, "edited", c.key, c.bad)
+		at := f.d.Mark()
+		harness.WriteConfig(t, f.cfg.Path, bad)
+		rejected := f.d.WaitRecord(t, at, reloadTimeout, c.name+": the invalid file to be rejected", harness.OfKind("reload-failed"))
+		where := fmt.Sprintf("%s:%d:", f.cfg.Path, line)
+		if !strings.Contains(rejected.Msg, where) {
+			t.Errorf("%s: rejection %q does not point at %s", c.name, rejected.Msg, where)
+		}
+		st := f.d.Status(t)
+		if st.Config.LastReload.OK || st.Config.Generation != gen || len(st.Config.LastReload.Error) == 0 ||
+			!strings.HasPrefix(st.Config.LastReload.Error[0], where) {
+			t.Errorf("%s: status after the rejection: %+v; want ok=false, generation %d kept, an error at %s", c.name, st.Config, gen, where)
+		}
+		job := f.sim.MustQueue(t, "acme/edited", labels, time.Second)
+		f.sim.WaitJobsDone(t, jobsTimeout, job)
 	}
-	st := f.d.Status(t)
-	if st.Config.LastReload.OK || st.Config.Generation != gen || len(st.Config.LastReload.Error) == 0 ||
-		!strings.HasPrefix(st.Config.LastReload.Error[0], where) {
-		t.Errorf("status after the rejection: %+v; want ok=false, generation %d kept, an error at %s", st.Config, gen, where)
-	}
-	job := f.sim.MustQueue(t, "acme/edited", labels, time.Second)
-	f.sim.WaitJobsDone(t, jobsTimeout, job)
 
 	harness.WriteConfig(t, f.cfg.Path, bytes.Replace(good, []byte("max_runners = 2"), []byte("max_runners = 3"), 1))
 	waitApplied(t, f.d, mark)
@@ -158,22 +164,21 @@ func TestReloadInvalidFileKeepsLastGood(t *testing.T) {
 	stopClean(t, f.d, f.sim)
 }
 
-// breakMaxRunners makes target's max_runners invalid (0, below the minimum of 1) and returns the
-// file and the 1-based line of the bad value.
-func breakMaxRunners(t *testing.T, file []byte, target string) ([]byte, int) {
+// breakLine replaces the line starting with key in target's table by bad, and returns the file and
+// the 1-based number of that line.
+func breakLine(t *testing.T, file []byte, target, key, bad string) ([]byte, int) {
 	t.Helper()
 	start := bytes.Index(file, []byte("name = '"+target+"'"))
 	if start < 0 {
 		t.Fatalf("no target %s in:\n%s", target, file)
 	}
-	off := bytes.Index(file[start:], []byte("max_runners = "))
+	off := bytes.Index(file[start:], []byte("\n"+key))
 	if off < 0 {
-		t.Fatalf("no max_runners for %s in:\n%s", target, file)
+		t.Fatalf("no %q line for %s in:\n%s", key, target, file)
 	}
-	at := start + off
+	at := start + off + 1
 	end := at + bytes.IndexByte(file[at:], '\n')
-	out := slices.Concat(file[:at], []byte("max_runners = 0"), file[end:])
-	return out, bytes.Count(file[:at], []byte("\n")) + 1
+	return slices.Concat(file[:at], []byte(bad), file[end:]), bytes.Count(file[:at], []byte("\n")) + 1
 }
 
 // TestReloadRenameBasedWrites edits the file the way editors do (write a temporary, rename it over):
