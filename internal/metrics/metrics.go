@@ -19,7 +19,8 @@ import (
 const Namespace = "runner_manager"
 
 // Scale-up stages of the latency histogram: a job waits for a runner to start, then for that
-// runner to pick it up. Both are measured from the job's own timestamps.
+// runner to pick it up. The first starts at the job's queued time; the second ends when the engine
+// sees the runner busy (a pass after the pick-up), so it includes up to one poll of delay.
 const (
 	StageQueuedToStarted     = "queued_to_started"      // job queued -> runner process started
 	StageStartedToInProgress = "started_to_in_progress" // runner started -> job in progress
