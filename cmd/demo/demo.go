@@ -104,7 +104,11 @@ func run(ctx context.Context, o options, out io.Writer) (res result, err error) 
 		}
 	}()
 
-	fmt.Fprintf(out, "runner-manager demo: %d jobs over %s on %s (max_runners %d)\n", o.Jobs, o.Duration, strings.Join(repos, ", "), res.MaxRunners)
+	if o.Seed == 0 {
+		o.Seed = uint64(time.Now().UnixNano())
+	}
+	fmt.Fprintf(out, "runner-manager demo: %d jobs over %s on %s (max_runners %d, -seed %d)\n",
+		o.Jobs, o.Duration, strings.Join(repos, ", "), res.MaxRunners, o.Seed)
 	fmt.Fprintf(out, "  simulator  %s  log %s\n", simURL, p.simLog)
 	version, verr := cliOutput(ctx, o.BinDir, "--version")
 	if verr != nil {

@@ -88,7 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "fail when jobs are still unfinished this long after the last one was queued")
 	fs.StringVar(&o.Config, "config", "examples/demo.toml", "config the daemon runs (a copy is rewritten to point at the simulator)")
 	fs.StringVar(&o.BinDir, "bin", "bin", "directory holding the runner-manager and ghsim binaries")
-	fs.Uint64Var(&o.Seed, "seed", uint64(time.Now().UnixNano()), "seed of the job run times")
+	fs.Uint64Var(&o.Seed, "seed", 0, "seed of the job run times; 0 picks one from the clock (the header prints it)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the run's temporary directory (logs, state, config)")
 	fs.BoolVar(&o.Quiet, "quiet", false, "print only the summary, not one line per event")
 	if err := fs.Parse(args); err != nil {
