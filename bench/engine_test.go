@@ -123,7 +123,7 @@ func BenchmarkReload1000(b *testing.B) {
 // through the real launch path so the attempts carry the policy the engine itself writes.
 func seedLive(tb testing.TB, j engine.Journal, cfg *config.Config, dir string, want int) {
 	tb.Helper()
-	h := newHost(want, true)
+	h := newHost(want/len(cfg.Targets), true)
 	r := startSupervisor(tb, j, h, cfg, dir)
 	defer r.stop()
 	deadline := time.Now().Add(3 * time.Minute)
@@ -151,16 +151,60 @@ func cloneJournal(src *enginetest.Journal) *enginetest.Journal {
 	return j
 }
 
-// BenchmarkRecovery10000 is startup recovery of 10,000 journaled live attempts (100 targets x
-// 100 runners) on the in-memory journal: from Supervisor.Run until every loop has finished its
-// recovery pass. adopt: every runner is alive and is supervised again (no journal write);
-// conclude: every runner has exited and is concluded (exited, deregistered, cleaned: three
-// journal transitions and one GitHub delete each).
+// recoveryCase is one recovery scenario: alive runners are adopted, exited ones concluded.
+type recoveryCase struct {
+	name  string
+	alive bool
+}
+
+var (
+	adopt    = recoveryCase{"adopt", true}
+	conclude = recoveryCase{"conclude", false}
+)
+
+// BenchmarkRecovery10000 is startup recovery over a journal of 10,000 attempts on the in-memory
+// journal, from Supervisor.Run until every target loop has finished its recovery pass.
+// live=100: a realistic host, 100 targets with one live runner each and 9,900 concluded attempts
+// of history. live=10000: every attempt live (10 targets x 1,000), the worst case; every pass of
+// every loop reads the whole live set, so its cost grows with targets x live attempts. adopt: every runner is
+// alive and supervised again (no journal write); conclude: every runner has exited and is
+// concluded (exited, deregistered, cleaned: three transitions and one GitHub delete each).
 func BenchmarkRecovery10000(b *testing.B) {
-	benchRecovery(b, 100, 100, func(tb testing.TB, dir string) (engine.Journal, func() (engine.Journal, func())) {
-		seed := enginetest.NewJournal("bench")
-		return seed, func() (engine.Journal, func()) { return cloneJournal(seed), func() {} }
-	})
+	memory := func(targets, per, history int) func(testing.TB, string) journalKit {
+		return func(testing.TB, string) journalKit {
+			seed := enginetest.NewJournal("bench")
+			return journalKit{seed: seed, seedPer: 1,
+				grow: func() {
+					putCopies(seed, targets*(per-1), journal.StateStarted)
+					putCopies(seed, history, journal.StateCleaned)
+				},
+				fresh: func() (engine.Journal, func()) { return cloneJournal(seed), func() {} }}
+		}
+	}
+	b.Run("live=100", func(b *testing.B) { benchRecovery(b, 100, 1, []recoveryCase{adopt, conclude}, memory(100, 1, 9900)) })
+	b.Run("live=10000", func(b *testing.B) { benchRecovery(b, 10, 1000, []recoveryCase{adopt}, memory(10, 1000, 0)) })
+}
+
+// journalKit is a seeded journal and how to get a fresh copy of it per iteration. seedPer live
+// attempts per target go through the engine's real launch path (so they carry the policy the
+// engine writes); grow then adds the rest directly.
+type journalKit struct {
+	seed    engine.Journal
+	seedPer int
+	grow    func()
+	fresh   func() (engine.Journal, func())
+}
+
+// putCopies adds n copies in all of the live attempts (round robin, new ids and pids) in state st:
+// started copies are more live runners, cleaned ones the history a long-running host accumulates.
+func putCopies(j *enginetest.Journal, n int, st journal.State) {
+	live, _ := j.Live(context.Background())
+	for i := range n {
+		a := live[i%len(live)]
+		a.ID = fmt.Sprintf("copy-%s-%06d", st, i)
+		a.RunnerName, a.State, a.ShimPID, a.Slot = journal.RunnerNamePrefix+a.ID, st, 100000+i, len(live)+i
+		j.Put(a)
+	}
 }
 
 // BenchmarkRecoveryPebble1000 is the same on the real (pebble, synced) journal with 1,000 live
@@ -168,36 +212,38 @@ func BenchmarkRecovery10000(b *testing.B) {
 // (every Plan scans the live index and syncs), so the pebble share at 10,000 is read off
 // journal.BenchmarkLive10000 instead.
 func BenchmarkRecoveryPebble1000(b *testing.B) {
-	benchRecovery(b, 10, 100, func(tb testing.TB, dir string) (engine.Journal, func() (engine.Journal, func())) {
-		seed, err := journal.Open(filepath.Join(dir, "seed"), journal.Options{Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return epoch }})
-		if err != nil {
-			tb.Fatal(err)
+	benchRecovery(b, 10, 100, []recoveryCase{adopt, conclude}, func(tb testing.TB, dir string) journalKit {
+		open := func(d string) *journal.Journal {
+			j, err := journal.Open(d, journal.Options{Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return epoch }})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return j
 		}
+		seed := open(filepath.Join(dir, "seed"))
 		n := 0
-		return seed, func() (engine.Journal, func()) {
+		return journalKit{seed: seed, seedPer: 100, grow: func() {}, fresh: func() (engine.Journal, func()) {
 			n++
 			copyDir := filepath.Join(dir, fmt.Sprintf("copy-%d", n))
 			if err := seed.Checkpoint(context.Background(), copyDir); err != nil {
 				tb.Fatal(err)
 			}
-			j, err := journal.Open(copyDir, journal.Options{Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return epoch }})
-			if err != nil {
-				tb.Fatal(err)
-			}
+			j := open(copyDir)
 			return j, func() { _ = j.Close() }
-		}
+		}}
 	})
 }
 
-func benchRecovery(b *testing.B, targets, per int, journals func(testing.TB, string) (engine.Journal, func() (engine.Journal, func()))) {
+// benchRecovery seeds targets x per live attempts, and times each case's recovery on a fresh copy
+// of that journal.
+func benchRecovery(b *testing.B, targets, per int, cases []recoveryCase, journals func(testing.TB, string) journalKit) {
 	dir := b.TempDir()
 	cfg := mustLoad(b, writeSetup(b, dir, Setup{Targets: targets, HostMax: targets * per, TargetMax: per, PollInterval: 30 * time.Second}))
-	seed, fresh := journals(b, dir)
-	seedLive(b, seed, cfg, dir, targets*per)
-	for _, sc := range []struct {
-		name  string
-		alive bool
-	}{{"adopt", true}, {"conclude", false}} {
+	kit := journals(b, dir)
+	seedLive(b, kit.seed, cfg, dir, targets*kit.seedPer)
+	kit.grow()
+	fresh := kit.fresh
+	for _, sc := range cases {
 		b.Run(sc.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
@@ -218,7 +264,7 @@ func benchRecovery(b *testing.B, targets, per int, journals func(testing.TB, str
 				}
 				closeJ()
 			}
-			b.ReportMetric(float64(targets*per), "attempts")
+			b.ReportMetric(float64(targets*per), "live")
 		})
 	}
 }

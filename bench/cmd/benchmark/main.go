@@ -35,10 +35,10 @@ func goBenches() map[string]goBench {
 		return goBench{Args: []string{"test", "-run", "^$", "-bench", pattern, "-benchtime", benchtime, "-count", "1", pkg}}
 	}
 	return map[string]goBench{
-		"journal":  b(".", "2s", "./journal/"),
+		"journal":  b(".", "1s", "./journal/"),
 		"reload":   b("^BenchmarkReload1000$", "5x", "./bench/"),
 		"recovery": b("^BenchmarkRecovery", "1x", "./bench/"),
-		"launch":   b("^BenchmarkLaunchFromCache$", "30x", "./bench/"),
+		"launch":   b("^BenchmarkLaunchFromCache$", "20x", "./bench/"),
 	}
 }
 
@@ -52,13 +52,13 @@ func main() {
 	flag.StringVar(&o.goTool, "go", "go", "go command for the Go benchmarks")
 	flag.StringVar(&o.module, "module", ".", "module root the Go benchmarks run in")
 	flag.DurationVar(&o.poll, "poll", 30*time.Second, "poll_interval of the poll-mode and idle runs (the daemon's default)")
-	flag.IntVar(&o.pollJobs, "poll-jobs", 20, "jobs queued in the poll-mode scale-up run")
+	flag.IntVar(&o.pollJobs, "poll-jobs", 16, "jobs queued in the poll-mode scale-up run")
 	flag.DurationVar(&o.pollSpacing, "poll-spacing", 2*time.Second, "time between two queued jobs in poll mode")
 	flag.IntVar(&o.hookJobs, "webhook-jobs", 30, "jobs queued in the webhook-mode scale-up run")
 	flag.DurationVar(&o.hookSpacing, "webhook-spacing", time.Second, "time between two queued jobs in webhook mode")
 	flag.DurationVar(&o.jobRun, "job-run", time.Second, "how long each job runs")
-	flag.DurationVar(&o.warmup, "idle-warmup", 35*time.Second, "wait before the idle window (longer than -poll)")
-	flag.DurationVar(&o.window, "idle-window", 40*time.Second, "idle measurement window")
+	flag.DurationVar(&o.warmup, "idle-warmup", 42*time.Second, "wait before the idle window: about 1.4 x -poll, so window edges fall between passes")
+	flag.DurationVar(&o.window, "idle-window", 60*time.Second, "idle measurement window: a whole number of -poll intervals")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (daemon logs, configs)")
 	flag.Parse()
 	if err := run(o, os.Args); err != nil {

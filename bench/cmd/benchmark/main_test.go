@@ -142,7 +142,7 @@ func TestRenderWritesMeasuredFiguresAndCommands(t *testing.T) {
 		"| 40.0 MiB | 40.0 MiB | 41.0 MiB | 0.60 s | 1.00 % |",             // RSS and CPU share
 		"| one synced transition (one pebble batch, fsync) | 0.289 | ms |", // ns/op scaled to ms
 		"`go test -run '^$' -bench . ./journal/`",
-		"engine recovery, 10,000 live attempts, all exited: concluded | not measured",
+		"engine recovery on pebble, 1,000 live attempts, concluded | not measured",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)

@@ -95,10 +95,13 @@ func (r results) renderScaleUp(p printer) {
 		p("| %s | %s | %d (every %s, %s each) | %s | %s | %s | %d | `%s -only %s` |\n", s.Mode, s.Poll, s.Jobs, s.Spacing, s.JobRun,
 			secs(percentile(s.Latencies, 50)), secs(percentile(s.Latencies, 95)), secs(percentile(s.Latencies, 100)), s.Left, r.self(), s.Mode)
 	}
-	p("\nIn poll mode a job waits for the target's next pass: on average half a `poll_interval` (passes are\n")
-	p("jittered by ±10%%), plus the launch. In webhook mode the `workflow_job` delivery wakes the target at\n")
-	p("once, so what remains is one pass (list runners, list queued runs and their jobs), the JIT\n")
-	p("registration, the runner's start, and the fake runner's first job poll (every 50 ms).\n\n")
+	p("\nIn poll mode a job waits for the target's next pass (passes are jittered by ±10%%): half a\n")
+	p("`poll_interval` on average, up to a whole one, plus the launch. The jobs one pass finds are\n")
+	p("launched one after another (JIT, prepare, start, journal writes for each), so the last of a batch\n")
+	p("also waits for the launches before it: with jobs arriving faster than passes, p50 sits above half\n")
+	p("the interval. In webhook mode the `workflow_job` delivery wakes the target at once, so what\n")
+	p("remains is one pass (list runners, list queued runs and their jobs), the JIT registration, the\n")
+	p("runner's start (figure 5), and the fake runner's first job poll (every 50 ms).\n\n")
 	for _, s := range r.ScaleUp {
 		if s.Killed > 0 {
 			p("Note: after the %s run the daemon left %d runner processes alive; the benchmark killed them.\n\n", s.Mode, s.Killed)
@@ -130,7 +133,10 @@ func (r results) renderREST(p printer) {
 	p("poll_interval, so the first (charged) answer of every endpoint falls before the window. GitHub's\n")
 	p("budget is 5,000 requests per hour per token (15,000 for some App installations). Under load the\n")
 	p("window runs from the first job queued to the last job completed, so its per-hour rate is that of a\n")
-	p("job arriving every spacing; the per-job column does not depend on the arrival rate.\n\n")
+	p("job arriving every spacing; the per-job column does not depend on the arrival rate. In webhook\n")
+	p("mode each job's three deliveries (queued, in_progress, completed) each wake a pass, and a pass\n")
+	p("whose runs or jobs changed is charged, so a job costs more budget than in poll mode, where one\n")
+	p("pass sees many jobs at once.\n\n")
 	for _, s := range r.Idle {
 		if s.Reload == nil {
 			continue
