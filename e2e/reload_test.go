@@ -46,6 +46,21 @@ func startReloadFixture(t *testing.T, edited func(*harness.Config), configMap bo
 	return f
 }
 
+// busyThrough starts a long job on edited and returns a check, to call after the edits, that it
+// finished success on the runner that took it: edits of other fields never kill a busy runner.
+func (f *reloadFixture) busyThrough(t *testing.T) func() {
+	t.Helper()
+	id := f.sim.MustQueue(t, "acme/edited", labels, 8*time.Second)
+	busy := f.sim.WaitJobStatus(t, eventTimeout, id, ghsim.StatusInProgress)
+	return func() {
+		t.Helper()
+		f.sim.WaitJobsDone(t, jobsTimeout, id)
+		if j := f.sim.MustJob(t, id); j.Conclusion != "success" || j.RunnerName != busy.RunnerName {
+			t.Errorf("the job busy through the edits ended %q on %s; want success on %s", j.Conclusion, j.RunnerName, busy.RunnerName)
+		}
+	}
+}
+
 // checkBystander fails the test if the bystander was disturbed after mark or its warm runner changed.
 func (f *reloadFixture) checkBystander(t *testing.T, mark harness.LogMark) {
 	t.Helper()
@@ -185,6 +200,7 @@ func breakLine(t *testing.T, file []byte, target, key, bad string) ([]byte, int)
 // every replacement is seen, not only the first (the watched inode changes each time).
 func TestReloadRenameBasedWrites(t *testing.T) {
 	f := startReloadFixture(t, nil, false)
+	busyDone := f.busyThrough(t)
 	for i, edit := range []func(){
 		func() { f.cfg.Add(harness.RepoTarget("added", "acme/added", labels, 1)) },
 		func() { f.cfg.Target(t, "added").MaxRunners = 2 },
@@ -203,6 +219,7 @@ func TestReloadRenameBasedWrites(t *testing.T) {
 		}
 		f.checkBystander(t, mark)
 	}
+	busyDone()
 	stopClean(t, f.d, f.sim)
 }
 
@@ -210,6 +227,7 @@ func TestReloadRenameBasedWrites(t *testing.T) {
 // (config.toml -> ..data/config.toml, ..data -> ..<timestamp>) and swaps ..data twice.
 func TestReloadConfigMapSymlinkSwap(t *testing.T) {
 	f := startReloadFixture(t, nil, true)
+	busyDone := f.busyThrough(t)
 	for i, edit := range []func(){
 		func() { f.cfg.Add(harness.RepoTarget("added", "acme/added", labels, 1)) },
 		func() { f.cfg.Target(t, "edited").MaxRunners = 3 },
@@ -228,6 +246,7 @@ func TestReloadConfigMapSymlinkSwap(t *testing.T) {
 	if st := f.d.Status(t); st.Config.Generation != 3 || !st.Config.LastReload.OK {
 		t.Errorf("after two swaps status config is %+v; want generation 3, ok", st.Config)
 	}
+	busyDone()
 	stopClean(t, f.d, f.sim)
 }
 
