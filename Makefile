@@ -44,10 +44,11 @@ test-e2e:
 
 # Crash suite (docs/testing.md, "Crash tests"): kill -9 at every crash point and at random moments
 # under load, ROUNDS times each. CI runs `make test-crash ROUNDS=2`; the acceptance run is the
-# default. SEED=<n> replays a failed random run's job stream and kill moments.
+# default. SEED=<n> replays a failed random run's job stream and kill moments. Every test and crash
+# point runs at once (-parallel 12): they mostly wait on 1 s polls, and the slowest point sets the time.
 ROUNDS ?= 20
 test-crash:
-	ROUNDS=$(ROUNDS) SEED=$(SEED) $(GO) test -tags e2e -count=1 -parallel 4 -timeout 90m $(E2EFLAGS) ./e2e/crash/
+	ROUNDS=$(ROUNDS) SEED=$(SEED) $(GO) test -tags e2e -count=1 -parallel 12 -timeout 90m $(E2EFLAGS) ./e2e/crash/
 
 # Host tools some tests drive for real; each line installs one only when it is missing.
 # promtool (Debian package prometheus) lints a live scrape in internal/metrics' tests.

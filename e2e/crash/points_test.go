@@ -107,8 +107,8 @@ func (s *scenario) assertDiedAt(d *harness.Daemon, last engine.EventKind, proof 
 	lastKind := map[string]string{}
 	var order []string
 	for _, l := range d.Logs() {
-		if l.Attempt == "" {
-			continue
+		if l.Attempt == "" || l.Kind == "" {
+			continue // not an engine event (the launcher logs "runner started" with the attempt too)
 		}
 		if _, seen := lastKind[l.Attempt]; !seen {
 			order = append(order, l.Attempt)
