@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -110,6 +111,10 @@ func LoadBytes(name string, data []byte, opts Options) (*Config, error) {
 	}
 	c.validate(cfg)
 	if err := c.result(); err != nil {
+		var cerr *Error
+		if errors.As(err, &cerr) {
+			cerr.StateDir = cfg.Daemon.StateDir
+		}
 		return nil, err
 	}
 	resolveFiles(cfg, name)

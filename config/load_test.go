@@ -186,3 +186,15 @@ func TestYAMLNullsAndWrongShapes(t *testing.T) {
 		}
 	}
 }
+
+func TestRejectedFileStillNamesItsStateDir(t *testing.T) {
+	data := []byte("[daemon]\nstate_dir = \"/srv/rm\"\nmax_runners = 0\n")
+	_, err := LoadBytes("c.toml", data, Options{Environ: func() []string { return nil }})
+	var cerr *Error
+	if !errors.As(err, &cerr) {
+		t.Fatalf("LoadBytes = %v, want *Error", err)
+	}
+	if cerr.StateDir != "/srv/rm" {
+		t.Fatalf("Error.StateDir = %q, want /srv/rm (status finds the running daemon through it)", cerr.StateDir)
+	}
+}

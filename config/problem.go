@@ -60,6 +60,9 @@ func (p Problem) String() string {
 // be read at all.
 type Error struct {
 	Problems []Problem
+	// StateDir is the state_dir the rejected file names (after defaults and environment), when
+	// the file could be decoded at all: `status` still finds the daemon's socket through it.
+	StateDir string
 }
 
 // Error lists every problem, one per line.

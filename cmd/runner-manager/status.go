@@ -80,7 +80,8 @@ func runnersCmd(now func() time.Time) *cobra.Command {
 
 // socketPath is --socket, else the socket in the config's state_dir. A config that cannot be
 // loaded must not hide the daemon (an invalid edit is exactly when an operator runs status, and
-// the daemon keeps its last good config), so it falls back to the default state dir with a note.
+// the daemon keeps its last good config), so it uses the state_dir the rejected file still names,
+// or else the default state dir, with a note.
 func (f *socketFlags) socketPath(stderr io.Writer) string {
 	if f.socket != "" {
 		return f.socket
@@ -97,6 +98,9 @@ func (f *socketFlags) socketPath(stderr io.Writer) string {
 	var cerr *config.Error
 	if errors.As(err, &cerr) {
 		why = "is invalid (the daemon keeps running its last good config)"
+		if cerr.StateDir != "" {
+			dir = cerr.StateDir
+		}
 	}
 	fmt.Fprintf(stderr, "note: config %s %s; looking for the daemon in %s (pass --socket to choose)\n", f.config, why, dir)
 	return status.SocketPath(dir)

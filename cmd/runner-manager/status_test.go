@@ -168,6 +168,25 @@ func TestStatusWithInvalidConfigStillFindsDaemon(t *testing.T) {
 	}
 }
 
+// The rejected file's own state_dir is where its daemon is, even with no environment override.
+func TestStatusWithInvalidConfigUsesItsStateDir(t *testing.T) {
+	stateDir := serveStatus(t, statusFixture())
+	bad := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(bad, []byte("[daemon]\nstate_dir = \""+stateDir+"\"\nmax_runners = 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runStatusCmd(t, statusCmd(func() time.Time { return statusNow }), "--config", bad)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(errOut, "looking for the daemon in "+stateDir) {
+		t.Errorf("stderr %q: not looking in the file's state_dir", errOut)
+	}
+	if !strings.Contains(out, "last reload FAILED 30s ago") {
+		t.Errorf("stdout lacks the reload failure:\n%s", out)
+	}
+}
+
 func TestStatusCommandsAreRegistered(t *testing.T) {
 	for _, name := range []string{"status", "runners"} {
 		if c, _, err := newRootCmd().Find([]string{name}); err != nil || c.Name() != name {
