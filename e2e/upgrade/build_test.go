@@ -4,76 +4,60 @@ package upgrade
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/e2e/harness"
 )
 
-// The two versions of the test. Only the -X version differs between the builds, exactly as between
-// two releases that a package manager installs over each other.
+// The two versions of the test: the harness's build is the running release, and a second link of
+// the same sources with another -X version is the release a package manager installs over it.
 const (
-	oldVersion = "1.0.0"
+	oldVersion = harness.Version
 	newVersion = "1.1.0"
 )
 
-// builds holds this test process's two binaries, built once for all tests.
-var builds struct {
+// newBuild holds this test process's build of newVersion, made once for all tests.
+var newBuild struct {
 	once sync.Once
-	dir  string
+	path string
 	err  error
 }
 
-// binaries returns the paths of the 1.0.0 and 1.1.0 builds of cmd/runner-manager. The files are
-// shared by every test: copy them, never run the upgrade on them in place.
+// binaries returns the paths of the oldVersion and newVersion builds of cmd/runner-manager. The
+// files are shared by every test: copy them, never run an upgrade on them in place.
 func binaries(t testing.TB) (oldBin, newBin string) {
 	t.Helper()
 	start := time.Now()
-	builds.once.Do(func() { builds.dir, builds.err = buildVersions(oldVersion, newVersion) })
+	oldBin = harness.Build(t)
+	// Beside the harness's binary, so harness.Main removes it with the harness's build directory.
+	newBuild.once.Do(func() {
+		newBuild.path = filepath.Join(filepath.Dir(oldBin), "runner-manager-"+newVersion)
+		newBuild.err = build(newVersion, newBuild.path)
+	})
+	if newBuild.err != nil {
+		t.Fatalf("build version %s: %v", newVersion, newBuild.err)
+	}
 	t.Logf("builds of %s and %s ready after %s", oldVersion, newVersion, time.Since(start).Round(time.Millisecond))
-	if builds.err != nil {
-		t.Fatalf("build the two versions: %v", builds.err)
-	}
-	return binaryPath(builds.dir, oldVersion), binaryPath(builds.dir, newVersion)
+	return oldBin, newBuild.path
 }
 
-func removeBuilds() {
-	if builds.dir != "" {
-		_ = os.RemoveAll(builds.dir)
-	}
-}
-
-func binaryPath(dir, version string) string { return filepath.Join(dir, "runner-manager-"+version) }
-
-// buildVersions links cmd/runner-manager once per version. The second build reuses the compile
-// cache: only the link step runs again.
-func buildVersions(versions ...string) (string, error) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		return "", fmt.Errorf("no go.mod two levels above the test directory (%s): run the test from the repository", root)
-	}
+// build links cmd/runner-manager with version; the compile cache is warm from the harness's build,
+// so only the link step runs again. The test runs in e2e/upgrade: the module root is two levels up.
+func build(version, out string) error {
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
+	if _, err := exec.LookPath(goBin); err != nil {
 		goBin = "go"
 	}
-	dir, err := os.MkdirTemp("", "runner-manager-e2e-upgrade-")
-	if err != nil {
-		return "", fmt.Errorf("create the build directory: %w", err)
+	ldflags := "-X github.com/runner-manager/runner-manager/internal/version.Version=" + version
+	cmd := exec.Command(goBin, "build", "-ldflags", ldflags, "-o", out, "./cmd/runner-manager")
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build -ldflags %q ./cmd/runner-manager: %w\n%s", ldflags, err, out)
 	}
-	for _, v := range versions {
-		ldflags := "-X github.com/runner-manager/runner-manager/internal/version.Version=" + v
-		cmd := exec.Command(goBin, "build", "-ldflags", ldflags, "-o", binaryPath(dir, v), "./cmd/runner-manager")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			_ = os.RemoveAll(dir)
-			return "", fmt.Errorf("go build version %s: %w\n%s", v, err, out)
-		}
-	}
-	return dir, nil
+	return nil
 }

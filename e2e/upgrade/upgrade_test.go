@@ -37,11 +37,11 @@ const (
 
 var labels = []string{"e2e"}
 
-// TestUpgradeWaitsForBusyJob is issue 7's end-to-end acceptance: the daemon runs 1.0.0 from its
-// private copy with a job running; the source is replaced by 1.1.0 (after a partial file that must be
-// ignored); the job finishes with success, only then the private copy is swapped (1.0.0 kept as
-// .old), the daemon exits 75, and the private path started again is 1.1.0, runs the job that was
-// queued during the drain, and leaves nothing behind.
+// TestUpgradeWaitsForBusyJob is issue 7's end-to-end acceptance: the daemon runs the old version
+// from its private copy with a job running; the source is replaced by the new one (after a partial
+// file that must be ignored); the job finishes with success, only then the private copy is swapped
+// (the old one kept as .old), the daemon exits 75, and the private path started again is the new
+// version, runs the job that was queued during the drain, and leaves nothing behind.
 func TestUpgradeWaitsForBusyJob(t *testing.T) {
 	t.Parallel()
 	oldBin, newBin := binaries(t)
@@ -51,13 +51,13 @@ func TestUpgradeWaitsForBusyJob(t *testing.T) {
 	cfg.Write(t)
 	h := serviceHost(t, oldBin, cfg)
 
-	// The package manager is half way through writing 1.1.0 when the daemon starts: its first look
-	// (which compares with the compiled-in version) must reject the file, not take it.
+	// The package manager is half way through writing the new version when the daemon starts: its
+	// first look (which compares with the compiled-in version) must reject the file, not take it.
 	h.writePartial(t, newBin)
 	d := startService(t, h.private, cfg, h.source)
 	d.waitMsg(t, 0, msgDoesNotRun, eventTimeout)
 	if st := guardState(t, cfg); st.Version != oldVersion || !st.Running {
-		t.Fatalf("crash-loop guard record of the running 1.0.0: %+v; want version %s, running", st, oldVersion)
+		t.Fatalf("crash-loop guard record of the running old version: %+v; want version %s, running", st, oldVersion)
 	}
 
 	job := sim.MustQueue(t, "acme/web", labels, busyJob)
@@ -124,7 +124,7 @@ func TestUpgradeWaitsForBusyJob(t *testing.T) {
 	harness.AssertNoLeaks(t, sim, cfg.StateDir)
 	assertVersion(t, h.old(), oldVersion) // kept for a rollback until the next upgrade or install
 	// The handover and the clean stop after it are deliberate exits: no failed start is counted
-	// against 1.1.0, so the guard would not roll it back.
+	// against the new version, so the guard would not roll it back.
 	if st := guardState(t, cfg); st.Version != newVersion || st.Running || st.FailedStarts != 0 || st.Rejected != "" {
 		t.Fatalf("crash-loop guard record after the upgrade and a clean stop: %+v; want version %s, stopped, no failed start", st, newVersion)
 	}
