@@ -68,6 +68,14 @@ func TestDemoEndToEnd(t *testing.T) {
 	defer cancel()
 	var out bytes.Buffer
 	res, err := run(ctx, o, &out)
+	t.Cleanup(func() {
+		if t.Failed() { // the run's directory goes with t.TempDir: quote its logs now
+			logs, _ := filepath.Glob(filepath.Join(o.TempDir, "runner-manager-demo-*", "*.log"))
+			for _, l := range logs {
+				t.Log(logTail(l, 40))
+			}
+		}
+	})
 	if err != nil {
 		t.Fatalf("demo failed: %v\n%s", err, out.String())
 	}
