@@ -11,7 +11,7 @@ import (
 	"github.com/runner-manager/runner-manager/config"
 )
 
-// fakeSim is enough of a Sim for NewConfig: a URL and a token file.
+// fakeConfig is what NewConfig builds, without a simulator: a token file and an unused API URL.
 func fakeConfig(t *testing.T) *Config {
 	t.Helper()
 	tok := filepath.Join(t.TempDir(), "token")
