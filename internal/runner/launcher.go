@@ -206,7 +206,7 @@ func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 		l.abandon(cmd, dir)
 		return Handle{}, fmt.Errorf("start runner for attempt %s: %w (see %s)", s.AttemptID, err, logPath)
 	}
-	l.log.Info("runner started", "attempt", s.AttemptID, "shim_pid", h.PID, "runtime_dir", dir)
+	l.log.Debug("runner started", "attempt", s.AttemptID, "shim_pid", h.PID, "runtime_dir", dir)
 	return h, nil
 }
 
