@@ -5,7 +5,6 @@ package upgrade
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,15 +192,7 @@ func (s *service) snapshot(t testing.TB) status.Snapshot {
 
 func (s *service) tails() string {
 	data, _ := os.ReadFile(s.stderrPath)
-	return "--- stdout ---\n" + s.stdout() + "--- stderr (log) ---\n" + lastLines(string(data), 120)
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.SplitAfter(s, "\n")
-	if len(lines) > n {
-		lines = append([]string{fmt.Sprintf("[... %d earlier lines]\n", len(lines)-n)}, lines[len(lines)-n:]...)
-	}
-	return strings.Join(lines, "")
+	return "--- stdout ---\n" + s.stdout() + "--- stderr (log) ---\n" + string(data)
 }
 
 // statusCLI runs `<bin> status --config C --json`, the operator's view, and decodes it.

@@ -19,9 +19,7 @@ const msgGuardBlind = "self-update: cannot record this start; the crash-loop gua
 func TestGuardRecordsFirstStart(t *testing.T) {
 	t.Parallel()
 	oldBin, _ := binaries(t)
-	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/web"}})
-	cfg := harness.NewConfig(t, sim)
-	cfg.Write(t)
+	_, cfg := simAndConfig(t)
 	h := handHost(t, oldBin)
 
 	d := startService(t, h.private, cfg, h.source)

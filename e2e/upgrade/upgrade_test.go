@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/e2e/harness"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/selfupdate"
@@ -45,10 +46,7 @@ var labels = []string{"e2e"}
 func TestUpgradeWaitsForBusyJob(t *testing.T) {
 	t.Parallel()
 	oldBin, newBin := binaries(t)
-	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/web"}})
-	cfg := harness.NewConfig(t, sim)
-	cfg.Add(harness.RepoTarget("web", "acme/web", labels, 1))
-	cfg.Write(t)
+	sim, cfg := simAndConfig(t, harness.RepoTarget("web", "acme/web", labels, 1))
 	h := serviceHost(t, oldBin, cfg)
 
 	// The package manager is half way through writing the new version when the daemon starts: its
@@ -135,9 +133,7 @@ func TestUpgradeWaitsForBusyJob(t *testing.T) {
 func TestIdleHostTakesUpgrade(t *testing.T) {
 	t.Parallel()
 	oldBin, newBin := binaries(t)
-	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/web"}})
-	cfg := harness.NewConfig(t, sim)
-	cfg.Write(t)
+	sim, cfg := simAndConfig(t)
 	h := serviceHost(t, oldBin, cfg)
 
 	d := startService(t, h.private, cfg, h.source)
@@ -157,6 +153,15 @@ func TestIdleHostTakesUpgrade(t *testing.T) {
 		t.Fatalf("the upgraded daemon exited %d on SIGTERM; want 0", code)
 	}
 	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+}
+
+// simAndConfig starts a simulator serving acme/web and writes the harness's fast config with targets.
+func simAndConfig(t testing.TB, targets ...config.Target) (*harness.Sim, *harness.Config) {
+	t.Helper()
+	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/web"}})
+	cfg := harness.NewConfig(t, sim).Add(targets...)
+	cfg.Write(t)
+	return sim, cfg
 }
 
 // assertSwapped checks the files after a handover: the private path runs the new version, .old
