@@ -12,6 +12,8 @@ func TestDecide(t *testing.T) {
 	alive := observation{Process: p, HasProcess: true, Alive: true, ListKnown: true}
 	dead := observation{Process: p, HasProcess: true, Alive: false, ListKnown: true}
 	exited := observation{Process: p, HasProcess: true, Exit: ExitStatus{Exited: true, Code: 0}, ListKnown: true}
+	ending := exited // exit.json written, the shim not yet gone
+	ending.Alive = true
 	none := observation{ListKnown: true}
 	unknownList := observation{}
 	listed := observation{ListKnown: true, Listed: true, ListedID: 9}
@@ -47,11 +49,13 @@ func TestDecide(t *testing.T) {
 		{"deregistered, still running: stop", at(journal.StateDeregistered), alive, stepStop},
 		{"deregistered, ended: clean", at(journal.StateDeregistered), exited, stepClean},
 		{"deregistered, never ran: clean", at(journal.StateDeregistered), none, stepClean},
+		{"deregistered, exit recorded, shim still ending: clean (the launcher allows it)", at(journal.StateDeregistered), ending, stepClean},
 		{"failed with runner id: deregister", withID(at(journal.StateFailed)), none, stepDeregister},
 		{"failed, found by name: deregister", at(journal.StateFailed), listed, stepDeregister},
 		{"failed, list unknown: wait", at(journal.StateFailed), unknownList, stepWait},
 		{"failed, unregistered process: stop", at(journal.StateFailed), alive, stepStop},
 		{"failed, nothing left: clean", at(journal.StateFailed), none, stepClean},
+		{"failed, exit recorded, shim still ending: clean (the launcher allows it)", at(journal.StateFailed), ending, stepClean},
 		{"liveness unknown: wait, whatever the state", at(journal.StateStarted), broken, stepWait},
 		{"cleaned: nothing", at(journal.StateCleaned), none, stepWait},
 	}

@@ -297,8 +297,9 @@ func (l *Launcher) Stop(ctx context.Context, h Handle) error {
 }
 
 // RemoveRuntimeDir deletes a runtime directory and everything in it. It refuses a path that is
-// not strictly below the runtime root (ErrOutsideRuntimeRoot) and a directory whose shim or
-// runner is still alive (ErrRunnerAlive). A directory that does not exist is already removed.
+// not strictly below the runtime root (ErrOutsideRuntimeRoot) and a directory whose runner, or
+// whose shim before it recorded the exit, is still alive (ErrRunnerAlive). A directory that does
+// not exist is already removed.
 func (l *Launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
 	abs, err := l.inRoot(dir)
 	if err != nil {
@@ -308,8 +309,11 @@ func (l *Launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
 		return fmt.Errorf("remove runtime directory %s: %w", abs, err)
 	}
 	if st, err := ReadShimState(abs); err == nil {
-		for _, p := range []Handle{st.Handle(), {PID: st.RunnerPID, StartTime: st.RunnerStartTime}} {
-			if p.PID <= 0 {
+		// A shim that has recorded the exit does nothing but end, so only its runner must be gone:
+		// waiting for the shim too would hold the attempt's slot for another pass.
+		_, exited, _ := ExitStatus(abs)
+		for i, p := range []Handle{st.Handle(), {PID: st.RunnerPID, StartTime: st.RunnerStartTime}} {
+			if p.PID <= 0 || (i == 0 && exited) {
 				continue
 			}
 			alive, err := Alive(p.PID, p.StartTime)

@@ -107,3 +107,33 @@ func TestMakeRemovableGrantsDirectoryPermissions(t *testing.T) {
 		}
 	}
 }
+
+// A shim that recorded the exit is only ending; its directory can go while it does (the
+// engine would otherwise hold the attempt's slot for another pass). Before the exit is
+// recorded, a live shim protects its directory.
+func TestRemoveRuntimeDirOfAnEndingShim(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	l := newTestLauncher(t, root)
+	dir := newRuntimeDir(t, root, "ending")
+	start, err := ProcessStartTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This test process stands in for the shim: alive, with a matching start time.
+	if err := writeJSONAtomic(dir, ShimStateFile, ShimState{AttemptID: "ending", PID: os.Getpid(), StartTime: start}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RemoveRuntimeDir(context.Background(), dir); !errors.Is(err, ErrRunnerAlive) {
+		t.Fatalf("RemoveRuntimeDir with a live shim and no exit status = %v, want ErrRunnerAlive", err)
+	}
+	if err := writeJSONAtomic(dir, ExitStatusFile, Exit{ExitCode: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RemoveRuntimeDir(context.Background(), dir); err != nil {
+		t.Fatalf("RemoveRuntimeDir once the exit is recorded = %v, want nil", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s still exists", dir)
+	}
+}
