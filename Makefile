@@ -20,6 +20,7 @@ test: tools lint
 
 lint:
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./e2e/...
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './bin/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 
