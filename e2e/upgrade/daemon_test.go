@@ -74,7 +74,7 @@ func startService(t testing.TB, bin string, cfg *harness.Config, source string) 
 	t.Cleanup(s.cleanup)
 	if !harness.Poll(harness.StartTimeout, func() bool { return strings.Contains(s.stdout(), "daemon running (pid ") || s.exited() }) ||
 		s.exited() {
-		t.Fatalf("%s did not print `daemon running` (exited: %v, code %d):\n%s", bin, s.exited(), s.exitCode(), s.tails())
+		t.Fatalf("%s did not print `daemon running` (exited: %v, code %d); its output follows", bin, s.exited(), s.exitCode())
 	}
 	t.Logf("%s daemon %s running", time.Now().Format("15:04:05.000"), bin)
 	return s
@@ -98,7 +98,7 @@ func (s *service) cleanup() {
 	}
 	harness.KillRunnerProcesses(s.stateDir)
 	if s.t.Failed() {
-		s.t.Logf("daemon %s output:\n%s", s.bin, s.tails())
+		s.t.Logf("daemon %s output:\n%s", s.bin, s.output())
 	}
 }
 
@@ -123,7 +123,7 @@ func (s *service) wait(t testing.TB, timeout time.Duration) int {
 	select {
 	case <-s.done:
 	case <-time.After(timeout):
-		t.Fatalf("daemon %s did not exit within %s:\n%s", s.bin, timeout, s.tails())
+		t.Fatalf("daemon %s did not exit within %s", s.bin, timeout)
 	}
 	return s.exitCode()
 }
@@ -162,7 +162,7 @@ func (s *service) waitMsg(t testing.TB, mark int, msg string, timeout time.Durat
 		found = s.findMsg(mark, msg) // written just before the exit
 	}
 	if found.Raw == "" {
-		t.Fatalf("no log record %q within %s (daemon exited: %v):\n%s", msg, timeout, s.exited(), s.tails())
+		t.Fatalf("no log record %q within %s (daemon exited: %v)", msg, timeout, s.exited())
 	}
 	t.Logf("%s daemon logged %q", found.Time.Format("15:04:05.000"), msg)
 	return found
@@ -190,7 +190,7 @@ func (s *service) snapshot(t testing.TB) status.Snapshot {
 	return snap
 }
 
-func (s *service) tails() string {
+func (s *service) output() string {
 	data, _ := os.ReadFile(s.stderrPath)
 	return "--- stdout ---\n" + s.stdout() + "--- stderr (log) ---\n" + string(data)
 }
