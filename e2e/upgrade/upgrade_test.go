@@ -129,7 +129,8 @@ func TestUpgradeWaitsForBusyJob(t *testing.T) {
 }
 
 // TestIdleHostTakesUpgrade: with no target at all, a new source binary is still taken (there is
-// nothing to drain), and the restarted private copy is the new version.
+// nothing to drain), and the restarted private copy is the new version. Before that, a non-atomic
+// copy over the source while the daemon watches (in place, cut off half way) is ignored.
 func TestIdleHostTakesUpgrade(t *testing.T) {
 	t.Parallel()
 	oldBin, newBin := binaries(t)
@@ -138,6 +139,14 @@ func TestIdleHostTakesUpgrade(t *testing.T) {
 
 	d := startService(t, h.private, cfg, h.source)
 	mark := d.mark()
+	h.writePartial(t, newBin)
+	d.waitMsg(t, mark, msgDoesNotRun, watchTimeout)
+	if c := d.findMsg(mark, msgConfirmed); c.Raw != "" || d.exited() {
+		t.Fatalf("the partial source binary was taken as an upgrade (daemon exited: %v): %s", d.exited(), c.Raw)
+	}
+	assertVersion(t, h.private, oldVersion)
+
+	mark = d.mark()
 	h.dropAtomically(t, newBin)
 	d.waitMsg(t, mark, msgConfirmed, watchTimeout)
 	if code := d.wait(t, eventTimeout); code != exitUpgradePending {
