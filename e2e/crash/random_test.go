@@ -54,8 +54,9 @@ func TestRandomKill9UnderLoad(t *testing.T) {
 		d.Kill9()
 		s.expectKilled(d, time.Second, fmt.Sprintf("round %d", round))
 	}
-	t.Logf("%d jobs queued across %d kills", len(s.jobs), *rounds)
+	t.Logf("%d jobs queued across %d kills; %s", len(s.jobs), *rounds, s.budget())
 	s.settle(s.start())
+	t.Logf("settled; %s", s.budget())
 }
 
 // wait paces the job stream and the kill moments (load generation, not waiting for an event).

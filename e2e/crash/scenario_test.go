@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -201,9 +202,20 @@ func (s *scenario) dump(d *harness.Daemon) string {
 		}
 		fmt.Fprintf(&b, "  %s (%d) %s online=%v job %d %s\n", r.Name, r.RunnerID, r.Scope, r.Online, r.JobID, removed)
 	}
+	b.WriteString(s.budget() + "\n")
 	live, err := harness.LiveAttempts(s.cfg.StateDir)
 	fmt.Fprintf(&b, "attempts with a live process: %v (err %v)\n", slices.Sorted(maps.Keys(live)), err)
 	return b.String()
+}
+
+// budget says how much of the token's REST budget the daemons used: a spent budget stalls every pass.
+func (s *scenario) budget() string {
+	tok, err := os.ReadFile(s.sim.TokenFile)
+	if err != nil {
+		return fmt.Sprintf("REST budget: %v", err)
+	}
+	limit, used, reset := s.sim.RateUsage(strings.TrimSpace(string(tok)))
+	return fmt.Sprintf("REST budget of the token: %d of %d used, resets %s", used, limit, reset.Format(time.TimeOnly))
 }
 
 // pollUntil reports whether cond became true within timeout; it awaits real process and file events.
