@@ -51,7 +51,7 @@ func startService(t testing.TB, bin string, cfg *harness.Config, source string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.cmd = exec.Command(bin, "daemon", "--config", cfg.Path, "--upgrade-source", source)
+	s.cmd = exec.Command(bin, "daemon", "--config", cfg.Path, "--upgrade-source", source, "--upgrade-poll-interval", watchPoll.String())
 	s.cmd.Env = environ()
 	s.cmd.Stdout, s.cmd.Stderr = stdout, stderr
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

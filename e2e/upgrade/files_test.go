@@ -4,10 +4,12 @@ package upgrade
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,10 +83,16 @@ func (h host) dropAtomically(t testing.TB, bin string) {
 
 // writePartial overwrites h.source in place with the first half of bin and closes it: what a copy
 // that was interrupted (or is still being flushed by a non-atomic `cp`) leaves. Executing it fails.
+// While the watcher is running the current source with --version, Linux refuses to open it for
+// writing (ETXTBSY), as it would refuse `cp`; the write is retried until the probe is over.
 func (h host) writePartial(t testing.TB, bin string) {
 	t.Helper()
 	data := readFile(t, bin)
-	if err := os.WriteFile(h.source, data[:len(data)/2], 0o755); err != nil {
+	var err error
+	if !harness.Poll(eventTimeout, func() bool {
+		err = os.WriteFile(h.source, data[:len(data)/2], 0o755)
+		return !errors.Is(err, syscall.ETXTBSY)
+	}) || err != nil {
 		t.Fatal(err)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/e2e/harness"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
-	"github.com/runner-manager/runner-manager/selfupdate"
 )
 
 // The daemon's log messages this test waits for (docs/upgrades.md, "What you will see").
@@ -27,12 +26,13 @@ const (
 const (
 	exitUpgradePending = 75 // cmd/runner-manager/exitcodes.go, docs/exit-codes.md
 
-	// watchTimeout covers one period of the source watcher, which the daemon does not let a test
-	// shorten (selfupdate.DefaultInterval, no flag, config key or variable), plus a loaded machine.
-	watchTimeout = selfupdate.DefaultInterval + 20*time.Second
+	// watchPoll is the source watcher's period in these tests (the hidden --upgrade-poll-interval;
+	// operators run with selfupdate.DefaultInterval). watchTimeout covers one period on a loaded machine.
+	watchPoll    = 2 * time.Second
+	watchTimeout = watchPoll + 20*time.Second
 	// busyJob outlasts the watcher's period after the job starts, so the upgrade is confirmed while
 	// the runner is busy and the drain has a job to wait for.
-	busyJob      = selfupdate.DefaultInterval + 10*time.Second
+	busyJob      = watchPoll + 13*time.Second
 	eventTimeout = 30 * time.Second // a start, a log line or a job state change follows
 )
 

@@ -86,21 +86,28 @@ func Run(ctx context.Context, o Options) error {
 		log.Warn("config warning", "problem", w.String())
 	}
 
+	lock, err := lockStateDir(ctx, cfg.Daemon.StateDir)
+	if err != nil {
+		return err
+	}
 	guard, err := newGuard(o, cfg.Daemon.StateDir, log)
 	if err != nil {
+		_ = lock.Release()
 		return classed(ErrLocalState, err)
 	}
 	if guard != nil {
-		// Before anything else can fail: a binary that dies early must count as a crash.
+		// Before anything else can fail: a binary that dies early must count as a crash. After the
+		// lock, so a second daemon refused at the door does not count as a start.
 		rolledBack, err := guard.OnStart(ctx)
 		if err != nil {
 			log.Error("self-update: cannot record this start; the crash-loop guard is blind", "err", err)
 		}
 		if rolledBack {
+			_ = lock.Release()
 			return selfupdate.ErrUpgradePending
 		}
 	}
-	d, err := start(ctx, o, cfg, log)
+	d, err := start(ctx, o, cfg, log, lock)
 	if err != nil {
 		return err
 	}
@@ -124,8 +131,8 @@ type daemon struct {
 	cfg *config.Config // the last good config
 }
 
-func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger) (_ *daemon, err error) {
-	stateDir := cfg.Daemon.StateDir
+// lockStateDir creates the state directory and takes the single-instance lock in it.
+func lockStateDir(ctx context.Context, stateDir string) (*hostlock.Lock, error) {
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, classed(ErrLocalState, fmt.Errorf("create state_dir %s: %w", stateDir, err))
 	}
@@ -136,6 +143,12 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger)
 		}
 		return nil, classed(ErrLocalState, err)
 	}
+	return lock, nil
+}
+
+// start opens everything behind the lock and applies cfg; on failure it releases the lock.
+func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger, lock *hostlock.Lock) (_ *daemon, err error) {
+	stateDir := cfg.Daemon.StateDir
 	defer func() {
 		if err != nil {
 			_ = lock.Release()

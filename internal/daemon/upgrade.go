@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/runner-manager/runner-manager/engine"
 	"github.com/runner-manager/runner-manager/internal/version"
@@ -18,6 +19,8 @@ import (
 type UpgradeOptions struct {
 	Source  string // the path a package manager replaces; "" disables self-update
 	Private string // the file this daemon runs; default os.Executable()
+	// Interval is how often Source is stat'ed; 0 = selfupdate.DefaultInterval (30 s). Tests shorten it.
+	Interval time.Duration
 }
 
 func (u UpgradeOptions) private() (string, error) {
@@ -51,11 +54,12 @@ func (d *daemon) upgradeLoop(ctx context.Context) error {
 		rejected = d.guard.Rejected()
 	}
 	o := &selfupdate.Orchestrator{
-		Candidates: &selfupdate.Watcher{Source: d.o.Upgrade.Source, Running: version.Version, Rejected: rejected, Logger: d.log},
-		Drainer:    selfupdate.DrainFunc(d.upgradeDrain),
-		Installer:  &selfupdate.Installer{Target: private, Logger: d.log},
-		Resume:     d.sup.Resume,
-		Logger:     d.log,
+		Candidates: &selfupdate.Watcher{Source: d.o.Upgrade.Source, Running: version.Version, Rejected: rejected,
+			Interval: d.o.Upgrade.Interval, Logger: d.log},
+		Drainer:   selfupdate.DrainFunc(d.upgradeDrain),
+		Installer: &selfupdate.Installer{Target: private, Logger: d.log},
+		Resume:    d.sup.Resume,
+		Logger:    d.log,
 	}
 	return o.Run(ctx)
 }
