@@ -173,8 +173,9 @@ func TestBudgetExhaustedWaitsForReset(t *testing.T) {
 	const window = 8 * time.Second
 	since := time.Now()
 	fault := sim.AddFault(ghsim.Fault{Path: "/repos/acme/web/actions/runs", Kind: ghsim.FaultBudgetExhausted, RetryAfter: window, Count: 1})
-	jobs := []int64{sim.MustQueue(t, "acme/web", e2eLabels, 500*time.Millisecond), sim.MustQueue(t, "acme/api", e2eLabels, 500*time.Millisecond)}
 	harness.Eventually(t, 30*time.Second, "the budget fault to fire", func() bool { return sim.FaultHits(fault) == 1 })
+	// Queued only now: a pass of api that read its jobs before web's 403 arrived could start one.
+	jobs := []int64{sim.MustQueue(t, "acme/web", e2eLabels, 500*time.Millisecond), sim.MustQueue(t, "acme/api", e2eLabels, 500*time.Millisecond)}
 	limited, ok := rec.First(since, http.StatusForbidden)
 	if !ok {
 		t.Fatalf("the proxy saw no 403:\n%s", rec.Dump(since))
