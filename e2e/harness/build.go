@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,9 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
 
 // Version is the version the harness links into the binary it builds.
@@ -32,13 +36,41 @@ func Build(t testing.TB) string {
 	return filepath.Join(builds.dir, "runner-manager")
 }
 
-// Main is for a suite's TestMain: it runs the tests, then removes the build directory.
+// packages holds the fake runner package of this test process: built and tarred once, served by
+// every simulator the process starts (each StartSim used to tar it again, tens of seconds under load).
+var packages struct {
+	once sync.Once
+	dir  string
+	pkg  ghsim.Package
+	err  error
+}
+
+func fakeRunnerPackage(t testing.TB) ghsim.Package {
+	t.Helper()
+	packages.once.Do(func() {
+		packages.dir, packages.err = os.MkdirTemp("", "runner-manager-e2e-pkg-")
+		if packages.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		packages.pkg, packages.err = ghsim.BuildFakeRunnerPackage(ctx, packages.dir)
+	})
+	if packages.err != nil {
+		t.Fatalf("harness: %v", packages.err)
+	}
+	return packages.pkg
+}
+
+// Main is for a suite's TestMain: it runs the tests, then removes the build directories.
 //
 //	func TestMain(m *testing.M) { harness.Main(m) }
 func Main(m *testing.M) {
 	code := m.Run()
-	if builds.dir != "" {
-		_ = os.RemoveAll(builds.dir)
+	for _, dir := range []string{builds.dir, packages.dir} {
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }

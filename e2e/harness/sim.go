@@ -54,12 +54,7 @@ func StartSim(t testing.TB, opts SimOptions) *Sim {
 	if err := os.WriteFile(tokenFile, []byte(srv.AddToken(ghsim.TokenOptions{Login: opts.Login})+"\n"), 0o600); err != nil {
 		t.Fatalf("harness: write the token file: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	pkg, err := ghsim.BuildFakeRunnerPackage(ctx, dir)
-	if err != nil {
-		t.Fatalf("harness: %v", err)
-	}
+	pkg := fakeRunnerPackage(t)
 	srv.ServeRunnerPackage(pkg)
 	return &Sim{Server: srv, TokenFile: tokenFile, Package: pkg}
 }
