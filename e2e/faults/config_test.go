@@ -195,7 +195,5 @@ func TestMalformedConfigOnReload(t *testing.T) {
 			snap.Config.LastReload, snap.Config.Generation, before.Config.Generation, snap.Targets)
 	}
 	sim.WaitJobsDone(t, jobTimeout, sim.MustQueue(t, "acme/api", e2eLabels, 200*time.Millisecond))
-	harness.AssertNoBusyKilled(t, sim, stateDir)
-	stopWithin(t, d, 15*time.Second)
-	harness.AssertNoLeaks(t, sim, stateDir)
+	stopClean(t, sim, d, 15*time.Second)
 }

@@ -56,9 +56,7 @@ func TestRevokedTokenFileRecoversWithoutRestart(t *testing.T) {
 		t.Errorf("the daemon's pid changed from %d to %d: it restarted", pid, now)
 	}
 	assertNoSecret(t, d, old, fresh)
-	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
-	stopWithin(t, d, drainBound(cfg))
-	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+	stopClean(t, sim, d, drainBound(cfg))
 }
 
 // TestRevokedCredentialShutdownIsBounded (promise 5): with the credential revoked, an idle runner
@@ -135,9 +133,7 @@ func TestDeviceFlowLoginRecoversDeadSignIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertNoSecret(t, d, first.AccessToken, first.RefreshToken, second.AccessToken, second.RefreshToken)
-	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
-	stopWithin(t, d, drainBound(cfg))
-	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+	stopClean(t, sim, d, drainBound(cfg))
 }
 
 var userCode = regexp.MustCompile(`\b[A-Z0-9]{4}-[A-Z0-9]{4}\b`)

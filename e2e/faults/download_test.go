@@ -123,7 +123,5 @@ func TestCorruptRunnerDownloadIsRefused(t *testing.T) {
 	if left := cacheLeftovers(t, cfg.StateDir, corruptVersion); len(left) > 0 {
 		t.Errorf("the runner cache keeps files of the refused download: %v", left)
 	}
-	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
-	stopWithin(t, d, drainBound(cfg))
-	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+	stopClean(t, sim, d, drainBound(cfg))
 }

@@ -101,6 +101,15 @@ func stopWithin(t testing.TB, d *harness.Daemon, bound time.Duration) string {
 	return out
 }
 
+// stopClean ends a test: no busy runner was killed, SIGTERM ends the daemon within bound, and
+// nothing leaked (promises 1, 5 and 2).
+func stopClean(t testing.TB, sim *harness.Sim, d *harness.Daemon, bound time.Duration) {
+	t.Helper()
+	harness.AssertNoBusyKilled(t, sim, d.StateDir)
+	stopWithin(t, d, bound)
+	harness.AssertNoLeaks(t, sim, d.StateDir)
+}
+
 // drainBound is how long a stop of cfg's daemon may take.
 func drainBound(cfg *harness.Config) time.Duration {
 	return cfg.File.Daemon.ShutdownDrainTimeout.D() + stopSlack

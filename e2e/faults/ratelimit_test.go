@@ -91,9 +91,7 @@ func TestServerErrorStormBacksOffAndRecovers(t *testing.T) {
 
 	sim.WaitJobsDone(t, jobTimeout, jobs...)
 	waitTarget(t, d, "web", 30*time.Second, "healthy again", healthy)
-	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
-	stopWithin(t, d, drainBound(cfg))
-	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+	stopClean(t, sim, d, drainBound(cfg))
 }
 
 // passStarts are the runner listings (the first call of every pass) that reached the proxy after t.
@@ -152,9 +150,7 @@ func TestSecondaryLimitsHonourRetryAfter(t *testing.T) {
 			}
 		})
 	}
-	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
-	stopWithin(t, d, drainBound(cfg))
-	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+	stopClean(t, sim, d, drainBound(cfg))
 }
 
 // TestBudgetExhaustedWaitsForReset: GitHub answers 403 with x-ratelimit-remaining 0 and a reset a
@@ -204,7 +200,5 @@ func TestBudgetExhaustedWaitsForReset(t *testing.T) {
 	for _, name := range []string{"web", "api"} {
 		waitTarget(t, d, name, 30*time.Second, "healthy after the reset", healthy)
 	}
-	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
-	stopWithin(t, d, drainBound(cfg))
-	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+	stopClean(t, sim, d, drainBound(cfg))
 }

@@ -62,9 +62,7 @@ func TestWebhookDropFallsBackToPoll(t *testing.T) {
 	}
 	t.Logf("pickup: delivered %s, dropped (found by the %s poll) %s",
 		pickupLatency(t, sim, delivered), slowPoll, pickupLatency(t, sim, dropped))
-	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
-	stopWithin(t, d, drainBound(cfg))
-	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+	stopClean(t, sim, d, drainBound(cfg))
 }
 
 // TestWebhookDuplicatesRunNothingTwice: every delivery arrives twice with the same
@@ -97,9 +95,7 @@ func TestWebhookDuplicatesRunNothingTwice(t *testing.T) {
 	if len(regs) != len(jobs) {
 		t.Errorf("%d jobs with duplicated deliveries made %d registrations; want one each: %+v", len(jobs), len(regs), regs)
 	}
-	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
-	stopWithin(t, d, drainBound(cfg))
-	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+	stopClean(t, sim, d, drainBound(cfg))
 }
 
 // TestHostileWebhookBodies: requests anyone could send to the webhook listener are refused with a
@@ -185,7 +181,5 @@ func TestHostileWebhookBodies(t *testing.T) {
 	if ds := deliveriesOf(sim, job, "queued"); len(ds) != 1 || ds[0].StatusCode != http.StatusAccepted {
 		t.Errorf("a genuine delivery after the hostile ones was not accepted: %+v", ds)
 	}
-	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
-	stopWithin(t, d, drainBound(cfg))
-	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+	stopClean(t, sim, d, drainBound(cfg))
 }
