@@ -50,15 +50,16 @@ func TestOfflineTargetsDoNotSlowAHealthyOne(t *testing.T) {
 		sim.WaitJobsDone(t, jobTimeout, id)
 		worst = max(worst, pickupLatency(t, sim, id))
 	}
-	// The healthy target's jobs wait at most a poll interval (+10 % jitter) longer than alone.
-	if bound := baseline + 1100*time.Millisecond; worst > bound {
+	// The healthy target's jobs wait at most a poll interval (+10 % jitter) longer than alone, plus
+	// a second for a loaded machine; a neighbour's hanging call (30 s per attempt) is far beyond.
+	if bound := baseline + 2100*time.Millisecond; worst > bound {
 		t.Errorf("with broken neighbours the healthy target's slowest pickup took %s; alone %s (bound %s)", worst, baseline, bound)
 	}
 	// Its passes keep their rhythm: no gap between two passes longer than alone (or than the poll
-	// interval with jitter), plus a second for a pass that launched a runner.
+	// interval with jitter), plus two seconds for a pass that launched a runner on a loaded machine.
 	window := time.Since(since)
 	passes := passStarts(rec, since).filter("/repos/acme/web/")
-	if gap, bound := passes.maxGap(), max(aloneGap, 1100*time.Millisecond)+time.Second; gap > bound {
+	if gap, bound := passes.maxGap(), max(aloneGap, 1100*time.Millisecond)+2*time.Second; gap > bound {
 		t.Errorf("with broken neighbours the healthy target's passes were up to %s apart; alone %s (bound %s):\n%s",
 			gap, aloneGap, bound, rec.Dump(since))
 	}
