@@ -98,8 +98,8 @@ func (r results) renderScaleUp(p printer) {
 	p("\nIn poll mode a job waits for the target's next pass (passes are jittered by ±10%%): half a\n")
 	p("`poll_interval` on average, up to a whole one, plus the launch. The jobs one pass finds are\n")
 	p("launched one after another (JIT, prepare, start, journal writes for each), so the last of a batch\n")
-	p("also waits for the launches before it: with jobs arriving faster than passes, p50 sits above half\n")
-	p("the interval. In webhook mode the `workflow_job` delivery wakes the target at once, so what\n")
+	p("also waits for the launches before it, which pushes p50 above half the interval when one pass\n")
+	p("finds many jobs or the host is busy. In webhook mode the `workflow_job` delivery wakes the target at once, so what\n")
 	p("remains is one pass (list runners, list queued runs and their jobs), the JIT registration, the\n")
 	p("runner's start (figure 5), and the fake runner's first job poll (every 50 ms).\n\n")
 	for _, s := range r.ScaleUp {
