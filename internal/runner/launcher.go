@@ -326,6 +326,9 @@ func (l *Launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
 		}
 	}
 	root, err := os.OpenRoot(l.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // no runtime root yet (no runner ever started here): nothing below it to remove
+	}
 	if err != nil {
 		return fmt.Errorf("remove runtime directory %s: open runtime root: %w", abs, err)
 	}

@@ -137,3 +137,14 @@ func TestRemoveRuntimeDirOfAnEndingShim(t *testing.T) {
 		t.Fatalf("%s still exists", dir)
 	}
 }
+
+// A launch that failed before any runner ever started on this host (say, a corrupt download)
+// leaves no runtime root at all; concluding it must not fail on that.
+func TestRemoveRuntimeDirWithoutRuntimeRoot(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "runners") // never created
+	l := newTestLauncher(t, root)
+	if err := l.RemoveRuntimeDir(context.Background(), filepath.Join(root, "attempt-1")); err != nil {
+		t.Fatalf("RemoveRuntimeDir under a missing runtime root = %v, want nil (nothing to remove)", err)
+	}
+}
