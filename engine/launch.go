@@ -104,12 +104,15 @@ func (l *loop) abandon(ctx context.Context, t config.Target, a journal.Attempt, 
 // finish records the pass in the target's status and picks the wait before the next pass.
 func (l *loop) finish(now time.Time, poll time.Duration, draining bool, demand int, owned []journal.Attempt, passErr error) time.Duration {
 	s := l.sup
+	// The loop sleeps from the pass's end, so backoff deadlines and LastPass count from there: a
+	// pass that spent 15 s in retries would otherwise report a backoff already over.
+	end := s.clock.Now()
 	wait := jitter(s.rand, poll)
 	if draining {
 		wait = s.opts.DrainPoll
 	}
 	if passErr != nil {
-		wait = l.backoff.next(passErr, now, poll, s.rand)
+		wait = l.backoff.next(passErr, end, poll, s.rand)
 		if draining {
 			wait = min(wait, s.opts.DrainPoll*10)
 		}
@@ -131,7 +134,7 @@ func (l *loop) finish(now time.Time, poll time.Duration, draining bool, demand i
 	}
 	b := l.backoff
 	l.status.set(func(st *TargetStatus) {
-		st.Mode, st.Draining, st.Demand, st.LastPass = l.last.Mode, draining, demand, now
+		st.Mode, st.Draining, st.Demand, st.LastPass = l.last.Mode, draining, demand, end
 		st.Owned, st.Busy, st.Idle, st.Starting = len(owned), busy, idle, starting
 		st.Backoff, st.BackoffUntil, st.LastError = b.class, b.until, ""
 		if passErr != nil {
