@@ -164,7 +164,7 @@ func (s *Supervisor) resume(level slog.Level, msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.runCtx != nil && s.cfg.Load() != nil {
-		s.syncLoopsLocked()
+		s.syncLoopsLocked(wakeAll)
 	}
 }
 

@@ -151,7 +151,7 @@ func (s *Supervisor) Apply(ctx context.Context, cfg *config.Config) (Report, err
 	}
 	s.events.emit(slog.LevelInfo, "", "", EventReload, fmt.Sprintf("config generation %d applied: %s", s.gen, r.summary()))
 	if s.runCtx != nil {
-		s.syncLoopsLocked()
+		s.syncLoopsLocked(r.affected())
 	}
 	return r, nil
 }
@@ -187,12 +187,15 @@ func (r Report) summary() string {
 	return strings.Join(parts, "; ")
 }
 
-// syncLoopsLocked starts a loop for every enabled target without one and wakes every other loop so
-// it reads the new snapshot now (a loop whose target is gone starts draining on that pass).
-func (s *Supervisor) syncLoopsLocked() {
+// syncLoopsLocked starts a loop for every enabled target without one and wakes the existing loops
+// that wake selects, so they read the new snapshot now (a loop whose target is gone starts
+// draining on that pass). New loops need no wake: their first pass starts at once.
+func (s *Supervisor) syncLoopsLocked(wake func(name string) bool) {
 	cfg := s.cfg.Load()
-	for _, l := range s.loops {
-		l.poke() // new loops below need none: their first pass starts at once
+	for key, l := range s.loops {
+		if wake(key.name) {
+			l.poke()
+		}
 	}
 	for _, t := range cfg.Targets {
 		if !t.IsEnabled() {
@@ -203,6 +206,28 @@ func (s *Supervisor) syncLoopsLocked() {
 			s.startLoopLocked(key, t)
 		}
 	}
+}
+
+// wakeAll is the syncLoopsLocked selector for a start or a resume: every loop looks now.
+func wakeAll(string) bool { return true }
+
+// affected selects the loops a reload concerns: the targets it removed, disabled, re-pointed or
+// changed. A change of [daemon] or another section concerns every loop (host capacity, the
+// credential); any other loop reads the new snapshot on its next pass, untouched.
+func (r Report) affected() func(name string) bool {
+	if len(r.Daemon) > 0 || len(r.Sections) > 0 {
+		return wakeAll
+	}
+	names := map[string]bool{}
+	for _, list := range [][]string{r.Removed, r.Disabled, r.Restarted} {
+		for _, n := range list {
+			names[n] = true
+		}
+	}
+	for _, c := range r.Changed {
+		names[c.Name] = true
+	}
+	return func(name string) bool { return names[name] }
 }
 
 func (s *Supervisor) startLoopLocked(key loopKey, last config.Target) {
@@ -265,7 +290,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 	s.runCtx, s.cancel = context.WithCancel(ctx)
 	if s.cfg.Load() != nil {
-		s.syncLoopsLocked()
+		s.syncLoopsLocked(wakeAll)
 	}
 	s.recoverLeftoversLocked(live)
 	runCtx := s.runCtx

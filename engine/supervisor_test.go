@@ -68,6 +68,33 @@ func TestApplyChangedFieldsTakeEffectNextPassWithoutRestart(t *testing.T) {
 	}
 }
 
+// A reload that changes one target runs a pass of that loop alone: the others read the new snapshot
+// on their own schedule (with 1,000 targets, waking all of them cost 1,000 passes per edit).
+func TestApplyWakesOnlyTheLoopsItConcerns(t *testing.T) {
+	h := newHarness(t)
+	a, b := baseTarget("a"), baseTarget("b")
+	h.begin(cfgOf(a, b))
+	h.settle(2)
+	beforeA, beforeB := h.passCount("a"), h.passCount("b")
+	a.MinIdle = 1
+	if r := h.apply(cfgOf(a, b)); len(r.Changed) != 1 || r.Changed[0].Name != "a" {
+		t.Fatalf("report = %+v, want only a changed", r)
+	}
+	h.waitPass("a", beforeA)
+	h.settle(2)
+	if got := h.passCount("b"); got != beforeB {
+		t.Fatalf("an edit of a ran %d pass(es) of b", got-beforeB)
+	}
+
+	// A host-wide change concerns every loop.
+	cfg := cfgOf(a, b)
+	cfg.Daemon.MaxRunners++
+	beforeA, beforeB = h.passCount("a"), h.passCount("b")
+	h.apply(cfg)
+	h.waitPass("a", beforeA)
+	h.waitPass("b", beforeB)
+}
+
 func TestNoEnabledTargetsMakesNoCallsAndStillStops(t *testing.T) {
 	clock := enginetest.NewFakeClock(time.Unix(0, 0))
 	j := enginetest.NewJournal(testHost)
