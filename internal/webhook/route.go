@@ -9,13 +9,14 @@ import (
 
 // Route names the targets whose loops an event should wake: enabled targets for the event's
 // repository (or its organisation) whose runners could take the job, by the same label rule the
-// poll uses. A queued job (demand appeared), an in-progress one (a runner went busy: it must not be
-// reaped, and its pick-up is measured when seen) and a completed one (an ephemeral runner is done and
-// its slot can be refilled) are worth an early pass; "waiting" changes nothing a pass acts on.
+// poll uses. A queued job (demand appeared) and a completed one (an ephemeral runner is done and its
+// slot can be refilled) are worth an early pass. An in_progress one is not: each pass spends GitHub
+// budget, and a runner that took a job is safe without it (a reap of it is refused as busy), so it
+// is seen busy on the next poll; waking on it too raised the cost per job by half (docs/benchmarks.md).
 // Names compare case-insensitively, as GitHub's do. A target not routed still sees the job on its poll.
 func Route(ev Event, targets []config.Target) []string {
 	switch ev.Action {
-	case "queued", "in_progress", "completed":
+	case "queued", "completed":
 	default:
 		return nil
 	}
