@@ -122,7 +122,9 @@ func TestSyntaxErrorsArePositioned(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
 		{"c.toml", "[daemon]\nmax_runners = = 1\n", "2:15: TOML syntax:"},
 		{"c.toml", "a = 1\na = 2\n", "2:1: TOML syntax:"},
-		{"c.yaml", "daemon:\n  a: 1\n b: 2\n", "2:1: YAML syntax: did not find expected key"},
+		{"c.yaml", "daemon:\n  a: 1\n b: 2\n", "3:1: YAML syntax: did not find expected key"},
+		{"c.yaml", "daemon:\n  max_runners: 1\ntarget:\n  - name: a\n    labels: [x\n    max_runners: 2\n", "5:1: YAML syntax: did not find expected ',' or ']'"},
+		{"c.yaml", "daemon:\n  state_dir: \"/x\n", "2:1: YAML syntax: found unexpected end of stream"},
 		{"c.yaml", "- 1\n", "1:1: YAML: the document must be a mapping"},
 	} {
 		got := problemsOf(loadIn(t, tc.name, tc.body))

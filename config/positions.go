@@ -188,6 +188,17 @@ func yamlPositions(data []byte) positions {
 
 var yamlLine = regexp.MustCompile(`line (\d+)(?:, column (\d+))?`)
 
+// yamlParserProblems are the messages of yaml.v3's parser (as opposed to its scanner). For them it
+// reports the 0-based line of its mark (it adds one for scanner errors only), so the line is one
+// short: "d: [4" on line 7 comes back as "line 6".
+var yamlParserProblems = []string{
+	"did not find expected <stream-start>", "did not find expected <document start>",
+	"did not find expected node content", "did not find expected key",
+	"did not find expected '-' indicator", "did not find expected ',' or ']'",
+	"did not find expected ',' or '}'", "found duplicate %YAML directive",
+	"found incompatible YAML document", "found undefined tag handle", "found duplicate %TAG directive",
+}
+
 // yamlSyntax positions a yaml.Unmarshal failure; yaml.v3 reports lines (and sometimes columns)
 // only inside its message.
 func yamlSyntax(file string, err error) Problem {
@@ -203,6 +214,12 @@ func yamlSyntax(file string, err error) Problem {
 		m := yamlLine.FindStringSubmatch(msg)
 		if l, err := strconv.Atoi(m[1]); err == nil && l > 0 {
 			pr.Line = l
+			for _, p := range yamlParserProblems {
+				if strings.HasSuffix(msg, p) {
+					pr.Line = l + 1
+					break
+				}
+			}
 		}
 		if c, err := strconv.Atoi(m[2]); err == nil && c > 0 {
 			pr.Col = c
