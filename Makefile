@@ -6,7 +6,7 @@ LDFLAGS  := -X github.com/runner-manager/runner-manager/internal/version.Version
 BIN      := bin
 FUZZTIME ?= 60s
 
-.PHONY: all build test lint demo bench fuzz test-crash test-e2e tools clean
+.PHONY: all build test test-unit lint demo bench fuzz test-crash test-e2e tools clean
 
 all: build
 
@@ -14,8 +14,12 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/runner-manager ./cmd/runner-manager
 	$(GO) build -o $(BIN)/ghsim ./cmd/ghsim
 
-# The one command CI runs (.ci/run) and the README gives.
-test: tools lint
+# The one command CI runs (.ci/run) and the README gives: lint, every package's tests with the race
+# detector, then the end-to-end suites (real binary against the simulator, crash points included at
+# CRASH_ROUNDS repetitions; `make test-crash` is the 20-round acceptance run).
+test: tools lint test-unit test-e2e
+
+test-unit:
 	$(GO) test -race -timeout 9m ./...
 
 lint:
@@ -37,15 +41,16 @@ fuzz:
 	$(GO) test ./config -run '^$$' -fuzz FuzzLoadTOML -fuzztime $(FUZZTIME)
 	$(GO) test ./config -run '^$$' -fuzz FuzzLoadYAML -fuzztime $(FUZZTIME)
 
-# End-to-end suite (docs/testing.md): the real binary against ghsim with fake runners. The harness
-# (e2e/harness) builds the binary and the fake runner package itself; `make test` never compiles
-# these files (build tag e2e).
+# End-to-end suites (docs/testing.md): the real binary against ghsim with fake runners. The harness
+# (e2e/harness) builds the binary and the fake runner package itself; test-unit never compiles
+# these files (build tag e2e). Part of `make test`.
+CRASH_ROUNDS ?= 2
 test-e2e:
-	$(GO) test -tags e2e -count=1 -timeout 20m $(E2EFLAGS) ./e2e/...
+	ROUNDS=$(CRASH_ROUNDS) $(GO) test -tags e2e -count=1 -timeout 20m $(E2EFLAGS) ./e2e/...
 
 # Crash suite (docs/testing.md, "Crash tests"): kill -9 at every crash point and at random moments
-# under load, ROUNDS times each. CI runs `make test-crash ROUNDS=2`; the acceptance run is the
-# default. SEED=<n> replays a failed random run's job stream and kill moments. Every test and crash
+# under load, ROUNDS times each. CI runs it inside test-e2e at CRASH_ROUNDS=2; the acceptance run
+# is this target's default of 20. SEED=<n> replays a failed random run's job stream and kill moments. Every test and crash
 # point runs at once (-parallel 12): they mostly wait on 1 s polls, and the slowest point sets the time.
 ROUNDS ?= 20
 test-crash:
