@@ -67,6 +67,10 @@ func TestEnvOverrides(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tc.env, got, tc.want)
 		}
 	}
+	// The crash tests' switch is no setting and no mistake either.
+	if got := problemsOf(loadIn(t, "c.toml", auth+"[daemon]\nmax_runners = 2\n", "RUNNER_MANAGER_TEST_CRASH_AT=after-jit")); len(got) != 0 {
+		t.Errorf("RUNNER_MANAGER_TEST_CRASH_AT: got %q, want no problem", got)
+	}
 }
 
 // TestExamplesEquivalent proves examples/config.toml and examples/config.yaml say the same thing.
