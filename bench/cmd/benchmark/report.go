@@ -134,7 +134,7 @@ func (r results) renderREST(p printer) {
 	p("budget is 5,000 requests per hour per token (15,000 for some App installations). Under load the\n")
 	p("window runs from the first job queued to the last job completed, so its per-hour rate is that of a\n")
 	p("job arriving every spacing; the per-job column does not depend on the arrival rate. In webhook\n")
-	p("mode each job's three deliveries (queued, in_progress, completed) each wake a pass, and a pass\n")
+	p("mode a job's queued and completed deliveries each wake a pass (in_progress does not), and a pass\n")
 	p("whose runs or jobs changed is charged, so a job costs more budget than in poll mode, where one\n")
 	p("pass sees many jobs at once.\n\n")
 	for _, s := range r.Idle {
@@ -149,8 +149,12 @@ func (r results) renderREST(p printer) {
 		p("**Reload burst.** Editing one target (max_runners) of the running %d-target daemon's file: the\n", s.Targets)
 		p("daemon logged `config reloaded` %s after the new file was renamed into place (file watch, load,\n", secs(rl.Took))
 		p("validate, apply). In the %s after the edit it sent %d requests (%d answered 304; %s), where the\n", rl.AfterWindow, rl.After.Requests, rl.After.NotModified, kinds(rl.After))
-		p("idle rate predicts %.0f: Apply wakes every target's loop for a pass, not only the edited one (see\n", rl.IdleSameSpan)
-		p("figure 4, passes woken).\n\n")
+		if float64(rl.After.Requests) > rl.IdleSameSpan {
+			p("idle rate predicts %.0f: the reload woke more loops than the edited one (see figure 4, passes\n", rl.IdleSameSpan)
+			p("woken).\n\n")
+		} else {
+			p("idle rate predicts %.0f: only the edited target's loop ran a pass at once (figure 4, passes woken).\n\n", rl.IdleSameSpan)
+		}
 	}
 }
 
