@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/httpserve"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/internal/webhook"
 	"github.com/runner-manager/runner-manager/selfupdate"
@@ -22,6 +23,14 @@ import (
 func (d *daemon) run(ctx context.Context) (err error) {
 	defer d.close()
 	cfg := d.config()
+	// Built before any part starts, so a refusal (unreadable secret) leaves nothing running.
+	var hook *webhook.Server
+	if wh := cfg.Webhook; wh != nil {
+		var err error
+		if hook, err = d.webhookServer(*wh); err != nil {
+			return fmt.Errorf("webhook: %w", err)
+		}
+	}
 
 	// parts ends the listeners, watchers and the supervisor's loops; ctx (the caller's) ends the daemon.
 	parts, stopParts := context.WithCancel(context.WithoutCancel(ctx))
@@ -59,12 +68,8 @@ func (d *daemon) run(ctx context.Context) (err error) {
 		})
 	}
 	if wh := cfg.Webhook; wh != nil {
-		srv, err := d.webhookServer(*wh)
-		if err != nil {
-			return fmt.Errorf("webhook: %w", err)
-		}
 		g.Go(func() error {
-			if err := srv.ListenAndServe(gctx); err != nil && gctx.Err() == nil {
+			if err := hook.ListenAndServe(gctx); err != nil && gctx.Err() == nil {
 				d.log.Error("webhook listener stopped; demand falls back to polling", "listen", wh.Listen, "err", err)
 			}
 			return nil
@@ -236,17 +241,13 @@ func (d *daemon) webhookServer(wh config.Webhook) (*webhook.Server, error) {
 // serveHTTP serves h on addr until ctx ends. A listener that fails is logged, not fatal: the
 // runners matter more than the view of them.
 func (d *daemon) serveHTTP(ctx context.Context, what, addr string, h http.Handler) error {
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		d.log.Error("cannot listen; the endpoint is off", "endpoint", what, "listen", addr, "err", err)
 		return nil
 	}
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close()
-	}()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	if err := httpserve.Serve(ctx, what, srv, ln); err != nil {
 		d.log.Error("endpoint stopped", "endpoint", what, "listen", addr, "err", err)
 	}
 	return nil
