@@ -12,7 +12,7 @@ import (
 // poll uses. A queued job (demand appeared) and a completed one (an ephemeral runner is done and its
 // slot can be refilled) are worth an early pass. An in_progress one is not: each pass spends GitHub
 // budget, and a runner that took a job is safe without it (a reap of it is refused as busy), so it
-// is seen busy on the next poll; waking on it too raised the cost per job by half (docs/benchmarks.md).
+// is seen busy on the next poll; waking on it too cost about a fifth more budget per job (9.9 vs 8.3).
 // Names compare case-insensitively, as GitHub's do. A target not routed still sees the job on its poll.
 func Route(ev Event, targets []config.Target) []string {
 	switch ev.Action {
