@@ -101,18 +101,28 @@ func (s *Server) inScope(rn *runner, j *job) bool {
 	return rn.scope == repoScope(j.repo) || rn.scope == orgScope(j.repo.owner)
 }
 
+// runnersJob authenticates a fake runner's call and finds the job it names, which must be the
+// runner's own; otherwise it has answered and returns nil. Callers hold s.mu.
+func (s *Server) runnersJob(w http.ResponseWriter, r *http.Request, req *runnerproto.JobRequest) *job {
+	rn := s.runnerCall(w, r, req)
+	if rn == nil {
+		return nil
+	}
+	j := s.jobs[req.JobID]
+	if j == nil || j.runnerID != rn.id {
+		http.Error(w, "not this runner's job", http.StatusNotFound)
+		return nil
+	}
+	return j
+}
+
 // handleRunnerJob tells a busy runner whether FinishJob ended its job early.
 func (s *Server) handleRunnerJob(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var req runnerproto.JobRequest
-	rn := s.runnerCall(w, r, &req)
-	if rn == nil {
-		return
-	}
-	j := s.jobs[req.JobID]
-	if j == nil || j.runnerID != rn.id {
-		http.Error(w, "not this runner's job", http.StatusNotFound)
+	j := s.runnersJob(w, r, &req)
+	if j == nil {
 		return
 	}
 	writeJSON(w, http.StatusOK, runnerproto.JobStatus{Finish: j.finish || j.status == StatusCompleted, Conclusion: j.finishAs})
@@ -123,13 +133,8 @@ func (s *Server) handleRunnerComplete(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var req runnerproto.JobRequest
-	rn := s.runnerCall(w, r, &req)
-	if rn == nil {
-		return
-	}
-	j := s.jobs[req.JobID]
-	if j == nil || j.runnerID != rn.id {
-		http.Error(w, "not this runner's job", http.StatusNotFound)
+	j := s.runnersJob(w, r, &req)
+	if j == nil {
 		return
 	}
 	concl := req.Conclusion
