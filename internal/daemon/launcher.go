@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/runner-manager/runner-manager/config"
@@ -14,32 +12,31 @@ import (
 	"github.com/runner-manager/runner-manager/internal/runner"
 )
 
-// resolveTTL bounds how long "latest" keeps meaning the same release: new releases are picked up
-// within it, and idle hosts do not ask GitHub for the downloads list on every launch.
-const resolveTTL = time.Hour
-
-// launcher adapts internal/runner (package cache, shim launcher, liveness) to engine.Launcher.
+// launcher adapts internal/runner (package policy and cache, shim launcher, liveness) to
+// engine.Launcher; the GitHub lookup of a runner version is the only thing it adds.
 type launcher struct {
-	cache *runner.Cache
-	proc  *runner.Launcher
-	gh    *gitHub
-	now   func() time.Time
-
-	mu       sync.Mutex
-	resolved map[string]resolvedPackage // runner_version as configured -> package
-}
-
-type resolvedPackage struct {
-	pkg runner.Package
-	at  time.Time
+	cache    *runner.Cache
+	packages *runner.Packages
+	proc     *runner.Launcher
+	gh       *gitHub
 }
 
 func newLauncher(cache *runner.Cache, proc *runner.Launcher, gh *gitHub, now func() time.Time) *launcher {
-	return &launcher{cache: cache, proc: proc, gh: gh, now: now, resolved: map[string]resolvedPackage{}}
+	return &launcher{cache: cache, packages: runner.NewPackages(cache, now), proc: proc, gh: gh}
 }
 
 func (l *launcher) Prepare(ctx context.Context, t config.Target, dir string) error {
-	pkg, err := l.resolve(ctx, t)
+	pkg, err := l.packages.Resolve(ctx, t.RunnerVersion, func(ctx context.Context, goos, arch, version string) (runner.Package, error) {
+		c, s, err := l.gh.scoped(t)
+		if err != nil {
+			return runner.Package{}, err
+		}
+		p, err := c.RunnerPackage(ctx, s, goos, arch, version)
+		if err != nil {
+			return runner.Package{}, classify(err)
+		}
+		return runner.Package{Version: p.Version, OS: goos, Arch: arch, URL: p.URL, SHA256: p.SHA256}, nil
+	})
 	if err != nil {
 		return err
 	}
@@ -47,63 +44,8 @@ func (l *launcher) Prepare(ctx context.Context, t config.Target, dir string) err
 	if err := l.proc.Prepare(ctx, l.cache, pkg, dir); err != nil {
 		return fmt.Errorf("runner package %s: %w", pkg.Version, err)
 	}
-	l.prune(ctx)
+	l.packages.Prune(ctx)
 	return nil
-}
-
-func (l *launcher) resolve(ctx context.Context, t config.Target) (runner.Package, error) {
-	version := t.RunnerVersion
-	if version == "" {
-		version = "latest"
-	}
-	l.mu.Lock()
-	r, ok := l.resolved[version]
-	l.mu.Unlock()
-	if ok && l.now().Sub(r.at) < resolveTTL {
-		return r.pkg, nil
-	}
-	c, s, err := l.gh.scoped(t)
-	if err != nil {
-		return runner.Package{}, err
-	}
-	goos, arch := githubPlatform()
-	p, err := c.RunnerPackage(ctx, s, goos, arch, version)
-	if err != nil {
-		return runner.Package{}, classify(err)
-	}
-	pkg := runner.Package{Version: p.Version, OS: goos, Arch: arch, URL: p.URL, SHA256: p.SHA256}
-	l.mu.Lock()
-	l.resolved[version] = resolvedPackage{pkg: pkg, at: l.now()}
-	l.mu.Unlock()
-	return pkg, nil
-}
-
-// prune drops cached packages no configured version resolves to. Runtime directories are
-// hardlinked copies, so a live runner keeps its files even when its cached version goes.
-func (l *launcher) prune(ctx context.Context) {
-	l.mu.Lock()
-	keep := map[string]bool{}
-	for _, r := range l.resolved {
-		keep[r.pkg.Key()] = true
-	}
-	l.mu.Unlock()
-	_, _ = l.cache.Prune(ctx, func(key string) bool { return keep[key] })
-}
-
-// githubPlatform spells this host's OS and architecture as GitHub's runner downloads do.
-func githubPlatform() (goos, arch string) {
-	goos, arch = runtime.GOOS, runtime.GOARCH
-	switch goos {
-	case "darwin":
-		goos = "osx"
-	}
-	switch arch {
-	case "amd64":
-		arch = "x64"
-	case "386":
-		arch = "x86"
-	}
-	return goos, arch
 }
 
 func (l *launcher) Start(ctx context.Context, spec engine.LaunchSpec) (engine.Process, error) {
