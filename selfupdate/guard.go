@@ -177,7 +177,7 @@ func (g *Guard) save(st GuardState) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(g.StateDir, GuardStateFile), append(b, '\n'), 0o600); err != nil {
+	if err := atomicfile.Write(filepath.Join(g.StateDir, GuardStateFile), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("crash-loop guard: %w", err)
 	}
 	return nil

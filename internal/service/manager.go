@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/atomicfile"
 	"github.com/runner-manager/runner-manager/selfupdate"
 )
 
@@ -86,7 +87,7 @@ func (m *Manager) install(ctx context.Context, source string) (Record, error) {
 	if err := writeRecord(p.onDisk(p.StateDir), rec); err != nil {
 		return Record{}, fmt.Errorf("service install: %w", err)
 	}
-	if err := selfupdate.WriteFileAtomic(p.onDisk(rec.Unit), []byte(unit), 0o644); err != nil {
+	if err := atomicfile.Write(p.onDisk(rec.Unit), []byte(unit), 0o644); err != nil {
 		return Record{}, fmt.Errorf("service install: %w", err)
 	}
 	if err := m.manage(ctx, "enable"); err != nil {

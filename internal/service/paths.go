@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/runner-manager/runner-manager/selfupdate"
+	"github.com/runner-manager/runner-manager/internal/atomicfile"
 )
 
 // System is the service manager a host uses.
@@ -121,5 +121,5 @@ func writeRecord(stateDir string, rec Record) error {
 	if err != nil {
 		return err
 	}
-	return selfupdate.WriteFileAtomic(filepath.Join(stateDir, RecordFile), append(b, '\n'), 0o644)
+	return atomicfile.Write(filepath.Join(stateDir, RecordFile), append(b, '\n'), 0o644)
 }

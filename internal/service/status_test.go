@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/atomicfile"
 	"github.com/runner-manager/runner-manager/selfupdate"
 )
 
@@ -70,7 +71,7 @@ func TestStatusGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := selfupdate.WriteFileAtomic(filepath.Join(m.Paths.Root, src), b, 0o755); err != nil {
+				if err := atomicfile.Write(filepath.Join(m.Paths.Root, src), b, 0o755); err != nil {
 					t.Fatal(err)
 				}
 			}
