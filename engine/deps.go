@@ -10,7 +10,7 @@ import (
 	"github.com/runner-manager/runner-manager/journal"
 )
 
-// Journal is the subset of the journal the engine uses; *journal.DB satisfies it. Plan is the
+// Journal is the subset of the journal the engine uses; *journal.Journal satisfies it (deps_test.go checks). Plan is the
 // persistent allocation point for capacity; the engine adds only an in-process mutex around it.
 type Journal interface {
 	Plan(ctx context.Context, req journal.PlanRequest) (journal.Attempt, error)

@@ -4,6 +4,6 @@
 // startup recovery from the journal.
 //
 // It never talks to GitHub, the filesystem or processes itself: it calls the small interfaces it
-// declares here (Journal, Demand, Registrar, Launcher, Clock), which cmd/runner-manager wires to
+// declares here (Journal, Demand, Registrar, Launcher, Clock), which internal/daemon wires to
 // journal, internal/github and internal/runner. It never kills a runner that may be busy.
 package engine

@@ -234,17 +234,3 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 	}
 	return a, true, nil
 }
-
-// transition writes one journal step and emits its event.
-func (l *loop) transition(ctx context.Context, a journal.Attempt, to journal.State, update func(*journal.Attempt), msg string) (journal.Attempt, error) {
-	n, err := l.sup.deps.Journal.Transition(ctx, a.ID, to, update)
-	if err != nil {
-		return a, fmt.Errorf("journal %s -> %s for attempt %s of target %s: %w", a.State, to, a.ID, l.key.name, err)
-	}
-	level := slog.LevelInfo
-	if to == journal.StateFailed {
-		level = slog.LevelWarn
-	}
-	l.emit(level, a.ID, EventKind(to), msg)
-	return n, nil
-}
