@@ -6,46 +6,22 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/runner-manager/runner-manager/internal/ghexamples"
+
 	"github.com/google/go-github/v62/github"
 )
 
-// sharedAPIDir finds GitHub's published examples: shared/github-api beside the repository root
-// (walking up from the package directory). CI clones the repo with shared/ beside it, so a
-// missing directory is a broken checkout and fails the test rather than skipping it.
-func sharedAPIDir(t *testing.T) string {
+func decodeJSON(t *testing.T, name string, b []byte) map[string]any {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "github-api")
-		if st, err := os.Stat(filepath.Join(p, "webhooks")); err == nil && st.IsDir() {
-			return p
-		}
-		if filepath.Dir(d) == d {
-			t.Fatalf("shared/github-api not found above %s: check out the shared reference data beside the repository", dir)
-		}
-	}
-}
-
-func loadJSON(t *testing.T, path string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s: %v", path, err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	return m
 }
@@ -73,9 +49,9 @@ func jsonType(v any) string {
 }
 
 // schemaTypes reads the allowed types of every workflow_job property from GitHub's schema.
-func schemaTypes(t *testing.T, dir string) map[string][]string {
+func schemaTypes(t *testing.T) map[string][]string {
 	t.Helper()
-	s := loadJSON(t, filepath.Join(dir, "webhooks", "schemas", "common", "workflow-job.schema.json"))
+	s := decodeJSON(t, "workflow-job.schema.json", ghexamples.WorkflowJobSchema())
 	out := map[string][]string{}
 	for k, v := range s["properties"].(map[string]any) {
 		prop := v.(map[string]any)
@@ -129,8 +105,7 @@ func dig(m map[string]any, path string) (any, bool) {
 // published workflow_job example: the same workflow_job key set, types the schema allows, and the
 // same types for every field runner-manager reads.
 func TestWebhookPayloadsMatchGitHubExamples(t *testing.T) {
-	dir := sharedAPIDir(t)
-	types := schemaTypes(t, dir)
+	types := schemaTypes(t)
 	s := newTestServer(t, Options{})
 	s.CreateRepo("octo-org", "octo-repo")
 	key := rsaKey(t)
@@ -164,13 +139,13 @@ func TestWebhookPayloadsMatchGitHubExamples(t *testing.T) {
 	read := []string{"action", "workflow_job.id", "workflow_job.run_id", "workflow_job.status", "workflow_job.labels",
 		"workflow_job.created_at", "workflow_job.started_at", "workflow_job.head_branch", "workflow_job.name",
 		"repository.full_name", "repository.name", "repository.owner.login", "organization.login", "installation.id"}
-	files, _ := filepath.Glob(filepath.Join(dir, "webhooks", "*.json"))
-	if len(files) == 0 {
-		t.Fatalf("no webhook examples in %s", dir)
+	examples := ghexamples.Webhooks()
+	if len(examples) == 0 {
+		t.Fatal("no webhook examples in internal/ghexamples")
 	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			ex := loadJSON(t, f)
+	for name, raw := range examples {
+		t.Run(name, func(t *testing.T) {
+			ex := decodeJSON(t, name, raw)
 			action := ex["action"].(string)
 			if action == "waiting" { // the simulator has no deployment protection; a waiting job is queued to runners
 				action = "queued"

@@ -18,46 +18,19 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/ghexamples"
 )
 
 const testSecret = "It's a Secret to Everybody"
 
-// examplesDir finds ../shared/github-api/webhooks by walking up from the package directory: in a
-// developer's tree shared/ sits beside main/, in CI beside the clone. Missing is a failure, not a
-// skip, because these payloads are the ground truth the parser is tested against.
-func examplesDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		cand := filepath.Join(dir, "shared", "github-api", "webhooks")
-		if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
-			return cand
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("shared/github-api/webhooks not found in any parent of the package directory; " +
-				"the tests need GitHub's example payloads beside the repository")
-		}
-		dir = parent
-	}
-}
-
+// examples are GitHub's published workflow_job payloads (internal/ghexamples), the ground truth
+// the parser is tested against.
 func examples(t testing.TB) map[string][]byte {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(examplesDir(t), "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no example payloads found (%v)", err)
-	}
-	out := map[string][]byte{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[filepath.Base(f)] = b
+	out := ghexamples.Webhooks()
+	if len(out) == 0 {
+		t.Fatal("no example payloads in internal/ghexamples")
 	}
 	return out
 }

@@ -42,9 +42,9 @@ func (c *fakeClock) Sleeps() []time.Duration {
 	return append([]time.Duration(nil), c.sleeps...)
 }
 
-// oauthServer mimics GitHub's device-flow and refresh endpoints as documented in
-// shared/github-api/device-flow.md: JSON answers (Accept: application/json), errors as 200 with
-// {"error": ...}, refresh rotating both tokens.
+// oauthServer mimics GitHub's device-flow and refresh endpoints as GitHub's docs describe them
+// ("Authorizing OAuth apps", device flow; "Refreshing user access tokens"): JSON answers (Accept:
+// application/json), errors as 200 with {"error": ...}, refresh rotating both tokens.
 type oauthServer struct {
 	t      *testing.T
 	clock  *fakeClock
