@@ -10,9 +10,14 @@ FUZZTIME ?= 60s
 
 all: build
 
+# Static binaries (CGO_ENABLED=0), as internal/daemonproc.Build makes them for the e2e harness and
+# the demo's tests; the check is what `go version -m` prints of the build settings.
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/runner-manager ./cmd/runner-manager
-	$(GO) build -o $(BIN)/ghsim ./cmd/ghsim
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/runner-manager ./cmd/runner-manager
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/ghsim ./cmd/ghsim
+	@for b in runner-manager ghsim; do \
+		$(GO) version -m $(BIN)/$$b | grep -q 'CGO_ENABLED=0' || { echo "$(BIN)/$$b is not static (CGO_ENABLED=0)"; exit 1; }; \
+	done
 
 # The one command CI runs (.ci/run) and the README gives: lint, every package's tests with the race
 # detector, then the end-to-end suites (real binary against the simulator, crash points included at
@@ -22,9 +27,14 @@ test: tools lint test-unit test-e2e
 test-unit:
 	$(GO) test -race -timeout 9m ./...
 
+# The repository tests itself: nothing may read the reference folder beside a developer's checkout
+# (the pattern's brackets keep this line from matching itself).
 lint:
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/...
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
+	@if grep -rnE '\.\./share[d]|share[d]/github-api' --exclude-dir=.git --exclude-dir=$(BIN) .; then \
+		echo "the lines above reach outside the repository: copy what they need into testdata (with provenance)"; exit 1; fi
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './bin/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 

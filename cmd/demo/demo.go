@@ -8,11 +8,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/daemonproc"
 )
 
 const (
@@ -22,9 +23,6 @@ const (
 	leakSettle     = 20 * time.Second // ephemeral runners finishing after the daemon stopped
 	pollErrorLimit = 20               // consecutive failed polls (5 s) before giving up
 )
-
-// simURLLine matches the line bin/ghsim prints once it serves.
-var simURLLine = regexp.MustCompile(`GitHub API at (http://\S+)`)
 
 // paths are the files of one run, all below its own temporary directory.
 type paths struct {
@@ -95,8 +93,8 @@ func run(ctx context.Context, o options, out io.Writer) (res result, err error) 
 	// what it leaves running is killed: the demo leaves no process behind.
 	drainBound := cfg.Daemon.ShutdownDrainTimeout.D() + 10*time.Second
 	defer func() {
-		if !daemon.exited() {
-			fmt.Fprintf(out, "stopping the daemon (pid %d): its drain takes up to %s\n", daemon.pid(), cfg.Daemon.ShutdownDrainTimeout.D())
+		if !daemon.Exited() {
+			fmt.Fprintf(out, "stopping the daemon (pid %d): its drain takes up to %s\n", daemon.PID(), cfg.Daemon.ShutdownDrainTimeout.D())
 		}
 		stopChild(daemon, syscall.SIGTERM, drainBound)
 		if ps, perr := processesNaming(context.WithoutCancel(ctx), p.runtimeRoot+string(filepath.Separator)); perr == nil {
@@ -114,7 +112,7 @@ func run(ctx context.Context, o options, out io.Writer) (res result, err error) 
 	if verr != nil {
 		version = verr.Error()
 	}
-	fmt.Fprintf(out, "  daemon     pid %d (%s)  log %s\n", daemon.pid(), version, p.daemonLog)
+	fmt.Fprintf(out, "  daemon     pid %d (%s)  log %s\n", daemon.PID(), version, p.daemonLog)
 	fmt.Fprintf(out, "  config     %s (from %s)\n\n", p.config, o.Config)
 
 	plan := planJobs(targets, o.Jobs, o.Duration, o.MinRun, o.MaxRun, rand.New(rand.NewPCG(o.Seed, 0)))
@@ -127,10 +125,10 @@ func run(ctx context.Context, o options, out io.Writer) (res result, err error) 
 
 	// Stop the daemon as an operator would, then look for anything left behind. A stream that
 	// failed (jobs never picked up, the daemon gone) still gets its leak check and summary.
-	if !o.Quiet && !daemon.exited() {
+	if !o.Quiet && !daemon.Exited() {
 		fmt.Fprintf(live, "\nthe daemon's own view (runner-manager status --config %s):\n%s\n\n", p.config, statusView(ctx, o.BinDir, p.config))
 	}
-	fmt.Fprintf(live, "%s  %-8s SIGTERM to the daemon (pid %d)\n", time.Now().Format("15:04:05"), "stop", daemon.pid())
+	fmt.Fprintf(live, "%s  %-8s SIGTERM to the daemon (pid %d)\n", time.Now().Format("15:04:05"), "stop", daemon.PID())
 	res.DaemonErr = stopWatching(ctx, daemon, drainBound, client, tr, live)
 	res.DaemonSaid = daemonOut.last("daemon stopped")
 	if res.DaemonSaid != "" {
@@ -150,7 +148,7 @@ func run(ctx context.Context, o options, out io.Writer) (res result, err error) 
 
 // stream queues the planned jobs on time and prints events until every job has completed.
 // It returns the ids of the jobs it queued.
-func stream(ctx context.Context, o options, sim *simClient, daemon *child, plan []plannedJob, tr *tracker, live io.Writer) ([]int64, error) {
+func stream(ctx context.Context, o options, sim *simClient, daemon *daemonproc.Child, plan []plannedJob, tr *tracker, live io.Writer) ([]int64, error) {
 	start := time.Now()
 	ids := make([]int64, 0, len(plan))
 	tick := time.NewTicker(pollEvery)
@@ -179,8 +177,8 @@ func stream(ctx context.Context, o options, sim *simClient, daemon *child, plan 
 		if len(ids) == len(plan) && tr.done(ids) {
 			return ids, nil
 		}
-		if daemon.exited() {
-			return ids, fmt.Errorf("the daemon exited while jobs were waiting (%v); see its log (path above)", daemon.err)
+		if daemon.Exited() {
+			return ids, fmt.Errorf("the daemon exited while jobs were waiting (%v); see its log (path above)", daemon.Err())
 		}
 		if last := start.Add(plan[len(plan)-1].At); len(ids) == len(plan) && time.Since(last) > o.Timeout {
 			return ids, fmt.Errorf("%d of %d jobs still not completed %s after the last was queued; see the daemon's log",
@@ -196,9 +194,9 @@ func stream(ctx context.Context, o options, sim *simClient, daemon *child, plan 
 
 // stopWatching sends SIGTERM to the daemon and keeps printing events (idle runners deregistered
 // by its drain) until it has exited; it returns how the process ended.
-func stopWatching(ctx context.Context, daemon *child, grace time.Duration, sim *simClient, tr *tracker, live io.Writer) error {
+func stopWatching(ctx context.Context, daemon *daemonproc.Child, grace time.Duration, sim *simClient, tr *tracker, live io.Writer) error {
 	stopped := make(chan error, 1)
-	go func() { stopped <- daemon.stop(syscall.SIGTERM, grace) }()
+	go func() { stopped <- daemon.Stop(syscall.SIGTERM, grace) }()
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
@@ -221,52 +219,48 @@ func printEvents(w io.Writer, evs []event) {
 
 // startSim starts bin/ghsim on a free loopback port with a token file and the fake runner
 // package, and returns it with its URL once it serves.
-func startSim(ctx context.Context, o options, p paths) (*child, string, error) {
-	ready := make(chan struct{})
-	var once sync.Once
-	var url string
-	sim, err := startChild("the simulator", filepath.Join(o.BinDir, "ghsim"),
-		[]string{"--listen", "127.0.0.1:0", "--login", "demo", "--token-file", p.token, "--runner-package", p.pkg},
-		p.simLog, func(line string) {
-			if m := simURLLine.FindStringSubmatch(line); m != nil {
-				once.Do(func() { url = m[1]; close(ready) })
-			}
-		})
+func startSim(ctx context.Context, o options, p paths) (*daemonproc.Child, string, error) {
+	logf, err := os.OpenFile(p.simLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w (run `make build` first, or pass -bin)", err)
+		return nil, "", fmt.Errorf("start the simulator: open its log: %w", err)
 	}
-	if err := sim.await(ctx, ready, simStartBound, "its URL"); err != nil {
-		stopChild(sim, syscall.SIGTERM, 5*time.Second)
-		return nil, "", fmt.Errorf("%w; %s", err, logTail(p.simLog, 5))
+	sim, url, err := daemonproc.StartSim(ctx, filepath.Join(o.BinDir, "ghsim"),
+		[]string{"--listen", "127.0.0.1:0", "--login", "demo", "--token-file", p.token, "--runner-package", p.pkg},
+		logf, simStartBound)
+	if err != nil {
+		logf.Close()
+		return nil, "", fmt.Errorf("%w (run `make build` first, or pass -bin); %s", err, logTail(p.simLog, 5))
 	}
+	go func() { <-sim.Done(); logf.Close() }()
 	return sim, url, nil
 }
 
-// startDaemon starts `runner-manager daemon` and waits for its "daemon running (pid N)" line.
-func startDaemon(ctx context.Context, o options, p paths, said *lineLog) (*child, error) {
-	ready := make(chan struct{})
-	var once sync.Once
-	d, err := startChild("the daemon", filepath.Join(o.BinDir, "runner-manager"), []string{"daemon", "--config", p.config},
-		p.daemonLog, func(line string) {
-			said.add(line)
-			if readyLine.MatchString(line) {
-				once.Do(func() { close(ready) })
-			}
-		})
+// startDaemon starts `runner-manager daemon` and waits until it reports that it runs.
+func startDaemon(ctx context.Context, o options, p paths, said *lineLog) (*daemonproc.Child, error) {
+	logf, err := os.OpenFile(p.daemonLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("%w (run `make build` first, or pass -bin)", err)
+		return nil, fmt.Errorf("start the daemon: open its log: %w", err)
 	}
-	if err := d.await(ctx, ready, daemonReady, `"daemon running"`); err != nil {
-		stopChild(d, syscall.SIGTERM, 15*time.Second)
-		return nil, fmt.Errorf("%w; %s", err, logTail(p.daemonLog, 5))
+	d, err := daemonproc.StartDaemon(ctx, daemonproc.DaemonSpec{
+		Bin: filepath.Join(o.BinDir, "runner-manager"), Config: p.config, Stdout: logf, Stderr: logf,
+		OnLine: func(s daemonproc.Stream, line string) {
+			if s == daemonproc.Stdout {
+				said.add(line)
+			}
+		},
+	}, daemonReady)
+	if err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("%w (run `make build` first, or pass -bin); %s", err, logTail(p.daemonLog, 5))
 	}
-	return d, nil
+	go func() { <-d.Done(); logf.Close() }()
+	return d.Child, nil
 }
 
 // stopChild stops c if it is still running; the reason it had to be killed is in its log.
-func stopChild(c *child, sig syscall.Signal, grace time.Duration) {
+func stopChild(c *daemonproc.Child, sig syscall.Signal, grace time.Duration) {
 	if c != nil {
-		_ = c.stop(sig, grace)
+		_ = c.Stop(sig, grace)
 	}
 }
 

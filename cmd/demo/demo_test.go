@@ -5,13 +5,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/daemonproc"
 )
 
 func TestMain(m *testing.M) {
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // testBinDir holds the binaries the tests build; TestMain removes it.
 var testBinDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "demo-test-bin-") })
 
-// builds builds each binary once per test process, as `make build` does: cmd/NAME into testBinDir.
+// builds builds each binary once per test process, as `make build` does (daemonproc), into testBinDir.
 var builds sync.Map // name -> func() error
 
 func buildBinary(t *testing.T, name string) string {
@@ -35,12 +35,14 @@ func buildBinary(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	f, _ := builds.LoadOrStore(name, sync.OnceValue(func() error {
-		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build ./cmd/%s: %w\n%s", name, err, out)
+		root, out := filepath.Join("..", ".."), filepath.Join(dir, name)
+		switch name {
+		case "runner-manager":
+			return daemonproc.Build(context.Background(), root, out, "0.0.0-demo-test")
+		case "ghsim":
+			return daemonproc.BuildSim(context.Background(), root, out)
 		}
-		return nil
+		return fmt.Errorf("the demo tests build runner-manager and ghsim, not %s", name)
 	}))
 	if err := f.(func() error)(); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/readiness"
+
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
 
@@ -89,7 +91,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := srv.Start(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "ghsim: GitHub API at %s (admin API at %s/_ghsim/admin/)\n", srv.URL(), srv.URL())
+	fmt.Fprintln(out, readiness.SimLine(srv.URL()))
 	<-ctx.Done()
 	if err := srv.Close(); err != nil && !errors.Is(err, context.Canceled) {
 		return err

@@ -7,10 +7,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/readiness"
 )
 
 // TestRunServesAndWritesToken starts ghsim on a free port, reads the printed URL, and uses the
@@ -34,8 +35,8 @@ func TestRunServesAndWritesToken(t *testing.T) {
 	lines := bufio.NewScanner(pr)
 	var url string
 	for url == "" && lines.Scan() {
-		if m := regexp.MustCompile(`GitHub API at (http://\S+)`).FindStringSubmatch(lines.Text()); m != nil {
-			url = m[1]
+		if u, ok := readiness.ParseSim(lines.Text()); ok {
+			url = u
 		}
 	}
 	go func() { _, _ = io.Copy(io.Discard, pr) }()

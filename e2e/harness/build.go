@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/daemonproc"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
 
@@ -75,6 +75,8 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// build makes the harness's binary the way `make build` does (daemonproc.Build: static, version
+// linked in).
 func build() (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
@@ -84,29 +86,32 @@ func build() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("create the build directory: %w", err)
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
-	ldflags := "-X github.com/runner-manager/runner-manager/internal/version.Version=" + Version
-	cmd := exec.Command(goBin, "build", "-ldflags", ldflags, "-o", filepath.Join(dir, "runner-manager"), "./cmd/runner-manager")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := daemonproc.Build(ctx, root, filepath.Join(dir, "runner-manager"), Version); err != nil {
 		_ = os.RemoveAll(dir)
-		return "", fmt.Errorf("go build ./cmd/runner-manager failed: %w\n%s", err, out)
+		return "", err
 	}
 	return dir, nil
 }
 
-// moduleRoot is the repository checkout this package was compiled from (two levels up).
+// BuildVersion links cmd/runner-manager again with another version, at out (the compile cache is
+// warm from Build, so only the link step runs). The upgrade tests install it over the harness's build.
+func BuildVersion(version, out string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	return daemonproc.Build(ctx, root, out, version)
+}
+
+// moduleRoot is the repository checkout this package was compiled from.
 func moduleRoot() (string, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
 		return "", fmt.Errorf("cannot locate the harness source to find the module root")
 	}
-	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		return "", fmt.Errorf("no go.mod at %s: run the e2e tests from a checkout of the repository", root)
-	}
-	return root, nil
+	return daemonproc.ModuleRoot(filepath.Dir(file))
 }

@@ -1,16 +1,10 @@
 package harness
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,63 +12,62 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/daemonproc"
 	"github.com/runner-manager/runner-manager/internal/status"
 )
 
-// StartTimeout bounds how long a daemon may take to print `daemon running (pid N)`.
+// StartTimeout bounds how long a daemon may take to report that it runs.
 const StartTimeout = 60 * time.Second
-
-var readyLine = regexp.MustCompile(`^daemon running \(pid (\d+)\)`)
 
 // Daemon is one `runner-manager daemon` process of a test.
 type Daemon struct {
 	Bin        string
 	ConfigPath string
 	StateDir   string
-	PID        int
-	StdoutPath string // stdout, copied line by line
+	PID        int    // the pid the daemon's ready line names
+	StdoutPath string // stdout, as written
 	StderrPath string // stderr: the daemon's JSON log
 
 	t    testing.TB
-	cmd  *exec.Cmd
-	done chan struct{} // closed once the process has exited and its output is drained
+	proc *daemonproc.Daemon
 
 	mu     sync.Mutex
 	stdout strings.Builder
-	code   int // exit code once done (-1: killed by a signal)
 }
 
-// StartDaemon runs the built binary as `runner-manager daemon --config cfgPath` with the test
-// process's environment minus RUNNER_MANAGER_* plus env ("KEY=value"), and waits for it to print
-// `daemon running (pid N)`. The config must be valid (its state_dir is read from it). When the test
-// ends, a daemon still running is killed, and so is any runner process under its state directory.
+// DaemonOptions are the less common ways to start a daemon.
+type DaemonOptions struct {
+	Bin  string   // the binary; default the harness's build (Build)
+	Args []string // flags after `daemon --config C`, e.g. --upgrade-source S
+	Env  []string // "KEY=value" added to the test's environment minus RUNNER_MANAGER_*
+}
+
+// StartDaemon runs the harness's build as `runner-manager daemon --config cfgPath` with the test
+// process's environment minus RUNNER_MANAGER_* plus env ("KEY=value"), and waits until it reports
+// that it runs. The config must be valid (its state_dir is read from it). When the test ends, a
+// daemon still running is killed, and so is any runner process under its state directory.
 func StartDaemon(t testing.TB, cfgPath string, env ...string) *Daemon {
 	t.Helper()
-	d := launch(t, cfgPath, env)
-	poll(StartTimeout, func() bool { return d.readyPID() != 0 || d.Exited() })
-	if d.Exited() && d.readyPID() == 0 {
-		t.Fatalf("daemon exited with code %d before it was running:\n%s", d.exitCode(), d.tails())
-	}
-	if d.readyPID() == 0 {
-		t.Fatalf("daemon did not print `daemon running` within %s:\n%s", StartTimeout, d.tails())
-	}
-	return d
+	return StartDaemonWith(t, cfgPath, DaemonOptions{Env: env})
 }
 
-// launch starts the process and its output copiers without waiting for readiness.
-func launch(t testing.TB, cfgPath string, env []string) *Daemon {
+// StartDaemonWith is StartDaemon with options (another binary, more flags).
+func StartDaemonWith(t testing.TB, cfgPath string, o DaemonOptions) *Daemon {
 	t.Helper()
-	bin := Build(t)
+	bin := o.Bin
+	if bin == "" {
+		bin = Build(t)
+	}
 	abs, err := filepath.Abs(cfgPath)
 	if err != nil {
 		t.Fatalf("harness: %v", err)
 	}
-	cfg, err := config.LoadWith(abs, config.Options{Environ: func() []string { return env }})
+	cfg, err := config.LoadWith(abs, config.Options{Environ: func() []string { return o.Env }})
 	if err != nil {
 		t.Fatalf("harness: StartDaemon needs a valid config to find its state_dir: %v", err)
 	}
 	logDir := t.TempDir()
-	d := &Daemon{Bin: bin, ConfigPath: abs, StateDir: cfg.Daemon.StateDir, t: t, done: make(chan struct{}),
+	d := &Daemon{Bin: bin, ConfigPath: abs, StateDir: cfg.Daemon.StateDir, t: t,
 		StdoutPath: filepath.Join(logDir, "daemon.stdout"), StderrPath: filepath.Join(logDir, "daemon.stderr")}
 	stdoutFile, err := os.Create(d.StdoutPath)
 	if err != nil {
@@ -84,58 +77,35 @@ func launch(t testing.TB, cfgPath string, env []string) *Daemon {
 	if err != nil {
 		t.Fatalf("harness: %v", err)
 	}
-	d.cmd = exec.Command(bin, "daemon", "--config", abs)
-	d.cmd.Env = append(cleanEnviron(), env...)
-	d.cmd.Stderr = stderrFile
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	pipe, err := d.cmd.StdoutPipe()
+	proc, err := daemonproc.StartDaemon(context.Background(), daemonproc.DaemonSpec{
+		Bin: bin, Config: abs, Args: o.Args, Env: append(CleanEnviron(), o.Env...),
+		Stdout: stdoutFile, Stderr: stderrFile,
+		OnLine: func(s daemonproc.Stream, line string) {
+			if s == daemonproc.Stdout {
+				d.mu.Lock()
+				d.stdout.WriteString(line + "\n")
+				d.mu.Unlock()
+			}
+		},
+	}, StartTimeout)
 	if err != nil {
-		t.Fatalf("harness: %v", err)
-	}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatalf("harness: start %s: %v", bin, err)
-	}
-	var copying sync.WaitGroup
-	copying.Add(1)
-	go func() {
-		defer copying.Done()
-		d.copyStdout(pipe, stdoutFile)
-	}()
-	go func() {
-		copying.Wait() // Wait closes the pipe: read it to the end first
-		err := d.cmd.Wait()
-		code := d.cmd.ProcessState.ExitCode()
-		if err != nil && code == 0 {
-			code = -1
-		}
-		d.mu.Lock()
-		d.code = code
-		d.mu.Unlock()
 		stdoutFile.Close()
 		stderrFile.Close()
-		close(d.done)
+		KillRunnerProcesses(d.StateDir)
+		t.Fatalf("harness: %v:\n%s", err, d.tails())
+	}
+	d.proc, d.PID = proc, proc.ReadyPID
+	go func() {
+		<-proc.Done()
+		stdoutFile.Close()
+		stderrFile.Close()
 	}()
 	t.Cleanup(d.cleanup)
 	return d
 }
 
-func (d *Daemon) copyStdout(pipe io.Reader, file *os.File) {
-	sc := bufio.NewScanner(pipe)
-	for sc.Scan() {
-		line := sc.Text()
-		fmt.Fprintln(file, line)
-		d.mu.Lock()
-		d.stdout.WriteString(line + "\n")
-		if m := readyLine.FindStringSubmatch(line); m != nil && d.PID == 0 {
-			d.PID, _ = strconv.Atoi(m[1])
-		}
-		d.mu.Unlock()
-	}
-	_, _ = io.Copy(file, pipe)
-}
-
-// cleanEnviron is the test's environment without RUNNER_MANAGER_* overrides of the config.
-func cleanEnviron() []string {
+// CleanEnviron is the test's environment without RUNNER_MANAGER_* overrides of the config.
+func CleanEnviron() []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, config.EnvPrefix) {
@@ -145,33 +115,17 @@ func cleanEnviron() []string {
 	return out
 }
 
-func (d *Daemon) readyPID() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.PID
-}
-
-func (d *Daemon) exitCode() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.code
-}
-
 // Exited reports whether the daemon process has ended.
-func (d *Daemon) Exited() bool {
-	select {
-	case <-d.done:
-		return true
-	default:
-		return false
-	}
-}
+func (d *Daemon) Exited() bool { return d.proc.Exited() }
+
+// ExitCode is the daemon's exit code once it exited (-1: ended by a signal).
+func (d *Daemon) ExitCode() int { return d.proc.ExitCode() }
 
 // Signal sends sig to the daemon.
 func (d *Daemon) Signal(sig syscall.Signal) {
 	d.t.Helper()
-	if err := d.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		d.t.Fatalf("harness: signal %s to the daemon: %v", sig, err)
+	if err := d.proc.Signal(sig); err != nil {
+		d.t.Fatalf("harness: %v", err)
 	}
 }
 
@@ -179,24 +133,24 @@ func (d *Daemon) Signal(sig syscall.Signal) {
 // killed it) and everything it printed on stdout. It fails the test (killing the daemon) on timeout.
 func (d *Daemon) Wait(t testing.TB, timeout time.Duration) (int, string) {
 	t.Helper()
-	select {
-	case <-d.done:
-	case <-time.After(timeout):
-		d.kill()
-		t.Fatalf("daemon did not exit within %s:\n%s", timeout, d.tails())
+	code, err := d.proc.Wait(context.Background(), timeout)
+	if err != nil {
+		d.proc.Kill()
+		t.Fatalf("harness: %v:\n%s", err, d.tails())
 	}
-	return d.exitCode(), d.Stdout()
+	return code, d.Stdout()
+}
+
+// Stop sends SIGTERM and waits up to timeout for the exit; it returns the exit code.
+func (d *Daemon) Stop(t testing.TB, timeout time.Duration) int {
+	t.Helper()
+	d.Signal(syscall.SIGTERM)
+	code, _ := d.Wait(t, timeout)
+	return code
 }
 
 // Kill9 SIGKILLs the daemon alone (not its runners, which live in their own sessions) and waits for it.
-func (d *Daemon) Kill9() {
-	d.kill()
-}
-
-func (d *Daemon) kill() {
-	_ = d.cmd.Process.Signal(syscall.SIGKILL)
-	<-d.done
-}
+func (d *Daemon) Kill9() { d.proc.Kill() }
 
 // Stdout is what the daemon printed on stdout so far.
 func (d *Daemon) Stdout() string {
@@ -226,11 +180,11 @@ func (d *Daemon) Status(t testing.TB) status.Snapshot {
 // cleanup runs when the test ends: nothing the daemon started may outlive the test.
 func (d *Daemon) cleanup() {
 	if !d.Exited() {
-		d.kill()
+		d.proc.Kill()
 	}
 	KillRunnerProcesses(d.StateDir)
 	if d.t.Failed() {
-		d.t.Logf("daemon (config %s) output:\n%s", d.ConfigPath, d.tails())
+		d.t.Logf("daemon %s (config %s) output:\n%s", d.Bin, d.ConfigPath, d.tails())
 	}
 }
 
@@ -238,7 +192,8 @@ func (d *Daemon) cleanup() {
 const tailLines = 150
 
 func (d *Daemon) tails() string {
-	return "--- stdout ---\n" + tail(d.Stdout(), tailLines) + "--- stderr (log) ---\n" + tail(d.Stderr(), tailLines)
+	stdout, _ := os.ReadFile(d.StdoutPath)
+	return "--- stdout ---\n" + tail(string(stdout), tailLines) + "--- stderr (log) ---\n" + tail(d.Stderr(), tailLines)
 }
 
 func tail(s string, n int) string {

@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -13,7 +14,8 @@ import (
 
 // Journal is an in-memory journal with the pebble journal's rules: Plan leases the lowest free slot
 // only within the host and target limits (journal.ErrNoCapacity otherwise), Transition accepts only
-// journal.CanTransition steps, cleaned attempts release their slot. It satisfies engine.Journal.
+// journal.CanTransition steps, cleaned attempts release their slot. Both keep the one contract in
+// journal/journaltest (TestJournalContract here, TestContract in journal). It satisfies engine.Journal.
 type Journal struct {
 	// Now stamps CreatedAt/UpdatedAt; set it to a FakeClock's Now to keep tests on fake time.
 	Now func() time.Time
@@ -30,7 +32,8 @@ type Journal struct {
 	contact  time.Time
 }
 
-// NewJournal returns an empty journal whose attempt ids are "<hostID>-<n>".
+// NewJournal returns an empty journal whose attempt ids are "<hostID>-<n>", n zero-padded to ten
+// digits as the journal's.
 func NewJournal(hostID string) *Journal {
 	return &Journal{Now: time.Now, hostID: hostID, attempts: map[string]journal.Attempt{}, history: map[string][]journal.State{}}
 }
@@ -49,6 +52,9 @@ func (j *Journal) Plan(ctx context.Context, req journal.PlanRequest) (journal.At
 	}
 	if err := j.fail("plan"); err != nil {
 		return journal.Attempt{}, err
+	}
+	if req.Target == "" {
+		return journal.Attempt{}, errors.New("plan runner: empty target name (a bug in the caller)")
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -69,7 +75,7 @@ func (j *Journal) Plan(ctx context.Context, req journal.PlanRequest) (journal.At
 	id := ""
 	for id == "" || j.attempts[id].ID != "" { // skip ids a test seeded with Put
 		j.seq++
-		id = fmt.Sprintf("%s-%d", j.hostID, j.seq)
+		id = fmt.Sprintf("%s-%010d", j.hostID, j.seq) // as the journal: id order is creation order
 	}
 	now := j.Now()
 	a := journal.Attempt{
@@ -102,10 +108,17 @@ func (j *Journal) Transition(ctx context.Context, id string, to journal.State, u
 	if !journal.CanTransition(a.State, to) {
 		return journal.Attempt{}, fmt.Errorf("attempt %s %s -> %s: %w", id, a.State, to, journal.ErrIllegalTransition)
 	}
+	next := a
+	next.Labels = slices.Clone(a.Labels)
 	if update != nil {
-		update(&a)
+		update(&next)
 	}
-	a.ID, a.State, a.UpdatedAt = id, to, j.Now()
+	if next.ID != a.ID || next.Target != a.Target || next.Slot != a.Slot ||
+		next.RunnerName != a.RunnerName || !next.CreatedAt.Equal(a.CreatedAt) || next.State != a.State {
+		return journal.Attempt{}, fmt.Errorf("record attempt %s as %s: update changed an identity field (id, target, slot, runner name, created, state): a bug in the caller", id, to)
+	}
+	a = next
+	a.State, a.UpdatedAt = to, j.Now()
 	j.attempts[id] = a
 	j.history[id] = append(j.history[id], to)
 	return a, nil

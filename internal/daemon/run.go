@@ -9,6 +9,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/readiness"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/runner-manager/runner-manager/config"
@@ -89,7 +91,7 @@ func (d *daemon) run(ctx context.Context) (err error) {
 		})
 	}
 
-	fmt.Fprintf(d.o.Stdout, "daemon running (pid %d)\n", os.Getpid())
+	fmt.Fprintln(d.o.Stdout, readiness.DaemonLine(os.Getpid()))
 
 	var result error
 	select {

@@ -1,131 +1,61 @@
 package main
 
 import (
-	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/daemonproc"
 )
 
-// daemon is a bin/runner-manager daemon subprocess. Its stderr (JSON logs) goes to a file and is
-// offered line by line to watchers, which is how a reload's completion is seen.
+// daemon is a bin/runner-manager daemon subprocess (started by internal/daemonproc). Its output
+// goes to a file; its log lines are offered to watchers, which is how a reload's completion is seen.
 type daemon struct {
-	cmd   *exec.Cmd
-	ready time.Duration // from exec to "daemon running"
-	done  chan struct{}
-
-	mu       sync.Mutex
-	watchers []func(line string)
+	*daemonproc.Daemon
 }
-
-var readyLine = regexp.MustCompile(`^daemon running \(pid (\d+)\)`)
 
 func startDaemon(bin, cfgPath, logPath string, timeout time.Duration) (*daemon, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(bin, "runner-manager"), "daemon", "--config", cfgPath)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
+	d, err := daemonproc.StartDaemon(context.Background(), daemonproc.DaemonSpec{
+		Bin: filepath.Join(bin, "runner-manager"), Config: cfgPath, Stdout: logf, Stderr: logf}, timeout)
 	if err != nil {
 		logf.Close()
-		return nil, err
+		return nil, fmt.Errorf("%w (run `make build` first); see %s", err, logPath)
 	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		logf.Close()
-		return nil, err
-	}
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start the daemon %s: %w (run `make build` first)", cmd.Path, err)
-	}
-	d := &daemon{cmd: cmd, done: make(chan struct{})}
-	ready := make(chan struct{})
-	var once sync.Once
-	var copying sync.WaitGroup
-	copying.Add(2)
-	go func() {
-		defer copying.Done()
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			fmt.Fprintln(logf, sc.Text())
-			if readyLine.MatchString(sc.Text()) {
-				once.Do(func() { close(ready) })
-			}
-		}
-	}()
-	go func() {
-		defer copying.Done()
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(logf, line)
-			d.mu.Lock()
-			ws := d.watchers
-			d.mu.Unlock()
-			for _, w := range ws {
-				w(line)
-			}
-		}
-	}()
-	go func() {
-		copying.Wait()
-		_ = cmd.Wait()
-		logf.Close()
-		close(d.done)
-	}()
-	select {
-	case <-ready:
-		d.ready = time.Since(t0)
-		return d, nil
-	case <-d.done:
-		return nil, fmt.Errorf("the daemon exited before it was running; see %s", logPath)
-	case <-time.After(timeout):
-		d.stop(5 * time.Second)
-		return nil, fmt.Errorf("the daemon was not running within %s; see %s", timeout, logPath)
-	}
+	go func() { <-d.Done(); logf.Close() }()
+	return &daemon{d}, nil
 }
 
-// await returns a channel that receives the time of the first stderr line containing substr
+// await returns a channel that receives the time of the first log line containing substr
 // from now on.
 func (d *daemon) await(substr string) <-chan time.Time {
 	ch := make(chan time.Time, 1)
 	var once sync.Once
-	d.mu.Lock()
-	d.watchers = append(d.watchers, func(line string) {
-		if strings.Contains(line, substr) {
+	d.Watch(func(s daemonproc.Stream, line string) {
+		if s == daemonproc.Stderr && strings.Contains(line, substr) {
 			once.Do(func() { ch <- time.Now() })
 		}
 	})
-	d.mu.Unlock()
 	return ch
 }
 
-func (d *daemon) pid() int { return d.cmd.Process.Pid }
-
 // stop drains the daemon with SIGTERM and kills its process group if it overstays grace.
 func (d *daemon) stop(grace time.Duration) error {
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-		return nil
-	case <-time.After(grace):
+	err := d.Stop(syscall.SIGTERM, grace)
+	if err != nil && d.ExitCode() == -1 {
+		return err // killed after the grace period
 	}
-	_ = syscall.Kill(-d.pid(), syscall.SIGKILL)
-	<-d.done
-	return fmt.Errorf("the daemon (pid %d) did not stop within %s of SIGTERM and was killed", d.pid(), grace)
+	return nil // an exit code is the daemon's own business here; its log has the reason
 }
 
 // usage is one reading of a process's resident memory and consumed CPU time.

@@ -193,9 +193,9 @@ func (e env) runIdle(targets int, poll, warmup, window time.Duration, reload boo
 		return r, err
 	}
 	defer e.stopAndSweep(d, w, s.StateDir)
-	r.ReadyIn = d.ready
+	r.ReadyIn = d.Ready
 	time.Sleep(warmup) // every loop's first pass (which pays for the ETags) falls before the window
-	u0, err := readUsage(d.pid())
+	u0, err := readUsage(d.PID())
 	if err != nil {
 		return r, err
 	}
@@ -204,7 +204,7 @@ func (e env) runIdle(targets int, poll, warmup, window time.Duration, reload boo
 	u1 := u0
 	for time.Since(u0.At) < window {
 		time.Sleep(time.Second)
-		if u1, err = readUsage(d.pid()); err != nil {
+		if u1, err = readUsage(d.PID()); err != nil {
 			return r, err
 		}
 		r.RSSMax = max(r.RSSMax, u1.RSSKiB)
