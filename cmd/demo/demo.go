@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -229,7 +230,7 @@ func startSim(ctx context.Context, o options, p paths) (*daemonproc.Child, strin
 		logf, simStartBound)
 	if err != nil {
 		logf.Close()
-		return nil, "", fmt.Errorf("%w (run `make build` first, or pass -bin); %s", err, logTail(p.simLog, 5))
+		return nil, "", fmt.Errorf("%w%s; %s", err, buildHint(err), logTail(p.simLog, 5))
 	}
 	go func() { <-sim.Done(); logf.Close() }()
 	return sim, url, nil
@@ -251,10 +252,18 @@ func startDaemon(ctx context.Context, o options, p paths, said *lineLog) (*daemo
 	}, daemonReady)
 	if err != nil {
 		logf.Close()
-		return nil, fmt.Errorf("%w (run `make build` first, or pass -bin); %s", err, logTail(p.daemonLog, 5))
+		return nil, fmt.Errorf("%w%s; %s", err, buildHint(err), logTail(p.daemonLog, 5))
 	}
 	go func() { <-d.Done(); logf.Close() }()
 	return d.Child, nil
+}
+
+// buildHint says what to do when a binary is missing.
+func buildHint(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return " (run `make build` first, or pass -bin)"
+	}
+	return ""
 }
 
 // stopChild stops c if it is still running; the reason it had to be killed is in its log.

@@ -187,7 +187,7 @@ func TestDemoReportsADaemonThatCannotStart(t *testing.T) {
 	o.BinDir = fakeBin(t, o.BinDir, "#!/bin/sh\necho 'ERR no usable GitHub credential: run runner-manager auth login' >&2\nexit 4\n")
 	var out bytes.Buffer
 	_, err := run(context.Background(), o, &out)
-	if err == nil || !strings.Contains(err.Error(), `exited before "daemon running": exit status 4`) ||
+	if err == nil || !strings.Contains(err.Error(), "the daemon exited with code 4 before it was running") ||
 		!strings.Contains(err.Error(), "ERR no usable GitHub credential") {
 		t.Errorf("error = %v, want the early exit and the end of the daemon's log", err)
 	}

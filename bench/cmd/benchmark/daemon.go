@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,7 +31,10 @@ func startDaemon(bin, cfgPath, logPath string, timeout time.Duration) (*daemon, 
 		Bin: filepath.Join(bin, "runner-manager"), Config: cfgPath, Stdout: logf, Stderr: logf}, timeout)
 	if err != nil {
 		logf.Close()
-		return nil, fmt.Errorf("%w (run `make build` first); see %s", err, logPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w (run `make build` first)", err)
+		}
+		return nil, fmt.Errorf("%w; see %s", err, logPath)
 	}
 	go func() { <-d.Done(); logf.Close() }()
 	return &daemon{d}, nil
