@@ -9,12 +9,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/runner-manager/runner-manager/internal/readiness"
-
 	"golang.org/x/sync/errgroup"
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/httpserve"
+	"github.com/runner-manager/runner-manager/internal/readiness"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/internal/webhook"
 	"github.com/runner-manager/runner-manager/selfupdate"
@@ -51,31 +50,46 @@ func (d *daemon) run(ctx context.Context) (err error) {
 	})
 	g.Go(func() error { d.reloadLoop(gctx, triggers); return nil })
 
+	// Every endpoint is bound before the daemon reports that it runs, so a client started on that
+	// signal (a webhook delivery, `runner-manager status`, a scrape) is never refused. A bind
+	// failure is logged and leaves that endpoint off, as a failure to serve it later would.
 	sock := status.SocketPath(cfg.Daemon.StateDir)
-	g.Go(func() error {
-		if err := status.Serve(gctx, sock, status.SourceFunc(d.snapshot), d.log); err != nil && gctx.Err() == nil {
-			d.log.Error("status socket stopped; `runner-manager status` will not answer", "socket", sock, "err", err)
-		}
-		return nil
-	})
+	if sl, err := status.Listen(gctx, sock); err != nil {
+		d.log.Error("status socket stopped; `runner-manager status` will not answer", "socket", sock, "err", err)
+	} else {
+		g.Go(func() error {
+			if err := sl.Serve(gctx, status.SourceFunc(d.snapshot), d.log); err != nil && gctx.Err() == nil {
+				d.log.Error("status socket stopped; `runner-manager status` will not answer", "socket", sock, "err", err)
+			}
+			return nil
+		})
+	}
 	if addr := cfg.Daemon.StatusListen; addr != "" && addr != "unix" {
-		g.Go(func() error { return d.serveHTTP(gctx, "status", addr, status.Handler(status.SourceFunc(d.snapshot))) })
+		if ln := d.listen(gctx, "status", "daemon.status_listen", addr); ln != nil {
+			g.Go(func() error {
+				return d.serveHTTP(gctx, "status", addr, ln, status.Handler(status.SourceFunc(d.snapshot)))
+			})
+		}
 	}
 	if addr := cfg.Daemon.MetricsListen; addr != "" {
-		g.Go(func() error {
-			if err := d.metrics.Serve(gctx, addr, d.log); err != nil && gctx.Err() == nil {
-				d.log.Error("metrics endpoint stopped", "listen", addr, "err", err)
-			}
-			return nil
-		})
+		if ln := d.listen(gctx, "metrics", "daemon.metrics_listen", addr); ln != nil {
+			g.Go(func() error {
+				if err := d.metrics.ServeListener(gctx, ln, d.log); err != nil && gctx.Err() == nil {
+					d.log.Error("metrics endpoint stopped", "listen", addr, "err", err)
+				}
+				return nil
+			})
+		}
 	}
 	if wh := cfg.Webhook; wh != nil {
-		g.Go(func() error {
-			if err := hook.ListenAndServe(gctx); err != nil && gctx.Err() == nil {
-				d.log.Error("webhook listener stopped; demand falls back to polling", "listen", wh.Listen, "err", err)
-			}
-			return nil
-		})
+		if ln := d.listen(gctx, "webhook", "webhook.listen", wh.Listen); ln != nil {
+			g.Go(func() error {
+				if err := hook.Serve(gctx, ln); err != nil && gctx.Err() == nil {
+					d.log.Error("webhook listener stopped; demand falls back to polling", "listen", wh.Listen, "err", err)
+				}
+				return nil
+			})
+		}
 	}
 	upgraded := make(chan error, 1)
 	if d.guard != nil {
@@ -237,17 +251,25 @@ func (d *daemon) webhookServer(wh config.Webhook) (*webhook.Server, error) {
 		OnResult: d.metrics.WebhookDelivery,
 		Log:      d.log,
 	})
-	return &webhook.Server{Addr: wh.Listen, Path: wh.Path, Handler: h, Log: d.log}, nil
+	return &webhook.Server{Path: wh.Path, Handler: h, Log: d.log}, nil
 }
 
 // serveHTTP serves h on addr until ctx ends. A listener that fails is logged, not fatal: the
 // runners matter more than the view of them.
-func (d *daemon) serveHTTP(ctx context.Context, what, addr string, h http.Handler) error {
-	ln, err := net.Listen("tcp", addr)
+// listen binds addr (the setting key) for endpoint what, or logs why it cannot and what to do, and
+// returns nil: the endpoint is off, the rest of the daemon runs.
+func (d *daemon) listen(ctx context.Context, what, key, addr string) net.Listener {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
-		d.log.Error("cannot listen; the endpoint is off", "endpoint", what, "listen", addr, "err", err)
+		d.log.Error("cannot listen; the endpoint is off: choose a free address for "+key+", or remove the setting",
+			"endpoint", what, "listen", addr, "err", err)
 		return nil
 	}
+	return ln
+}
+
+func (d *daemon) serveHTTP(ctx context.Context, what, addr string, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	if err := httpserve.Serve(ctx, what, srv, ln); err != nil {
 		d.log.Error("endpoint stopped", "endpoint", what, "listen", addr, "err", err)

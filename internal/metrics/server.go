@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,17 +24,6 @@ func (m *Metrics) Handler() http.Handler {
 		EnableOpenMetrics: true,
 		Timeout:           10 * time.Second,
 	})
-}
-
-// Serve listens on addr (daemon.metrics_listen, for example "127.0.0.1:9464") and serves
-// Path until ctx is cancelled. It returns nil after a clean shutdown.
-func (m *Metrics) Serve(ctx context.Context, addr string, log *slog.Logger) error {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", addr)
-	if err != nil {
-		return fmt.Errorf("metrics: listen on %s (daemon.metrics_listen): %w; choose a free address or leave it empty to turn metrics off", addr, err)
-	}
-	return m.ServeListener(ctx, ln, log)
 }
 
 // ServeListener serves Path on ln until ctx is cancelled, then shuts down within 5 s. It owns

@@ -27,15 +27,6 @@ const (
 // ErrInUse means another live daemon is serving the socket.
 var ErrInUse = errors.New("another runner-manager daemon is serving status")
 
-// Serve listens on socketPath (see Listen) and serves src there until ctx is cancelled.
-func Serve(ctx context.Context, socketPath string, src Source, log *slog.Logger) error {
-	l, err := Listen(ctx, socketPath)
-	if err != nil {
-		return err
-	}
-	return l.Serve(ctx, src, log)
-}
-
 // Listener is a claimed status socket. Claiming it separately from serving lets the daemon fail
 // at startup, before it touches anything else, when another daemon already answers there.
 type Listener struct {

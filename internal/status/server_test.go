@@ -121,7 +121,7 @@ func TestServeRefusesLiveDaemonAndNonSocket(t *testing.T) {
 	dir := shortDir(t)
 	socket := SocketPath(dir)
 	serve(t, socket, staticSource(fixture()))
-	err := Serve(t.Context(), socket, staticSource(Snapshot{}), nil)
+	_, err := Listen(t.Context(), socket)
 	if !errors.Is(err, ErrInUse) {
 		t.Errorf("second Serve: %v, want ErrInUse", err)
 	}
@@ -133,7 +133,7 @@ func TestServeRefusesLiveDaemonAndNonSocket(t *testing.T) {
 	if err := os.WriteFile(file, []byte("keep me"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Serve(t.Context(), file, staticSource(Snapshot{}), nil); err == nil || !strings.Contains(err.Error(), "is not a socket") {
+	if _, err := Listen(t.Context(), file); err == nil || !strings.Contains(err.Error(), "is not a socket") {
 		t.Errorf("Serve over a regular file: %v", err)
 	}
 	if b, _ := os.ReadFile(file); string(b) != "keep me" {
@@ -143,7 +143,7 @@ func TestServeRefusesLiveDaemonAndNonSocket(t *testing.T) {
 
 func TestServeRejectsOverlongPath(t *testing.T) {
 	socket := filepath.Join("/tmp", strings.Repeat("d", 100), SocketName)
-	if err := Serve(t.Context(), socket, staticSource(Snapshot{}), nil); err == nil || !strings.Contains(err.Error(), "too long") {
+	if _, err := Listen(t.Context(), socket); err == nil || !strings.Contains(err.Error(), "too long") {
 		t.Errorf("Serve on an overlong path: %v", err)
 	}
 }

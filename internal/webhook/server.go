@@ -15,20 +15,9 @@ import (
 // Server serves a Handler on webhook.listen at webhook.path. Timeouts are short because GitHub
 // sends small bodies and gives up after 10 s; they stop a slow client from holding connections.
 type Server struct {
-	Addr    string // webhook.listen, e.g. ":8080" or "127.0.0.1:8080" behind a reverse proxy
 	Path    string // webhook.path, e.g. "/webhook"
 	Handler http.Handler
 	Log     *slog.Logger // default discards
-}
-
-// ListenAndServe listens on s.Addr and serves until ctx is cancelled (see Serve).
-func (s *Server) ListenAndServe(ctx context.Context) error {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", s.Addr)
-	if err != nil {
-		return fmt.Errorf("webhook: listen on %s (webhook.listen): %w; choose a free address or remove the [webhook] section", s.Addr, err)
-	}
-	return s.Serve(ctx, ln)
 }
 
 // Serve serves s.Path on ln until ctx is cancelled, then lets in-flight deliveries finish for up

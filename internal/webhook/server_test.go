@@ -49,16 +49,7 @@ func TestServerServesPathAndStops(t *testing.T) {
 }
 
 func TestServerRefusesBadConfig(t *testing.T) {
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
 	h := http.NotFoundHandler()
-	err = (&Server{Addr: busy.Addr().String(), Path: "/webhook", Handler: h}).ListenAndServe(t.Context())
-	if err == nil || !strings.Contains(err.Error(), "webhook.listen") {
-		t.Errorf("busy address: %v, want an error naming webhook.listen", err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
