@@ -2,11 +2,17 @@
 # checks, tools this Makefile installs itself).
 GO       ?= go
 VERSION  ?= 0.1.0
-LDFLAGS  := -X github.com/runner-manager/runner-manager/internal/version.Version=$(VERSION)
+# The commit and its date identify the build in `runner-manager version` (the commit's date, not
+# today's, keeps builds reproducible); outside a git checkout they stay empty and the Go build info
+# fills what it can.
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE     ?= $(shell git log -1 --format=%cI 2>/dev/null)
+VPKG     := github.com/runner-manager/runner-manager/internal/version
+LDFLAGS  := -X $(VPKG).Version=$(VERSION) -X $(VPKG).Commit=$(COMMIT) -X $(VPKG).Date=$(DATE)
 BIN      := bin
 FUZZTIME ?= 60s
 
-.PHONY: all build test test-unit lint demo bench fuzz test-crash test-e2e tools clean
+.PHONY: all build test test-unit lint demo bench fuzz test-crash test-e2e tools man clean
 
 all: build
 
@@ -73,5 +79,9 @@ tools:
 	command -v promtool >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; }
 	command -v systemd-analyze >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends systemd; }
 
+# Man pages (section 1), one per command, generated from the commands' own help (cobra/doc).
+man:
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/runner-manager man man/man1
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) man

@@ -23,6 +23,10 @@ type Options struct {
 	Environ func() []string
 	// Format forces "toml" or "yaml"; empty picks it from the file name (.toml, .yaml, .yml).
 	Format string
+	// Offline skips the checks that need the host the config is meant for: the existence and modes
+	// of the secret files (token, App key, webhook secret). `validate --offline` in a CI pipeline
+	// sets it, where those files do not exist; the daemon never does.
+	Offline bool
 }
 
 // EnvPrefix starts every environment override: RUNNER_MANAGER_MAX_RUNNERS sets daemon.max_runners.
@@ -75,6 +79,7 @@ func LoadBytes(name string, data []byte, opts Options) (*Config, error) {
 		return nil, err
 	}
 	c := newChecker(name)
+	c.offline = opts.Offline
 	raw, pos, ok := parse(c, format, data)
 	if !ok {
 		return nil, c.result()

@@ -21,6 +21,7 @@ type checker struct {
 	env      map[string]string // path -> RUNNER_MANAGER_* variable that set it
 	skip     map[string]bool   // paths already reported as malformed: rules on them stay quiet
 	names    map[int]string    // target index -> name, for messages
+	offline  bool              // Options.Offline: checks of the host's files are skipped
 	problems []Problem
 }
 

@@ -56,6 +56,6 @@ func newConfigPrintCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&path, "config", defaultConfigPath, "config file (.toml, .yaml or .yml)")
-	cmd.Flags().StringVar(&format, "format", "toml", "output: toml or json")
+	choiceFlag(cmd, &format, "format", "toml", "output: toml or json", "toml", "json")
 	return cmd
 }

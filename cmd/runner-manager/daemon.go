@@ -41,7 +41,7 @@ runners still alive are adopted by the next start. See docs/exit-codes.md for ex
 		},
 	}
 	cmd.Flags().StringVar(&o.ConfigPath, "config", defaultConfigPath, "config file (TOML or YAML)")
-	cmd.Flags().StringVar(&o.Upgrade.Source, "upgrade-source", "", "binary path a package manager replaces; enables self-update (set by `service install`)")
+	cmd.Flags().StringVar(&o.Upgrade.Source, "upgrade-source", "", "binary path a package manager replaces; enables self-update (service install sets it)")
 	cmd.Flags().DurationVar(&o.Upgrade.Interval, "upgrade-poll-interval", 0, "how often the upgrade source is checked (default 30s)")
 	_ = cmd.Flags().MarkHidden("upgrade-poll-interval") // for tests: operators have no reason to change it
 	return cmd

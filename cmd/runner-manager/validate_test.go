@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,8 +18,15 @@ var update = flag.Bool("update", false, "rewrite golden files with the current o
 // execute runs the real command tree as main does and returns stdout, stderr and the exit code.
 func execute(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	return executeIn(t, strings.NewReader(""), args...)
+}
+
+// executeIn is execute with stdin.
+func executeIn(t *testing.T, stdin io.Reader, args ...string) (string, string, int) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	root := newRootCmd()
+	root.SetIn(stdin)
 	root.SetOut(&stdout)
 	root.SetErr(&stderr)
 	root.SetArgs(args)
@@ -196,5 +205,68 @@ func TestExitCodesDocumented(t *testing.T) {
 	}
 	if n := strings.Count(string(src), " = "); n != 7 {
 		t.Errorf("exitcodes.go defines %d codes, this test knows 7: add the new one here and to docs/exit-codes.md", n)
+	}
+}
+
+// TestValidateOffline is the CI case: the secret files exist only on the host, so --offline
+// passes a config whose token file is missing, while plain validate (the daemon's view) fails.
+func TestValidateOffline(t *testing.T) {
+	t.Setenv("GITHUB_ACTIONS", "")
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "c.toml", "[github]\ntoken_file = \"/etc/runner-manager/nonexistent-token\"\n[webhook]\nlisten = \"127.0.0.1:0\"\nsecret_file = \"secret\"\n", 0o600)
+	stdout, _, code := execute(t, "validate", cfg)
+	if code != exitFailure || !strings.Contains(stdout, "does not exist") {
+		t.Fatalf("without --offline: exit %d, output %q; want 1 with the missing file", code, stdout)
+	}
+	stdout, stderr, code := execute(t, "validate", "--offline", cfg)
+	if code != exitOK || !strings.Contains(stdout, "valid (0 targets") {
+		t.Fatalf("--offline: exit %d, output %q %q; want valid", code, stdout, stderr)
+	}
+	// The rules that need no host still apply offline.
+	bad := writeFile(t, dir, "bad.toml", "[github]\ntoken_file = \"t\"\n[daemon]\nmax_runners = 0\n", 0o600)
+	if stdout, _, code := execute(t, "validate", "--offline", bad); code != exitFailure || !strings.Contains(stdout, "max_runners must be at least 1") {
+		t.Fatalf("--offline on an invalid file: exit %d, output %q", code, stdout)
+	}
+}
+
+// TestValidateSeveralFilesAndStdin: every file is reported, the exit code is the worst outcome
+// (2 over 1 over 0), - reads standard input.
+func TestValidateSeveralFilesAndStdin(t *testing.T) {
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Chdir("testdata/validate")
+	stdout, stderr, code := execute(t, "validate", "warning.toml", "invalid.yaml")
+	if code != exitFailure || strings.Count(stdout, "warning.toml: valid") != 1 || strings.Count(stdout, "invalid.yaml: invalid") != 1 || stderr != "" {
+		t.Fatalf("two files: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	stdout, stderr, code = execute(t, "validate", "warning.toml", "missing.toml", "invalid.yaml")
+	if code != exitUsage || !strings.Contains(stderr, "missing.toml does not exist") || !strings.Contains(stdout, "invalid.yaml: invalid") {
+		t.Fatalf("with a missing file: exit %d, stdout %q, stderr %q; want 2 and the others still reported", code, stdout, stderr)
+	}
+	stdout, _, code = execute(t, "validate", "--format", "json", "warning.toml", "invalid.yaml")
+	var many []struct {
+		File  string
+		Valid bool
+	}
+	if err := json.Unmarshal([]byte(stdout), &many); err != nil || len(many) != 2 || !many[0].Valid || many[1].Valid || code != exitFailure {
+		t.Fatalf("json for two files: %v %+v exit %d\n%s", err, many, code, stdout)
+	}
+
+	toml, _ := os.ReadFile("warning.toml")
+	yaml, _ := os.ReadFile("invalid.yaml")
+	for _, tc := range []struct {
+		input []byte
+		args  []string
+		code  int
+		want  string
+	}{
+		{toml, []string{"validate", "-"}, exitOK, "-: valid (2 targets"},
+		{yaml, []string{"validate", "--input-format", "yaml", "-"}, exitFailure, "-: invalid"},
+		{yaml, []string{"validate", "-"}, exitFailure, "-:"}, // YAML read as TOML is a positioned syntax error
+		{toml, []string{"validate", "--input-format", "ini", "-"}, exitUsage, ""},
+	} {
+		stdout, stderr, code := executeIn(t, bytes.NewReader(tc.input), tc.args...)
+		if code != tc.code || !strings.Contains(stdout, tc.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d with %q", tc.args, code, stdout, stderr, tc.code, tc.want)
+		}
 	}
 }

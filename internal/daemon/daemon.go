@@ -154,7 +154,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 			_ = lock.Release()
 		}
 	}()
-	m := metrics.New(version.Version)
+	m := metrics.New(version.Current())
 	j, err := journal.Open(filepath.Join(stateDir, "journal"), journal.Options{Logger: log, OnWrite: m.ObserveJournalWrite})
 	if err != nil {
 		if errors.Is(err, journal.ErrLocked) {

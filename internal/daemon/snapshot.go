@@ -15,7 +15,7 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 	st := d.sup.Status()
 	cfg := d.config()
 	snap := status.Snapshot{
-		Version:    version.Version,
+		Version:    version.Current(),
 		PID:        os.Getpid(),
 		StartedAt:  d.started,
 		MaxRunners: cfg.Daemon.MaxRunners,

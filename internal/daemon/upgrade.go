@@ -39,7 +39,7 @@ func newGuard(o Options, stateDir string, log *slog.Logger) (*selfupdate.Guard, 
 	if err != nil {
 		return nil, fmt.Errorf("self-update: locate this binary: %w", err)
 	}
-	return &selfupdate.Guard{StateDir: stateDir, Binary: private, Version: version.Version, Logger: log}, nil
+	return &selfupdate.Guard{StateDir: stateDir, Binary: private, Version: version.Current(), Logger: log}, nil
 }
 
 // upgradeLoop watches the source binary and, on a verified new version, drains (no deadline:
@@ -54,7 +54,7 @@ func (d *daemon) upgradeLoop(ctx context.Context) error {
 		rejected = d.guard.Rejected()
 	}
 	o := &selfupdate.Orchestrator{
-		Candidates: &selfupdate.Watcher{Source: d.o.Upgrade.Source, Running: version.Version, Rejected: rejected,
+		Candidates: &selfupdate.Watcher{Source: d.o.Upgrade.Source, Running: version.Current(), Rejected: rejected,
 			Interval: d.o.Upgrade.Interval, Logger: d.log},
 		Drainer:   selfupdate.DrainFunc(d.upgradeDrain),
 		Installer: &selfupdate.Installer{Target: private, Logger: d.log},
