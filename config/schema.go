@@ -39,10 +39,10 @@ type Daemon struct {
 	// Host-wide bound on runners alive at once, across all targets.
 	MaxRunners int `koanf:"max_runners" json:"max_runners" toml:"max_runners" jsonschema:"minimum=1,default=4"`
 	// How often each target asks GitHub for queued jobs (targets may override it).
-	PollInterval Duration `koanf:"poll_interval" json:"poll_interval" toml:"poll_interval" jsonschema:"default=30s"`
+	PollInterval Duration `koanf:"poll_interval" json:"poll_interval" toml:"poll_interval" jsonschema_extras:"default=30s"`
 	// How long a stop (SIGTERM) waits for idle runners to deregister before exiting; busy runners are
 	// left running for startup recovery either way.
-	ShutdownDrainTimeout Duration `koanf:"shutdown_drain_timeout" json:"shutdown_drain_timeout" toml:"shutdown_drain_timeout" jsonschema:"default=60s"`
+	ShutdownDrainTimeout Duration `koanf:"shutdown_drain_timeout" json:"shutdown_drain_timeout" toml:"shutdown_drain_timeout" jsonschema_extras:"default=60s"`
 	// host:port of the Prometheus /metrics listener; empty turns it off.
 	MetricsListen string `koanf:"metrics_listen" json:"metrics_listen,omitempty" toml:"metrics_listen,omitempty"`
 	// host:port of the status endpoint, or "unix" for a socket in state_dir; empty turns it off.
@@ -92,7 +92,7 @@ type Webhook struct {
 	SecretFile string `koanf:"secret_file" json:"secret_file" toml:"secret_file"`
 	// Poll interval while webhooks drive demand: the slower poll that reconciles a missed delivery.
 	// A target's own poll_interval still wins.
-	PollInterval Duration `koanf:"poll_interval" json:"poll_interval" toml:"poll_interval" jsonschema:"default=2m"`
+	PollInterval Duration `koanf:"poll_interval" json:"poll_interval" toml:"poll_interval" jsonschema_extras:"default=2m"`
 }
 
 // Target is one repository or organisation and the scale policy of the runners kept for it.
@@ -113,7 +113,7 @@ type Target struct {
 	// Runners kept idle and registered, waiting for jobs.
 	MinIdle int `koanf:"min_idle" json:"min_idle" toml:"min_idle" jsonschema:"minimum=0,default=0"`
 	// An idle runner beyond min_idle is removed after this long.
-	IdleTimeout Duration `koanf:"idle_timeout" json:"idle_timeout" toml:"idle_timeout" jsonschema:"default=5m"`
+	IdleTimeout Duration `koanf:"idle_timeout" json:"idle_timeout" toml:"idle_timeout" jsonschema_extras:"default=5m"`
 	// Overrides daemon.poll_interval for this target; 0 uses the daemon's.
 	PollInterval Duration `koanf:"poll_interval" json:"poll_interval,omitempty" toml:"poll_interval,omitempty"`
 	// autoscale launches runners; monitor only observes demand and reports it.
@@ -127,7 +127,7 @@ type Target struct {
 	// Environment variables given to the runner process; values are never printed.
 	Env map[string]string `koanf:"env" json:"env,omitempty" toml:"env,omitempty"`
 	// Must be absent or true: just-in-time runners are always ephemeral.
-	Ephemeral *bool `koanf:"ephemeral" json:"ephemeral,omitempty" toml:"ephemeral,omitempty" jsonschema:"enum=true"`
+	Ephemeral *bool `koanf:"ephemeral" json:"ephemeral,omitempty" toml:"ephemeral,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("30s", "5m") in the file.
@@ -156,10 +156,55 @@ func (d *Duration) UnmarshalText(b []byte) error {
 func (Duration) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{
 		Type:        "string",
-		Pattern:     `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`,
-		Description: "A Go duration such as 30s, 5m or 1h30m.",
+		Pattern:     `^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`,
+		Description: "A Go duration such as 30s, 5m or 1h30m (0 alone needs no unit).",
 	}
 }
+
+// The JSONSchemaExtend methods add to the reflected schema the rules of validate.go that JSON Schema
+// can express, from validate.go's own patterns and limits, so editors flag what validate refuses.
+// What JSON Schema cannot say (unique names, min_idle <= max_runners, files on the host) stays in
+// validate only; TestSchemaAgreesWithValidate names those examples.
+
+// JSONSchemaExtend: exactly one of repository and organization; names, labels and versions as
+// validate accepts them; ephemeral only true.
+func (Target) JSONSchemaExtend(s *jsonschema.Schema) {
+	name := property(s, "name")
+	name.Pattern, name.MaxLength = targetName.String(), uintPtr(maxTargetLen)
+	property(s, "repository").Pattern = "^" + ownerPattern + "/" + repoPattern + "$"
+	org := property(s, "organization")
+	org.Pattern, org.MaxLength = "^"+ownerPattern+"$", uintPtr(maxOwnerLen)
+	property(s, "runner_group").MaxLength = uintPtr(maxRepoLen)
+	label := property(s, "labels").Items
+	label.Pattern, label.MinLength, label.MaxLength = labelChars.String(), uintPtr(1), uintPtr(maxLabelLen)
+	property(s, "runner_version").Pattern = "^(latest|" + semverPattern + ")$"
+	property(s, "ephemeral").Const = true
+	s.OneOf = []*jsonschema.Schema{{Required: []string{"repository"}}, {Required: []string{"organization"}}}
+}
+
+// JSONSchemaExtend: at most one kind of credential (validate: "configure exactly one credential").
+func (GitHub) JSONSchemaExtend(s *jsonschema.Schema) {
+	kinds := [][]string{{"token_file"}, {"app_id", "installation_id", "private_key_file"}, {"device_flow"}}
+	for i, a := range kinds {
+		for _, b := range kinds[i+1:] {
+			for _, ka := range a {
+				for _, kb := range b {
+					s.AllOf = append(s.AllOf, &jsonschema.Schema{Not: &jsonschema.Schema{Required: []string{ka, kb}}})
+				}
+			}
+		}
+	}
+}
+
+func property(s *jsonschema.Schema, name string) *jsonschema.Schema {
+	p, ok := s.Properties.Get(name)
+	if !ok {
+		panic("config schema: no property " + name) // a renamed field; TestSchema catches it
+	}
+	return p
+}
+
+func uintPtr(n int) *uint64 { u := uint64(n); return &u }
 
 // IsEnabled reports whether the target should have a running loop (absent means enabled).
 func (t Target) IsEnabled() bool { return t.Enabled == nil || *t.Enabled }

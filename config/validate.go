@@ -16,11 +16,20 @@ import (
 // Every rule lives here and has a row in validate_test.go. Messages name the key as the operator
 // wrote it and say what to do; they never echo a value that could be a secret.
 
+// The patterns are shared with the JSON Schema (schema.go's JSONSchemaExtend methods).
+const (
+	ownerPattern  = `[A-Za-z0-9]+(-[A-Za-z0-9]+)*`
+	repoPattern   = `[A-Za-z0-9._-]+`
+	semverPattern = `[0-9]+\.[0-9]+\.[0-9]+`
+)
+
 var (
-	ownerName  = regexp.MustCompile(`^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$`)
-	repoName   = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	ownerName  = regexp.MustCompile("^" + ownerPattern + "$")
+	repoName   = regexp.MustCompile("^" + repoPattern + "$")
 	targetName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	semver     = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
+	semver     = regexp.MustCompile("^" + semverPattern + "$")
+	// labelChars: no comma, space, tab or control character (GitHub splits labels on commas).
+	labelChars = regexp.MustCompile(`^[^, \t\x00-\x1f\x7f]*$`)
 )
 
 // Limits GitHub enforces on names, and ours on target names (they become directory names).
@@ -236,7 +245,7 @@ func (c *checker) checkLabels(p string, labels []string) {
 		switch {
 		case l == "" || len(l) > maxLabelLen:
 			c.add(SeverityError, lp, fmt.Sprintf("label %q must be 1-%d characters", l, maxLabelLen))
-		case strings.ContainsAny(l, ", \t") || strings.ContainsFunc(l, isControl):
+		case !labelChars.MatchString(l):
 			c.add(SeverityError, lp, fmt.Sprintf("label %q must not contain commas, spaces or control characters", l))
 		case seen[strings.ToLower(l)]:
 			c.add(SeverityWarning, lp, fmt.Sprintf("label %q is listed twice (labels are case-insensitive)", l))
