@@ -43,6 +43,7 @@ const (
 	DefaultWebhookPollInterval  = "2m"
 	DefaultTargetMaxRunners     = 1
 	DefaultIdleTimeout          = "5m"
+	DefaultFleetLeaseTTL        = "10s"
 )
 
 // daemonEnvKeys are the [daemon] scalars an environment variable may override, with their kinds.
@@ -189,6 +190,12 @@ func applyListDefaults(raw map[string]any) {
 		setDefault(w, "path", DefaultWebhookPath)
 		setDefault(w, "poll_interval", DefaultWebhookPollInterval)
 	}
+	if f, ok := raw["fleet"].(map[string]any); ok {
+		setDefault(f, "lease_ttl", DefaultFleetLeaseTTL)
+		if name, err := os.Hostname(); err == nil {
+			setDefault(f, "host_name", name)
+		}
+	}
 }
 
 func setDefault(m map[string]any, key string, v any) {
@@ -239,6 +246,11 @@ func resolveFiles(cfg *Config, name string) {
 	abs(&cfg.GitHub.PrivateKeyFile)
 	if cfg.Webhook != nil {
 		abs(&cfg.Webhook.SecretFile)
+	}
+	if f := cfg.Fleet; f != nil {
+		abs(&f.EtcdCAFile)
+		abs(&f.EtcdCertFile)
+		abs(&f.EtcdKeyFile)
 	}
 }
 

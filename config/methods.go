@@ -33,6 +33,11 @@ func (c *Config) Redacted() *Config {
 		w := *c.Webhook
 		out.Webhook = &w
 	}
+	if c.Fleet != nil {
+		f := *c.Fleet
+		f.EtcdEndpoints = append([]string(nil), c.Fleet.EtcdEndpoints...)
+		out.Fleet = &f
+	}
 	if c.GitHub.DeviceFlow != nil {
 		d := *c.GitHub.DeviceFlow
 		out.GitHub.DeviceFlow = &d

@@ -17,6 +17,8 @@ type Config struct {
 	GitHub GitHub `koanf:"github" json:"github" toml:"github"`
 	// Optional listener for workflow_job webhook deliveries (polling still runs, slower).
 	Webhook *Webhook `koanf:"webhook" json:"webhook,omitempty" toml:"webhook,omitempty"`
+	// Optional fleet: hosts with the same fleet name share their targets (by target name) through etcd.
+	Fleet *Fleet `koanf:"fleet" json:"fleet,omitempty" toml:"fleet,omitempty"`
 	// One entry per repository or organisation runners are kept for.
 	Targets []Target `koanf:"target" json:"target,omitempty" toml:"target,omitempty"`
 
@@ -93,6 +95,24 @@ type Webhook struct {
 	// Poll interval while webhooks drive demand: the slower poll that reconciles a missed delivery.
 	// A target's own poll_interval still wins.
 	PollInterval Duration `koanf:"poll_interval" json:"poll_interval" toml:"poll_interval" jsonschema_extras:"default=2m"`
+}
+
+// Fleet makes this host one of several serving the same targets, coordinated through etcd (docs/fleet.md).
+type Fleet struct {
+	// etcd client URLs, such as https://etcd-1:2379.
+	EtcdEndpoints []string `koanf:"etcd_endpoints" json:"etcd_endpoints" toml:"etcd_endpoints" jsonschema:"required"`
+	// CA bundle that signs the etcd servers' certificates (https endpoints).
+	EtcdCAFile string `koanf:"etcd_ca_file" json:"etcd_ca_file,omitempty" toml:"etcd_ca_file,omitempty"`
+	// Client certificate for etcd (with etcd_key_file).
+	EtcdCertFile string `koanf:"etcd_cert_file" json:"etcd_cert_file,omitempty" toml:"etcd_cert_file,omitempty"`
+	// Private key of the client certificate (must not be readable by other users).
+	EtcdKeyFile string `koanf:"etcd_key_file" json:"etcd_key_file,omitempty" toml:"etcd_key_file,omitempty"`
+	// The fleet's name: the etcd key prefix; hosts with the same name share targets.
+	Name string `koanf:"name" json:"name" toml:"name" jsonschema:"required"`
+	// This host's name in the fleet (default: the machine's host name); unique among live hosts.
+	HostName string `koanf:"host_name" json:"host_name" toml:"host_name"`
+	// How long a host that stopped answering still counts: its supply and leaderships end after this.
+	LeaseTTL Duration `koanf:"lease_ttl" json:"lease_ttl" toml:"lease_ttl" jsonschema:"default=10s"`
 }
 
 // Target is one repository or organisation and the scale policy of the runners kept for it.

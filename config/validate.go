@@ -47,6 +47,9 @@ func (c *checker) validate(cfg *Config) {
 	if cfg.Webhook != nil {
 		c.validateWebhook(*cfg.Webhook)
 	}
+	if cfg.Fleet != nil {
+		c.validateFleet(*cfg.Fleet)
+	}
 	first := map[string]int{}
 	sum := 0
 	for i, t := range cfg.Targets {
@@ -157,6 +160,55 @@ func (c *checker) validateWebhook(w Webhook) {
 	}
 	if w.PollInterval < 0 {
 		c.add(SeverityError, "webhook.poll_interval", fmt.Sprintf("webhook.poll_interval must not be negative (got %s)", w.PollInterval))
+	}
+}
+
+// minLeaseTTL is etcd's own floor for a lease (1.5 election timeouts at its defaults, rounded up).
+const minLeaseTTL = 2 * time.Second
+
+func (c *checker) validateFleet(f Fleet) {
+	if len(f.EtcdEndpoints) == 0 {
+		c.add(SeverityError, "fleet.etcd_endpoints", `fleet.etcd_endpoints is required: the etcd client URLs, such as ["https://etcd-1:2379"]`)
+	}
+	tls := false
+	for i, e := range f.EtcdEndpoints {
+		u, err := url.Parse(e)
+		p := "fleet.etcd_endpoints." + strconv.Itoa(i)
+		switch {
+		case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+			c.add(SeverityError, p, fmt.Sprintf("fleet.etcd_endpoints: %q must be an http(s) URL such as https://etcd-1:2379", e))
+		case u.Scheme == "https":
+			tls = true
+		case !isLoopback(u.Hostname()):
+			c.add(SeverityWarning, p, fmt.Sprintf("fleet.etcd_endpoints: %q is plain http to a remote host: anyone on the network can read and change the fleet's state; use https with etcd_ca_file", e))
+		}
+	}
+	if (f.EtcdCertFile == "") != (f.EtcdKeyFile == "") {
+		c.add(SeverityError, "fleet.etcd_cert_file", "fleet.etcd_cert_file and fleet.etcd_key_file go together: set both for a client certificate, or neither")
+	}
+	if (f.EtcdCAFile != "" || f.EtcdCertFile != "") && !tls && len(f.EtcdEndpoints) > 0 {
+		c.add(SeverityWarning, "fleet.etcd_endpoints", "fleet: TLS files are set but no endpoint is https, so they are not used")
+	}
+	for key, file := range map[string]string{"fleet.etcd_ca_file": f.EtcdCAFile, "fleet.etcd_cert_file": f.EtcdCertFile} {
+		if file != "" {
+			c.regularFile(key, file)
+		}
+	}
+	if f.EtcdKeyFile != "" {
+		c.secretFile("fleet.etcd_key_file", f.EtcdKeyFile)
+	}
+	for key, v := range map[string]string{"fleet.name": f.Name, "fleet.host_name": f.HostName} {
+		switch {
+		case v == "" && key == "fleet.host_name":
+			c.add(SeverityError, key, "fleet.host_name is required when the machine's host name cannot be read")
+		case v == "":
+			c.add(SeverityError, key, "fleet.name is required: hosts with the same fleet name share targets")
+		case len(v) > maxTargetLen || !targetName.MatchString(v):
+			c.add(SeverityError, key, fmt.Sprintf("%s must be 1-%d letters, digits, '.', '_' or '-', starting with a letter or digit (got %q)", key, maxTargetLen, v))
+		}
+	}
+	if d := f.LeaseTTL.D(); d < minLeaseTTL || d%time.Second != 0 {
+		c.add(SeverityError, "fleet.lease_ttl", fmt.Sprintf("fleet.lease_ttl must be whole seconds, at least %s: etcd leases count in seconds (got %s)", minLeaseTTL, f.LeaseTTL))
 	}
 }
 
@@ -277,8 +329,21 @@ func (c *checker) listenAddr(path, addr string) {
 // other users; group-readable is allowed with a warning (some deployments share a group with a
 // secrets agent).
 func (c *checker) secretFile(path, written string) {
+	fi, ok := c.regularFile(path, written)
+	switch {
+	case !ok:
+	case fi.Mode().Perm()&0o004 != 0:
+		c.add(SeverityError, path, fmt.Sprintf("%s %q is readable by every user (mode %04o): run chmod 600 on it", path, written, fi.Mode().Perm()))
+	case fi.Mode().Perm()&0o040 != 0:
+		c.add(SeverityWarning, path, fmt.Sprintf("%s %q is readable by its group (mode %04o): chmod 600 unless the group needs it", path, written, fi.Mode().Perm()))
+	}
+}
+
+// regularFile reports (and returns false) unless written names an existing regular file; offline
+// it checks nothing of the host's files.
+func (c *checker) regularFile(path, written string) (os.FileInfo, bool) {
 	if c.offline {
-		return
+		return nil, false
 	}
 	fi, err := os.Stat(resolvePath(c.file, written))
 	switch {
@@ -288,11 +353,10 @@ func (c *checker) secretFile(path, written string) {
 		c.add(SeverityError, path, fmt.Sprintf("%s %q cannot be read: %v", path, written, unwrapPathError(err)))
 	case fi.IsDir():
 		c.add(SeverityError, path, fmt.Sprintf("%s %q is a directory, not a file", path, written))
-	case fi.Mode().Perm()&0o004 != 0:
-		c.add(SeverityError, path, fmt.Sprintf("%s %q is readable by every user (mode %04o): run chmod 600 on it", path, written, fi.Mode().Perm()))
-	case fi.Mode().Perm()&0o040 != 0:
-		c.add(SeverityWarning, path, fmt.Sprintf("%s %q is readable by its group (mode %04o): chmod 600 unless the group needs it", path, written, fi.Mode().Perm()))
+	default:
+		return fi, true
 	}
+	return nil, false
 }
 
 func unwrapPathError(err error) error {

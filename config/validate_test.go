@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const auth = "[github.device_flow]\nclient_id = \"Iv1.x\"\n"
@@ -13,6 +14,11 @@ const auth = "[github.device_flow]\nclient_id = \"Iv1.x\"\n"
 // target wraps target keys in a valid [[target]] with a device-flow credential.
 func target(keys string) string {
 	return auth + "[[target]]\nname = \"api\"\nrepository = \"acme/api\"\n" + keys
+}
+
+// fleet is a valid [fleet] section on loopback plus keys.
+func fleet(keys string) string {
+	return "[fleet]\netcd_endpoints = [\"http://127.0.0.1:2379\"]\nname = \"ci\"\nhost_name = \"h1\"\n" + keys
 }
 
 // loadIn writes body as dir/c.toml (plus any extra files) and loads it with an empty environment.
@@ -120,6 +126,20 @@ func TestRules(t *testing.T) {
 		{"webhook poll_interval negative", auth + "[webhook]\nlisten = \":8080\"\nsecret_file = \"secret\"\npoll_interval = \"-1s\"\n", `6:1: webhook.poll_interval must not be negative (got -1s)`},
 		{"webhook no secret", auth + "[webhook]\nlisten = \":8080\"\n", `3:2: webhook.secret_file is required`},
 		{"webhook secret world-readable", auth + "[webhook]\nlisten = \":8080\"\nsecret_file = \"open-token\"\n", `5:1: webhook.secret_file "open-token" is readable by every user`},
+		// fleet
+		{"fleet ok", auth + fleet(""), ""},
+		{"fleet tls ok", auth + "[fleet]\netcd_endpoints = [\"https://etcd:2379\"]\nname = \"ci\"\nhost_name = \"h1\"\netcd_ca_file = \"open-token\"\netcd_cert_file = \"open-token\"\netcd_key_file = \"key.pem\"\n", ""},
+		{"fleet no endpoints", auth + "[fleet]\nname = \"ci\"\nhost_name = \"h1\"\n", `3:2: fleet.etcd_endpoints is required`},
+		{"fleet endpoint not a url", auth + "[fleet]\netcd_endpoints = [\"etcd:2379\"]\nname = \"ci\"\nhost_name = \"h1\"\n", `4:19: fleet.etcd_endpoints: "etcd:2379" must be an http(s) URL`},
+		{"fleet plain http remote warns", auth + "[fleet]\netcd_endpoints = [\"http://etcd:2379\"]\nname = \"ci\"\nhost_name = \"h1\"\n", `4:19: warning: fleet.etcd_endpoints: "http://etcd:2379" is plain http to a remote host`},
+		{"fleet cert without key", auth + "[fleet]\netcd_endpoints = [\"https://etcd:2379\"]\nname = \"ci\"\nhost_name = \"h1\"\netcd_cert_file = \"open-token\"\n", `fleet.etcd_cert_file and fleet.etcd_key_file go together`},
+		{"fleet key world-readable", auth + "[fleet]\netcd_endpoints = [\"https://etcd:2379\"]\nname = \"ci\"\nhost_name = \"h1\"\netcd_cert_file = \"token\"\netcd_key_file = \"open-token\"\n", `fleet.etcd_key_file "open-token" is readable by every user`},
+		{"fleet ca missing", auth + "[fleet]\netcd_endpoints = [\"https://etcd:2379\"]\nname = \"ci\"\nhost_name = \"h1\"\netcd_ca_file = \"ca.pem\"\n", `fleet.etcd_ca_file "ca.pem" does not exist`},
+		{"fleet tls files without https warn", auth + fleet("etcd_ca_file = \"token\"\n"), `warning: fleet: TLS files are set but no endpoint is https`},
+		{"fleet no name", auth + "[fleet]\netcd_endpoints = [\"http://127.0.0.1:2379\"]\nhost_name = \"h1\"\n", `3:2: fleet.name is required`},
+		{"fleet host_name syntax", auth + "[fleet]\netcd_endpoints = [\"http://127.0.0.1:2379\"]\nname = \"ci\"\nhost_name = \"h/1\"\n", `6:1: fleet.host_name must be 1-64 letters`},
+		{"fleet lease_ttl too short", auth + fleet("lease_ttl = \"1s\"\n"), `fleet.lease_ttl must be whole seconds, at least 2s`},
+		{"fleet lease_ttl fraction", auth + fleet("lease_ttl = \"2500ms\"\n"), `fleet.lease_ttl must be whole seconds, at least 2s: etcd leases count in seconds (got 2.5s)`},
 		// targets
 		{"name missing", auth + "[[target]]\nrepository = \"o/a\"\n", `3:3: target #1: name is required`},
 		{"name syntax", auth + "[[target]]\nname = \"a b\"\nrepository = \"o/a\"\n", `4:1: target "a b": name must be 1-64 letters`},
@@ -162,5 +182,21 @@ func TestRules(t *testing.T) {
 				t.Fatalf("want exactly one problem containing %q, got %q", tc.want, got)
 			}
 		})
+	}
+}
+
+// TestFleetDefaults: lease_ttl is 10s and host_name is the machine's host name unless set; no
+// [fleet] means no fleet at all (the single-host daemon of before).
+func TestFleetDefaults(t *testing.T) {
+	cfg, err := loadIn(t, "c.toml", auth+"[fleet]\netcd_endpoints = [\"http://127.0.0.1:2379\"]\nname = \"ci\"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	if f := cfg.Fleet; f == nil || f.LeaseTTL.D() != 10*time.Second || f.HostName != host {
+		t.Fatalf("fleet defaults: %+v, want lease_ttl 10s and host_name %q", cfg.Fleet, host)
+	}
+	if cfg, err = loadIn(t, "c.toml", auth); err != nil || cfg.Fleet != nil {
+		t.Fatalf("no [fleet]: got %+v, %v", cfg.Fleet, err)
 	}
 }

@@ -21,7 +21,7 @@ type Report struct {
 	Changed    []TargetChange `json:"changed,omitempty"`   // updated in place, next pass
 	Unchanged  []string       `json:"unchanged,omitempty"`
 	Daemon     []string       `json:"daemon,omitempty"`   // changed [daemon] keys, e.g. "max_runners"
-	Sections   []string       `json:"sections,omitempty"` // other changed sections: "github", "webhook"
+	Sections   []string       `json:"sections,omitempty"` // other changed sections: "github", "webhook", "fleet"
 }
 
 // TargetChange lists the changed keys of one target, by their name in the file.
@@ -60,6 +60,9 @@ func diff(old, cur *config.Config) Report {
 		}
 		if !reflect.DeepEqual(old.Webhook, cur.Webhook) {
 			r.Sections = append(r.Sections, "webhook")
+		}
+		if !reflect.DeepEqual(old.Fleet, cur.Fleet) {
+			r.Sections = append(r.Sections, "fleet")
 		}
 	}
 	newT := enabledTargets(cur)

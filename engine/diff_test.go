@@ -40,12 +40,13 @@ func TestDiff(t *testing.T) {
 		{"repo to org", cfgOf(a), cfgOf(with(a, func(t *config.Target) { t.Repository, t.Organization = "", "acme" })), Report{Restarted: []string{"a"}}},
 		{"daemon max_runners", cfgOf(a), func() *config.Config { c := cfgOf(a); c.Daemon.MaxRunners = 2; return c }(),
 			Report{Unchanged: []string{"a"}, Daemon: []string{"max_runners"}}},
-		{"github and webhook sections", cfgOf(a), func() *config.Config {
+		{"github, webhook and fleet sections", cfgOf(a), func() *config.Config {
 			c := cfgOf(a)
 			c.GitHub.TokenFile = "/etc/rm/token"
 			c.Webhook = &config.Webhook{Listen: ":8080"}
+			c.Fleet = &config.Fleet{Name: "ci"}
 			return c
-		}(), Report{Unchanged: []string{"a"}, Sections: []string{"github", "webhook"}}},
+		}(), Report{Unchanged: []string{"a"}, Sections: []string{"github", "webhook", "fleet"}}},
 	}
 	fields := []struct {
 		key     string

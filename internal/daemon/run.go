@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -229,6 +230,9 @@ func (d *daemon) restartOnly(cfg *config.Config) error {
 	if (d.config().Webhook == nil) != (cfg.Webhook == nil) ||
 		(cfg.Webhook != nil && *cfg.Webhook != *d.config().Webhook) {
 		keys = append(keys, "webhook")
+	}
+	if !reflect.DeepEqual(d.config().Fleet, cfg.Fleet) {
+		keys = append(keys, "fleet")
 	}
 	if len(keys) > 0 {
 		return fmt.Errorf("%s: changing %v needs a daemon restart (systemctl restart runner-manager); nothing was applied", d.o.ConfigPath, keys)
