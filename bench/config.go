@@ -32,9 +32,8 @@ func TargetName(i int) string { return fmt.Sprintf("t%04d", i) }
 // Repo is target i's repository, "acme/r0001".
 func Repo(i int) string { return fmt.Sprintf("%s/r%04d", Org, i) }
 
-// TOML renders the config file.
-func (s Setup) TOML() []byte {
-	var b strings.Builder
+// labelList is the targets' labels as a quoted, comma-separated list (the same in TOML and YAML).
+func (s Setup) labelList() string {
 	labels := s.Labels
 	if len(labels) == 0 {
 		labels = []string{"bench"}
@@ -43,6 +42,20 @@ func (s Setup) TOML() []byte {
 	for i, l := range labels {
 		quoted[i] = fmt.Sprintf("%q", l)
 	}
+	return strings.Join(quoted, ", ")
+}
+
+// targetMax is target i's max_runners.
+func (s Setup) targetMax(i int) int {
+	if i == s.Edited {
+		return max(s.TargetMax, 1) + 1
+	}
+	return max(s.TargetMax, 1)
+}
+
+// TOML renders the config file.
+func (s Setup) TOML() []byte {
+	var b strings.Builder
 	fmt.Fprintf(&b, "[daemon]\nstate_dir = %q\nlog_level = \"info\"\nlog_format = \"json\"\nmax_runners = %d\n", s.StateDir, max(s.HostMax, 1))
 	fmt.Fprintf(&b, "poll_interval = %q\nshutdown_drain_timeout = \"20s\"\n\n", s.PollInterval.String())
 	fmt.Fprintf(&b, "[github]\napi_url = %q\ntoken_file = %q\n\n", s.APIURL, s.TokenFile)
@@ -50,16 +63,32 @@ func (s Setup) TOML() []byte {
 		fmt.Fprintf(&b, "[webhook]\nlisten = %q\npath = %q\nsecret_file = %q\n\n", s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile)
 	}
 	for i := 1; i <= s.Targets; i++ {
-		tmax := max(s.TargetMax, 1)
-		if i == s.Edited {
-			tmax++
-		}
 		fmt.Fprintf(&b, "[[target]]\nname = %q\nrepository = %q\nlabels = [%s]\nmax_runners = %d\n",
-			TargetName(i), Repo(i), strings.Join(quoted, ", "), tmax)
+			TargetName(i), Repo(i), s.labelList(), s.targetMax(i))
 		if s.IdleTimeout > 0 {
 			fmt.Fprintf(&b, "idle_timeout = %q\n", s.IdleTimeout.String())
 		}
 		b.WriteString("\n")
+	}
+	return []byte(b.String())
+}
+
+// YAML renders the same config as TOML, in YAML.
+func (s Setup) YAML() []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "daemon:\n  state_dir: %q\n  log_level: info\n  log_format: json\n  max_runners: %d\n", s.StateDir, max(s.HostMax, 1))
+	fmt.Fprintf(&b, "  poll_interval: %q\n  shutdown_drain_timeout: 20s\n", s.PollInterval.String())
+	fmt.Fprintf(&b, "github:\n  api_url: %q\n  token_file: %q\n", s.APIURL, s.TokenFile)
+	if s.Webhook.Listen != "" {
+		fmt.Fprintf(&b, "webhook:\n  listen: %q\n  path: %q\n  secret_file: %q\n", s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile)
+	}
+	b.WriteString("target:\n")
+	for i := 1; i <= s.Targets; i++ {
+		fmt.Fprintf(&b, "  - name: %q\n    repository: %q\n    labels: [%s]\n    max_runners: %d\n",
+			TargetName(i), Repo(i), s.labelList(), s.targetMax(i))
+		if s.IdleTimeout > 0 {
+			fmt.Fprintf(&b, "    idle_timeout: %q\n", s.IdleTimeout.String())
+		}
 	}
 	return []byte(b.String())
 }

@@ -242,7 +242,9 @@ func BenchmarkRecoveryPebble1000(b *testing.B) {
 // of that journal.
 func benchRecovery(b *testing.B, targets, per int, cases []recoveryCase, journals func(testing.TB, string) journalKit) {
 	dir := b.TempDir()
-	cfg := mustLoad(b, writeSetup(b, dir, Setup{Targets: targets, HostMax: targets * per, TargetMax: per, PollInterval: 30 * time.Second}))
+	// The host bound stops at config.MaxRunnersLimit; recovery adopts every live attempt whatever it is.
+	cfg := mustLoad(b, writeSetup(b, dir, Setup{Targets: targets, HostMax: min(targets*per, config.MaxRunnersLimit),
+		TargetMax: min(per, config.MaxRunnersLimit), PollInterval: 30 * time.Second}))
 	kit := journals(b, dir)
 	seedLive(b, kit.seed, cfg, dir, targets*kit.seedPer)
 	kit.grow()

@@ -108,6 +108,12 @@ func (h *host) awaitPasses(n int64, timeout time.Duration) int64 {
 // writeSetup writes s (with a fresh token file) as dir/config.toml and returns its path.
 func writeSetup(tb testing.TB, dir string, s Setup) string {
 	tb.Helper()
+	return writeSetupAs(tb, dir, s, "toml")
+}
+
+// writeSetupAs is writeSetup in format "toml" or "yaml" (dir/config.yaml).
+func writeSetupAs(tb testing.TB, dir string, s Setup, format string) string {
+	tb.Helper()
 	if s.TokenFile == "" {
 		s.TokenFile = filepath.Join(dir, "token")
 		if err := os.WriteFile(s.TokenFile, []byte("ghp_bench\n"), 0o600); err != nil {
@@ -120,8 +126,11 @@ func writeSetup(tb testing.TB, dir string, s Setup) string {
 	if s.APIURL == "" {
 		s.APIURL = "http://127.0.0.1:1"
 	}
-	path := filepath.Join(dir, "config.toml")
-	if err := os.WriteFile(path, s.TOML(), 0o600); err != nil {
+	path, data := filepath.Join(dir, "config.toml"), s.TOML()
+	if format == "yaml" {
+		path, data = filepath.Join(dir, "config.yaml"), s.YAML()
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	return path

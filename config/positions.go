@@ -1,8 +1,10 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -41,17 +43,38 @@ func joinPath(prefix, key string) string {
 	return prefix + "." + key
 }
 
-// tomlPositions indexes a document that toml.Unmarshal already accepted.
+// lineIndex turns byte offsets into 1-based line and column (in bytes, as go-toml counts them)
+// by a binary search over the line starts, found once. go-toml's own Parser.Shape rescans the
+// document from its start on every call, which made positions quadratic in the file's size
+// (62 s for 10,000 targets; BenchmarkValidate in bench/ keeps the cost linear).
+type lineIndex []int // offset of the first byte of each line
+
+func newLineIndex(data []byte) lineIndex {
+	starts := lineIndex{0}
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], '\n')
+		if j < 0 {
+			return starts
+		}
+		i += j + 1
+		starts = append(starts, i)
+	}
+}
+
+func (l lineIndex) at(offset int) position {
+	line := sort.Search(len(l), func(i int) bool { return l[i] > offset }) // first start past offset
+	return position{line, offset - l[line-1] + 1}
+}
+
+// tomlPositions indexes a document that toml.Unmarshal already accepted, in one pass.
 func tomlPositions(data []byte) positions {
 	ps := positions{}
 	var p unstable.Parser
 	p.Reset(data)
+	lines := newLineIndex(data)
 	arrays := map[string]int{} // array-of-tables path -> elements seen so far
 	prefix := ""
-	pos := func(n *unstable.Node) position {
-		s := p.Shape(n.Raw).Start
-		return position{s.Line, s.Column}
-	}
+	pos := func(n *unstable.Node) position { return lines.at(int(n.Raw.Offset)) }
 	// resolve turns key parts into a path, descending into the last element of any array of tables
 	// on the way, as TOML does for [target.env] after [[target]].
 	resolve := func(base string, it unstable.Iterator) (string, *unstable.Node) {

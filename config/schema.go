@@ -39,7 +39,7 @@ type Daemon struct {
 	// auto: coloured text on a terminal, JSON otherwise.
 	LogFormat string `koanf:"log_format" json:"log_format" toml:"log_format" jsonschema:"enum=auto,enum=text,enum=json,default=auto"`
 	// Host-wide bound on runners alive at once, across all targets.
-	MaxRunners int `koanf:"max_runners" json:"max_runners" toml:"max_runners" jsonschema:"minimum=1,default=4"`
+	MaxRunners int `koanf:"max_runners" json:"max_runners" toml:"max_runners" jsonschema:"minimum=1,maximum=1000,default=4"`
 	// How often each target asks GitHub for queued jobs (targets may override it).
 	PollInterval Duration `koanf:"poll_interval" json:"poll_interval" toml:"poll_interval" jsonschema_extras:"default=30s"`
 	// How long a stop (SIGTERM) waits for idle runners to deregister before exiting; busy runners are
@@ -129,7 +129,7 @@ type Target struct {
 	// Custom labels added to the runners; a job runs here when its runs-on labels are a subset.
 	Labels []string `koanf:"labels" json:"labels,omitempty" toml:"labels,omitempty"`
 	// Bound on this target's runners alive at once.
-	MaxRunners int `koanf:"max_runners" json:"max_runners" toml:"max_runners" jsonschema:"minimum=1,default=1"`
+	MaxRunners int `koanf:"max_runners" json:"max_runners" toml:"max_runners" jsonschema:"minimum=1,maximum=1000,default=1"`
 	// Runners kept idle and registered, waiting for jobs.
 	MinIdle int `koanf:"min_idle" json:"min_idle" toml:"min_idle" jsonschema:"minimum=0,default=0"`
 	// An idle runner beyond min_idle is removed after this long.
@@ -165,6 +165,9 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 // UnmarshalText parses a Go duration string ("30s", "5m", "1h30m").
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
+	if err != nil && durationSyntax.Match(b) {
+		return errTooLarge{written: string(b)}
+	}
 	if err != nil {
 		return fmt.Errorf("%q is not a duration (use a number with a unit, such as 30s or 5m)", b)
 	}

@@ -162,7 +162,7 @@ func (c *checker) checkValue(v any, t reflect.Type, path string) bool {
 			return bad(`a duration string such as "30s"`)
 		}
 		if _, err := parseDuration(s); err != nil {
-			c.add(SeverityError, path, fmt.Sprintf("%s: %v", display(path), err))
+			c.add(SeverityError, path, durationProblem(path, err))
 			return false
 		}
 		return true
@@ -180,6 +180,10 @@ func (c *checker) checkValue(v any, t reflect.Type, path string) bool {
 			return bad("true or false")
 		}
 	case reflect.Int, reflect.Int64:
+		if out, word := outOfRange(v); out {
+			c.add(SeverityError, path, fmt.Sprintf("%s is %s for a whole number (got %s)", display(path), word, describe(v, path)))
+			return false
+		}
 		if !isWhole(v) {
 			return bad("a whole number")
 		}

@@ -80,12 +80,15 @@ func (c *checker) validateDaemon(d Daemon) {
 	if d.MaxRunners < 1 {
 		c.add(SeverityError, "daemon.max_runners", fmt.Sprintf("daemon.max_runners must be at least 1 (got %d)", d.MaxRunners))
 	}
+	c.checkCountBound("daemon.max_runners", d.MaxRunners)
 	if d.PollInterval.D() < minPoll {
 		c.add(SeverityError, "daemon.poll_interval", fmt.Sprintf("daemon.poll_interval must be at least %s (got %s)", minPoll, d.PollInterval))
 	}
+	c.checkDurationBound("daemon.poll_interval", d.PollInterval)
 	if d.ShutdownDrainTimeout < 0 {
 		c.add(SeverityError, "daemon.shutdown_drain_timeout", fmt.Sprintf("daemon.shutdown_drain_timeout must not be negative (got %s)", d.ShutdownDrainTimeout))
 	}
+	c.checkDurationBound("daemon.shutdown_drain_timeout", d.ShutdownDrainTimeout)
 	if d.MetricsListen != "" {
 		c.listenAddr("daemon.metrics_listen", d.MetricsListen)
 	}
@@ -161,6 +164,7 @@ func (c *checker) validateWebhook(w Webhook) {
 	if w.PollInterval < 0 {
 		c.add(SeverityError, "webhook.poll_interval", fmt.Sprintf("webhook.poll_interval must not be negative (got %s)", w.PollInterval))
 	}
+	c.checkDurationBound("webhook.poll_interval", w.PollInterval)
 }
 
 // minLeaseTTL is etcd's own floor for a lease (1.5 election timeouts at its defaults, rounded up).
@@ -241,6 +245,7 @@ func (c *checker) validateTarget(t Target, p string) {
 	if t.MaxRunners < 1 {
 		c.add(SeverityError, p+".max_runners", fmt.Sprintf("max_runners must be at least 1 (got %d)", t.MaxRunners))
 	}
+	c.checkCountBound(p+".max_runners", t.MaxRunners)
 	switch {
 	case t.MinIdle < 0:
 		c.add(SeverityError, p+".min_idle", fmt.Sprintf("min_idle must not be negative (got %d)", t.MinIdle))
@@ -250,9 +255,11 @@ func (c *checker) validateTarget(t Target, p string) {
 	if t.IdleTimeout < 0 {
 		c.add(SeverityError, p+".idle_timeout", fmt.Sprintf("idle_timeout must not be negative (got %s)", t.IdleTimeout))
 	}
+	c.checkDurationBound(p+".idle_timeout", t.IdleTimeout)
 	if t.PollInterval != 0 && t.PollInterval.D() < minPoll {
 		c.add(SeverityError, p+".poll_interval", fmt.Sprintf("poll_interval must be at least %s, or absent to use daemon.poll_interval (got %s)", minPoll, t.PollInterval))
 	}
+	c.checkDurationBound(p+".poll_interval", t.PollInterval)
 	c.oneOf(p+".mode", t.Mode, "autoscale", "monitor")
 	if t.RunnerVersion != "latest" && !semver.MatchString(t.RunnerVersion) {
 		c.add(SeverityError, p+".runner_version", fmt.Sprintf(`runner_version must be "latest" or an actions/runner version such as "2.321.0" (got %q)`, t.RunnerVersion))

@@ -71,7 +71,12 @@ func problemsOf(cfg *Config, err error) []string {
 func TestRules(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
 		{"minimal valid", auth, ""},
-		{"empty file, no targets, no credential", "", ""},
+		{"sections only, no targets, no credential", "[daemon]\n", ""},
+		{"empty file", "", `1:1: the file holds no settings (it is empty, or only whitespace and comments)`},
+		{"whitespace only", "\n  \n\t\n", `1:1: the file holds no settings`},
+		{"comments only", "# [daemon]\n# max_runners = 4\n", `1:1: the file holds no settings`},
+		{"BOM then settings", "\xef\xbb\xbf" + auth, ""},
+		{"BOM then a bad key, positioned after the BOM", "\xef\xbb\xbfcolour = 1\n" + auth, `1:1: unknown key "colour"`},
 		{"full valid target", target("labels = [\"linux\", \"x64\"]\nmax_runners = 3\nmin_idle = 1\nidle_timeout = \"10m\"\nmode = \"monitor\"\nrunner_version = \"2.321.0\"\nwork_dir = \"/srv/w\"\nephemeral = true\nenabled = true\n[target.env]\nA_B = \"1\"\n"), ""},
 		// shape
 		{"unknown top-level key", "colour = 1\n" + auth, `1:1: unknown key "colour"`},
@@ -170,18 +175,21 @@ func TestRules(t *testing.T) {
 		{"work_dir relative", target("work_dir = \"w\"\n"), `6:1: target "api": work_dir must be an absolute path`},
 		{"ephemeral false", target("ephemeral = false\n"), `6:1: target "api": ephemeral = false is not supported: just-in-time runners are always ephemeral`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := problemsOf(loadIn(t, "c.toml", tc.body))
-			if tc.want == "" {
-				if len(got) != 0 {
-					t.Fatalf("want valid without warnings, got %q", got)
-				}
-				return
-			}
-			if len(got) != 1 || !strings.Contains(got[0], tc.want) {
-				t.Fatalf("want exactly one problem containing %q, got %q", tc.want, got)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantOne(t, problemsOf(loadIn(t, "c.toml", tc.body)), tc.want) })
+	}
+}
+
+// wantOne fails unless got is exactly one problem containing want, or none when want is "".
+func wantOne(t *testing.T, got []string, want string) {
+	t.Helper()
+	if want == "" {
+		if len(got) != 0 {
+			t.Fatalf("want valid without warnings, got %q", got)
+		}
+		return
+	}
+	if len(got) != 1 || !strings.Contains(got[0], want) {
+		t.Fatalf("want exactly one problem containing %q, got %q", want, got)
 	}
 }
 

@@ -39,10 +39,11 @@ func goBenches() map[string]goBench {
 		"reload":   b("^BenchmarkReload1000$", "5x", "./bench/"),
 		"recovery": b("^BenchmarkRecovery", "1x", "./bench/"),
 		"launch":   b("^BenchmarkLaunchFromCache$", "20x", "./bench/"),
+		"validate": b("^BenchmarkValidate$", "3x", "./bench/"),
 	}
 }
 
-var allParts = []string{"journal", "reload", "recovery", "launch", "poll", "webhook", "idle1", "idle100", "idle1000"}
+var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000"}
 
 func main() {
 	var o options
@@ -89,7 +90,7 @@ func run(o options, argv []string) error {
 		r.Errors = append(r.Errors, part+": "+err.Error())
 	}
 	benches := goBenches()
-	for _, part := range []string{"journal", "reload", "recovery", "launch"} {
+	for _, part := range []string{"journal", "reload", "recovery", "launch", "validate"} {
 		if !parts[part] {
 			continue
 		}
@@ -99,6 +100,16 @@ func run(o options, argv []string) error {
 		r.Go = append(r.Go, g)
 		if err != nil {
 			fail(part, err)
+		}
+	}
+	if parts["validate"] {
+		bin, err := filepath.Abs(o.bin)
+		if err != nil {
+			return err
+		}
+		logf("validate of generated 1,000- and 10,000-target files")
+		if r.Validate, err = (env{bin: bin, dir: work}).runValidate(); err != nil {
+			fail("validate", err)
 		}
 	}
 	if parts["poll"] || parts["webhook"] || parts["idle1"] || parts["idle100"] || parts["idle1000"] {

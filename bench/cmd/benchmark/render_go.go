@@ -114,6 +114,7 @@ func (r results) renderGo(p printer) {
 	p("attempts: through its public API (each Plan scans the live index, each write fsyncs) that takes\n")
 	p("minutes; its read share at 10,000 is the Open + Live rows above. Each row is one iteration on a\n")
 	p("shared machine: compare orders of magnitude, not digits.\n\n")
+	r.renderValidate(p)
 	p("<details><summary>Raw benchmark output</summary>\n\n")
 	for _, g := range r.Go {
 		p("`%s`\n\n```\n%s\n```\n\n", g.command(r.GoTool), strings.TrimSpace(g.Output))

@@ -25,13 +25,14 @@ type machine struct {
 
 // results is everything one run measured; a nil or empty part was not run (-only).
 type results struct {
-	Machine machine
-	Command string // how this program was invoked
-	GoTool  string
-	ScaleUp []scaleUp
-	Idle    []idle
-	Go      []goBench
-	Errors  []string
+	Machine  machine
+	Command  string // how this program was invoked
+	GoTool   string
+	ScaleUp  []scaleUp
+	Idle     []idle
+	Go       []goBench
+	Validate []validateRun
+	Errors   []string
 }
 
 func percentile(d []time.Duration, p int) time.Duration { return bench.Percentile(d, p) }

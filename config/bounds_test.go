@@ -1,0 +1,49 @@
+package config
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestBounds has one row per bounded number: in range at its bound, rejected past it with a
+// positioned "too large", in TOML, YAML and the environment.
+func TestBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, body string
+		env              []string
+		want             string // "" = valid without warnings
+	}{
+		{"host max_runners at bound", "c.toml", auth + "[daemon]\nmax_runners = 1000\n", nil, ""},
+		{"host max_runners past bound", "c.toml", auth + "[daemon]\nmax_runners = 1001\n", nil, `4:1: daemon.max_runners is too large: at most 1000 (got 1001)`},
+		{"host max_runners int64 max", "c.toml", auth + "[daemon]\nmax_runners = 9223372036854775807\n", nil, `4:1: daemon.max_runners is too large: at most 1000 (got 9223372036854775807)`},
+		{"host max_runners overflow TOML", "c.toml", auth + "[daemon]\nmax_runners = 9223372036854775808\n", nil, `4:15: TOML syntax: toml: decimal number is too large`},
+		{"host max_runners overflow YAML", "c.yaml", "daemon:\n  max_runners: 9223372036854775808\n", nil, `2:3: daemon.max_runners is too large for a whole number (got integer 9223372036854775808)`},
+		{"host max_runners overflow YAML float", "c.yaml", "daemon:\n  max_runners: 99999999999999999999\n", nil, `2:3: daemon.max_runners is too large for a whole number`},
+		{"host max_runners env", "c.toml", auth, []string{"RUNNER_MANAGER_MAX_RUNNERS=5000"}, `environment RUNNER_MANAGER_MAX_RUNNERS: daemon.max_runners is too large: at most 1000 (got 5000)`},
+		{"target max_runners at bound", "c.toml", target("max_runners = 1000\n"), nil, `warning: enabled targets allow 1000 runners together`},
+		{"target max_runners past bound", "c.toml", target("max_runners = 1001\n"), nil, `6:1: target "api": max_runners is too large: at most 1000 (got 1001)`},
+		{"app_id overflow YAML", "c.yaml", "github:\n  app_id: 18446744073709551615\n  private_key_file: key.pem\n", nil, `2:3: github.app_id is too large for a whole number`},
+		{"poll_interval at bound", "c.toml", auth + "[daemon]\npoll_interval = \"720h\"\n", nil, ""},
+		{"poll_interval past bound", "c.toml", auth + "[daemon]\npoll_interval = \"721h\"\n", nil, `4:1: daemon.poll_interval is too large: at most 720h (30 days) (got 721h0m0s)`},
+		{"poll_interval overflow", "c.toml", auth + "[daemon]\npoll_interval = \"2562048h\"\n", nil, `4:1: daemon.poll_interval is too large: at most 720h (30 days) (got "2562048h")`},
+		{"poll_interval overflow env", "c.toml", auth, []string{"RUNNER_MANAGER_POLL_INTERVAL=2562048h"}, `environment RUNNER_MANAGER_POLL_INTERVAL: daemon.poll_interval is too large: at most 720h (30 days) (got "2562048h")`},
+		{"poll_interval malformed is not too large", "c.toml", auth + "[daemon]\npoll_interval = \"2562048 hours\"\n", nil, `is not a duration`},
+		{"shutdown_drain_timeout at bound", "c.toml", auth + "[daemon]\nshutdown_drain_timeout = \"1h\"\n", nil, ""},
+		{"shutdown_drain_timeout past bound", "c.toml", auth + "[daemon]\nshutdown_drain_timeout = \"61m\"\n", nil, `4:1: daemon.shutdown_drain_timeout is too large: at most 1h (got 1h1m0s)`},
+		{"shutdown_drain_timeout overflow", "c.yaml", "daemon:\n  shutdown_drain_timeout: 9999999999h\n", nil, `2:3: daemon.shutdown_drain_timeout is too large: at most 1h (got "9999999999h")`},
+		{"webhook poll_interval past bound", "c.toml", auth + "[webhook]\nlisten = \":8080\"\nsecret_file = \"secret\"\npoll_interval = \"800h\"\n", nil, `6:1: webhook.poll_interval is too large: at most 720h (30 days) (got 800h0m0s)`},
+		{"idle_timeout past bound", "c.toml", target("idle_timeout = \"31d\"\n"), nil, `idle_timeout: "31d" is not a duration`},
+		{"idle_timeout past bound hours", "c.toml", target("idle_timeout = \"744h\"\n"), nil, `6:1: target "api": idle_timeout is too large: at most 720h (30 days) (got 744h0m0s)`},
+		{"target poll_interval past bound", "c.yaml", "github:\n  device_flow:\n    client_id: x\ntarget:\n  - name: api\n    repository: acme/api\n    poll_interval: 9000h\n", nil, `7:5: target "api": poll_interval is too large: at most 720h (30 days) (got 9000h0m0s)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := problemsOf(loadIn(t, tc.file, tc.body, tc.env...))
+			if !strings.Contains(tc.want, "warning:") {
+				// An over-committed host warns beside a too-large target; only the errors count here.
+				got = slices.DeleteFunc(got, func(p string) bool { return strings.Contains(p, "warning:") })
+			}
+			wantOne(t, got, tc.want)
+		})
+	}
+}
