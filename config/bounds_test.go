@@ -33,6 +33,7 @@ func TestBounds(t *testing.T) {
 		{"shutdown_drain_timeout past bound", "c.toml", auth + "[daemon]\nshutdown_drain_timeout = \"61m\"\n", nil, `4:1: daemon.shutdown_drain_timeout is too large: at most 1h (got 1h1m0s)`},
 		{"shutdown_drain_timeout overflow", "c.yaml", "daemon:\n  shutdown_drain_timeout: 9999999999h\n", nil, `2:3: daemon.shutdown_drain_timeout is too large: at most 1h (got "9999999999h")`},
 		{"webhook poll_interval past bound", "c.toml", auth + "[webhook]\nlisten = \":8080\"\nsecret_file = \"secret\"\npoll_interval = \"800h\"\n", nil, `6:1: webhook.poll_interval is too large: at most 720h (30 days) (got 800h0m0s)`},
+		{"fleet lease_ttl past bound", "c.toml", auth + fleet("lease_ttl = \"721h\"\n"), nil, `fleet.lease_ttl is too large: at most 720h (30 days) (got 721h0m0s)`},
 		{"idle_timeout past bound", "c.toml", target("idle_timeout = \"31d\"\n"), nil, `idle_timeout: "31d" is not a duration`},
 		{"idle_timeout past bound hours", "c.toml", target("idle_timeout = \"744h\"\n"), nil, `6:1: target "api": idle_timeout is too large: at most 720h (30 days) (got 744h0m0s)`},
 		{"target poll_interval past bound", "c.yaml", "github:\n  device_flow:\n    client_id: x\ntarget:\n  - name: api\n    repository: acme/api\n    poll_interval: 9000h\n", nil, `7:5: target "api": poll_interval is too large: at most 720h (30 days) (got 9000h0m0s)`},

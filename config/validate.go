@@ -214,6 +214,7 @@ func (c *checker) validateFleet(f Fleet) {
 	if d := f.LeaseTTL.D(); d < minLeaseTTL || d%time.Second != 0 {
 		c.add(SeverityError, "fleet.lease_ttl", fmt.Sprintf("fleet.lease_ttl must be whole seconds, at least %s: etcd leases count in seconds (got %s)", minLeaseTTL, f.LeaseTTL))
 	}
+	c.checkDurationBound("fleet.lease_ttl", f.LeaseTTL)
 }
 
 func (c *checker) validateTarget(t Target, p string) {
