@@ -48,10 +48,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	clientID := fs.String("oauth-client-id", "Iv1.ghsim", "client_id the device flow accepts")
 	fakeClock := fs.Bool("fake-clock", false, "run on a fake clock that only /_ghsim/admin/clock/advance moves")
 	rateLimit := fs.Int("rate-limit", 5000, "primary rate limit per token owner per hour")
+	var act ghsim.ActionsOptions
+	fs.DurationVar(&act.LongPoll, "scaleset-long-poll", 50*time.Second, "how long a scale-set message GET waits before 202")
+	fs.DurationVar(&act.SessionExpiry, "scaleset-session-expiry", 10*time.Minute, "how long an unpolled scale-set session blocks a new one (409)")
+	fs.BoolVar(&act.GHES, "scaleset-ghes", false, "play GHES: JobAvailable messages and acquirejobs before assignment")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	opts := ghsim.Options{Addr: *listen, RateLimit: *rateLimit}
+	opts := ghsim.Options{Addr: *listen, RateLimit: *rateLimit, Actions: act}
 	if *fakeClock {
 		opts.Clock = ghsim.NewFakeClock(time.Now())
 	}

@@ -13,6 +13,7 @@ func (s *Server) routes() {
 
 	for _, base := range []string{"/repos/{owner}/{repo}/actions/runners", "/orgs/{org}/actions/runners"} {
 		a.HandleFunc("POST "+base+"/generate-jitconfig", s.handleGenerateJIT)
+		a.HandleFunc("POST "+base+"/registration-token", s.handleRegistrationToken)
 		a.HandleFunc("GET "+base, s.handleListRunners)
 		a.HandleFunc("GET "+base+"/downloads", s.handleDownloads)
 		a.HandleFunc("GET "+base+"/{id}", s.handleGetRunner)

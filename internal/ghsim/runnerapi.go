@@ -77,7 +77,9 @@ func (s *Server) handleRunnerAcquire(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, j := range s.sortedJobs() {
-		if j.status != StatusQueued || !s.inScope(rn, j) || !labelsSatisfy(j.labels, rn.labels) {
+		// A scale-set runner takes what its set was assigned, whatever the labels.
+		if j.status != StatusQueued || !s.inScope(rn, j) || !setTakes(rn, j) ||
+			(rn.scaleSetID == 0 && !labelsSatisfy(j.labels, rn.labels)) {
 			continue
 		}
 		now := s.now()
@@ -87,6 +89,7 @@ func (s *Server) handleRunnerAcquire(w http.ResponseWriter, r *http.Request) {
 		rn.busy, rn.jobID = true, j.id
 		s.registration(rn.id).JobID = j.id
 		s.queueWebhook(j, "in_progress")
+		s.setJobStarted(j, rn)
 		ms := j.duration.Milliseconds()
 		if j.duration < 0 {
 			ms = -1 // until FinishJob
@@ -156,6 +159,7 @@ func (s *Server) completeJob(j *job, conclusion string) {
 	}
 	j.status, j.conclusion, j.completedAt = StatusCompleted, conclusion, now
 	s.runs[j.runID].updatedAt = now
+	s.setJobCompleted(j, conclusion)
 	if rn := s.runners[j.runnerID]; rn != nil {
 		s.removeRunner(rn, "ephemeral")
 	}

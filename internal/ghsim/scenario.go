@@ -98,6 +98,7 @@ func (s *Server) QueueJobSpec(spec JobSpec) (int64, error) {
 	s.runs[ru.id] = ru
 	s.jobs[j.id] = j
 	s.queueWebhook(j, "queued")
+	s.routeJob(j)
 	return j.id, nil
 }
 

@@ -32,6 +32,7 @@ type Options struct {
 	DeviceInterval       time.Duration // minimum polling interval for the device flow; default 5 s
 	Seed                 uint64        // seeds probabilistic faults, so a failing test replays
 	Logger               *slog.Logger  // default: discard
+	Actions              ActionsOptions
 }
 
 func (o *Options) withDefaults() {
@@ -57,6 +58,7 @@ func (o *Options) withDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.Actions.withDefaults()
 }
 
 // Server is one simulated GitHub. All state sits behind mu.
@@ -97,6 +99,7 @@ type Server struct {
 	faults        []*faultRule
 	runnerFaults  map[string]string // runner name -> fault
 	packages      []Package
+	act           actionsState // the Actions service (actions.go)
 }
 
 // New binds the listener (so URL is known at once) but serves nothing until Start.
@@ -117,6 +120,10 @@ func New(opts Options) (*Server, error) {
 		devices: map[string]*deviceCode{}, refresh: map[string]*refreshToken{},
 		runnerFaults: map[string]string{}, delivery: make(chan delivery, 1024),
 	}
+	if err := s.newActions(); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
 	s.groups[1] = &runnerGroup{id: 1, name: "Default"}
 	s.api = http.NewServeMux()
 	s.priv = http.NewServeMux()
@@ -134,23 +141,29 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.started = true
 	ctx, s.stop = context.WithCancel(ctx)
+	s.act.done = ctx.Done()
 	s.mu.Unlock()
-	s.wg.Add(3)
-	go func() {
-		defer s.wg.Done()
-		if err := s.http.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("ghsim: serve failed", "err", err)
-		}
-	}()
-	go func() {
-		defer s.wg.Done()
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		if err := s.http.Shutdown(sctx); err != nil {
-			_ = s.http.Close()
-		}
-	}()
+	s.wg.Add(5)
+	for _, srv := range []struct {
+		h  *http.Server
+		ln net.Listener
+	}{{s.http, s.ln}, {s.act.http, s.act.ln}} {
+		go func() {
+			defer s.wg.Done()
+			if err := srv.h.Serve(srv.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("ghsim: serve failed", "err", err)
+			}
+		}()
+		go func() {
+			defer s.wg.Done()
+			<-ctx.Done()
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer cancel()
+			if err := srv.h.Shutdown(sctx); err != nil {
+				_ = srv.h.Close()
+			}
+		}()
+	}
 	go func() {
 		defer s.wg.Done()
 		s.deliverLoop(ctx)
@@ -169,7 +182,7 @@ func (s *Server) Close() error {
 	started := s.started
 	s.mu.Unlock()
 	if !started {
-		return s.ln.Close()
+		return errors.Join(s.ln.Close(), s.act.ln.Close())
 	}
 	s.stop()
 	s.wg.Wait()
@@ -208,6 +221,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.HasPrefix(r.URL.Path, "/login/") {
 		s.priv.ServeHTTP(w, r)
+		return
+	}
+	s.noteRESTCredential(r)
+	if r.URL.Path == runnerRegistrationPath {
+		s.handleRunnerRegistration(w, r) // RemoteAuth, not a REST credential
 		return
 	}
 	s.serveAPI(w, r)

@@ -61,6 +61,7 @@ type runner struct {
 	jobID      int64
 	fault      string
 	createdAt  time.Time
+	scaleSetID int64 // registered through a scale set's JIT endpoint (scaleset.go)
 }
 
 type job struct {
@@ -84,6 +85,7 @@ type job struct {
 	completedAt  time.Time
 	finish       bool // FinishJob asked the runner to stop
 	finishAs     string
+	set          *setJob // routed to a scale set (scaleset.go)
 }
 
 type run struct {
@@ -216,4 +218,5 @@ type Registration struct {
 	JobID        int64     `json:"job_id"`     // the job it took, 0 if none
 	RemovedAt    time.Time `json:"removed_at"` // zero while still registered
 	RemovedBy    string    `json:"removed_by"` // "delete" (API call) or "ephemeral" (removed after its job)
+	ScaleSetID   int64     `json:"scale_set_id,omitempty"`
 }

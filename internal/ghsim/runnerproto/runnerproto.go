@@ -23,6 +23,7 @@ type JITConfig struct {
 	Credential string   `json:"credential"` // per-runner secret, proves the runner to the simulator
 	Labels     []string `json:"labels"`
 	WorkFolder string   `json:"work_folder,omitempty"`
+	ScaleSetID int64    `json:"scale_set_id,omitempty"` // issued by a scale set's generatejitconfig
 }
 
 // Encode returns the base64 form served as encoded_jit_config.
