@@ -52,10 +52,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&act.LongPoll, "scaleset-long-poll", 50*time.Second, "how long a scale-set message GET waits before 202")
 	fs.DurationVar(&act.SessionExpiry, "scaleset-session-expiry", 10*time.Minute, "how long an unpolled scale-set session blocks a new one (409)")
 	fs.BoolVar(&act.GHES, "scaleset-ghes", false, "play GHES: JobAvailable messages and acquirejobs before assignment")
+	points := fs.Int("points-per-minute", 0, "secondary-limit points per account per minute (0: GitHub's 900)")
+	latency := fs.Duration("latency", 0, "round-trip latency added to every REST request")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	opts := ghsim.Options{Addr: *listen, RateLimit: *rateLimit, Actions: act}
+	opts := ghsim.Options{Addr: *listen, RateLimit: *rateLimit, Actions: act,
+		Limits: ghsim.Limits{PointsPerMinute: *points}, Latency: *latency}
 	if *fakeClock {
 		opts.Clock = ghsim.NewFakeClock(time.Now())
 	}

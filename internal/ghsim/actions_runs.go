@@ -41,7 +41,7 @@ func (s *Server) apiJob(j *job) *github.WorkflowJob {
 		HTMLURL: github.String(fmt.Sprintf("%s/%s/actions/runs/%d/job/%d", s.URL(), j.repo.fullName(), j.runID, j.id)),
 		Status:  github.String(j.status), Conclusion: strOrNil(j.conclusion),
 		CreatedAt: ts(j.createdAt), StartedAt: ts(j.startedAt), CompletedAt: ts(j.completedAt),
-		Name: github.String(j.name), Steps: []*github.TaskStep{},
+		Name: github.String(j.name), Steps: s.apiSteps(j),
 		CheckRunURL: github.String(fmt.Sprintf("%s/check-runs/%d", base, j.id)),
 		Labels:      append([]string{}, j.labels...), RunnerID: idOrNil(j.runnerID), RunnerName: strOrNil(j.runnerName),
 		RunnerGroupID: idOrNil(j.groupID), RunnerGroupName: strOrNil(j.groupName), RunAttempt: github.Int64(1),
@@ -49,26 +49,87 @@ func (s *Server) apiJob(j *job) *github.WorkflowJob {
 	}
 }
 
-// runStatus derives a run's status and conclusion from its jobs, as GitHub does for one-job runs.
+// runStatus derives a run's status and conclusion from its jobs, as GitHub does: queued until a
+// job starts, in_progress until every job (including those announced for later) completed.
 func (s *Server) runStatus(ru *run) (status, conclusion string) {
-	status, conclusion = StatusCompleted, "success"
+	queued, done := 0, 0
+	conclusion = "success"
 	for _, id := range ru.jobIDs {
 		j := s.jobs[id]
 		switch j.status {
-		case StatusInProgress:
-			return StatusInProgress, ""
 		case StatusQueued:
-			status = StatusQueued
-		default:
+			queued++
+		case StatusCompleted:
+			done++
 			if j.conclusion != "success" {
 				conclusion = j.conclusion
 			}
 		}
 	}
-	if status != StatusCompleted {
-		conclusion = ""
+	switch {
+	case done == len(ru.jobIDs) && ru.held == 0:
+		return StatusCompleted, conclusion
+	case queued == len(ru.jobIDs):
+		return StatusQueued, ""
 	}
-	return status, conclusion
+	return StatusInProgress, ""
+}
+
+// stepLen is how long each simulated step of a job's work takes; setupLen the "Set up job" step.
+const (
+	stepLen  = 5 * time.Second
+	setupLen = time.Second
+)
+
+// apiSteps renders the steps a job has reached by now: "Set up job", one work step per stepLen
+// of its duration (one more every stepLen for a job that runs until FinishJob), then "Complete
+// job" once it completed. So the jobs body, and its ETag, changes while a job runs, as on GitHub.
+// Callers hold s.mu.
+func (s *Server) apiSteps(j *job) []*github.TaskStep {
+	steps := []*github.TaskStep{}
+	if j.startedAt.IsZero() {
+		return steps
+	}
+	end := s.now()
+	if j.status == StatusCompleted {
+		end = j.completedAt
+	}
+	add := func(name string, from, to time.Time) {
+		st := &github.TaskStep{Name: github.String(name), Number: github.Int64(int64(len(steps) + 1)),
+			Status: github.String(StatusInProgress), StartedAt: ts(from)}
+		if !to.After(end) || j.status == StatusCompleted {
+			st.Status, st.Conclusion, st.CompletedAt = github.String(StatusCompleted), github.String(orDefault(j.conclusion, "success")), ts(earliest(to, end))
+		}
+		steps = append(steps, st)
+	}
+	at := j.startedAt
+	add("Set up job", at, at.Add(setupLen))
+	at = at.Add(setupLen)
+	for n := 1; at.Before(end) || (n == 1 && j.status == StatusCompleted); n++ {
+		if j.duration > 0 && n > max(1, int((j.duration+stepLen-1)/stepLen)) {
+			break
+		}
+		add(fmt.Sprintf("Run step %d", n), at, at.Add(stepLen))
+		at = at.Add(stepLen)
+	}
+	if j.status == StatusCompleted {
+		add("Complete job", end, end)
+	}
+	return steps
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
 }
 
 func (s *Server) apiRun(ru *run) *github.WorkflowRun {

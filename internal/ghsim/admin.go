@@ -84,6 +84,8 @@ func (s *Server) adminRoutes(p *http.ServeMux) {
 		Repos        []string `json:"repos"`
 		NoAdmin      bool     `json:"no_admin"`
 		ExpiresInS   int64    `json:"expires_in_s"`
+		LatencyMS    int64    `json:"latency_ms"`
+		Forbidden    bool     `json:"forbidden"`
 	}
 	newNamed := func() any { return &named{} }
 	handle("POST "+a+"/orgs", newNamed, func(_ *http.Request, b any) (any, error) {
@@ -164,6 +166,18 @@ func (s *Server) adminRoutes(p *http.ServeMux) {
 		n := b.(*named)
 		iid, err := s.CreateInstallation(n.AppID, n.Login, n.Repos...)
 		return id{iid}, err
+	})
+	handle("GET "+a+"/requests", nil, func(*http.Request, any) (any, error) { return s.Requests(), nil })
+	handle("GET "+a+"/limits", nil, func(*http.Request, any) (any, error) {
+		return map[string]any{"answers": s.LimitAnswers(), "peak_points_per_minute": s.PeakPointsPerMinute()}, nil
+	})
+	handle("POST "+a+"/latency", newNamed, func(_ *http.Request, b any) (any, error) {
+		s.SetLatency(time.Duration(b.(*named).LatencyMS) * time.Millisecond)
+		return nil, nil
+	})
+	handle("POST "+a+"/repos/forbidden", newNamed, func(_ *http.Request, b any) (any, error) {
+		n := b.(*named)
+		return nil, s.SetRepoForbidden(n.Repo, n.Forbidden)
 	})
 	handle("POST "+a+"/clock/advance", newNamed, func(_ *http.Request, b any) (any, error) {
 		return nil, s.Advance(time.Duration(b.(*named).Seconds * float64(time.Second)))

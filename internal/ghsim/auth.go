@@ -133,6 +133,14 @@ func (s *Server) lookupRepo(w http.ResponseWriter, r *http.Request, p *principal
 		writeError(w, http.StatusNotFound, "Not Found")
 		return nil
 	}
+	if rp.forbidden {
+		msg := "Resource not accessible by personal access token"
+		if p.tok.kind == "installation" {
+			msg = "Resource not accessible by integration"
+		}
+		writeError(w, http.StatusForbidden, msg)
+		return nil
+	}
 	if admin && !s.allowAdmin(w, p) {
 		return nil
 	}

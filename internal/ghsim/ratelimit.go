@@ -12,11 +12,16 @@ import (
 	"github.com/google/go-github/v62/github"
 )
 
-// bucket is one primary rate-limit window ("core"), shared by every token of one owner.
+// bucket is one primary rate-limit window ("core"), shared by every token of one owner, and that
+// account's secondary limits (limits.go).
 type bucket struct {
-	limit int
-	used  int
-	reset time.Time
+	limit    int
+	used     int
+	reset    time.Time
+	resource string // x-ratelimit-resource; "" = core
+
+	sec secondary
+	reg *bucket // actions_runner_registration, made on first use
 }
 
 func (b *bucket) roll(now time.Time) {
@@ -47,7 +52,11 @@ func setRateHeaders(h http.Header, b *bucket) {
 	h.Set("X-Ratelimit-Remaining", strconv.Itoa(b.remaining()))
 	h.Set("X-Ratelimit-Used", strconv.Itoa(b.used))
 	h.Set("X-Ratelimit-Reset", strconv.FormatInt(b.reset.Unix(), 10))
-	h.Set("X-Ratelimit-Resource", "core")
+	res := b.resource
+	if res == "" {
+		res = "core"
+	}
+	h.Set("X-Ratelimit-Resource", res)
 }
 
 // RateUsage reports the primary budget of the owner of tok (limit, used, reset), for assertions
@@ -74,8 +83,10 @@ func (s *Server) ExhaustBudget(tok string) {
 	}
 }
 
-// serveAPI authenticates, enforces the primary budget, runs the handler into a buffer, then adds
-// the ETag, answers 304 to a matching If-None-Match (not counted, as on GitHub) and sets x-ratelimit-*.
+// serveAPI authenticates, enforces the primary budget and the secondary limits (limits.go), waits
+// out the injected round-trip latency, runs the handler into a buffer, then adds the ETag, answers
+// 304 to a matching If-None-Match (free against the primary budget, as on GitHub; its secondary
+// points were charged at admission) and sets x-ratelimit-*.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	now := s.now()
@@ -92,13 +103,27 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, msg)
 		return
 	}
-	if !free && b.remaining() == 0 {
+	if !free && b.remaining() == 0 && !isRegistration(r) {
+		s.limitAnswers[LimitPrimary]++
 		setRateHeaders(w.Header(), b)
 		s.mu.Unlock()
 		writeErrorDoc(w, http.StatusForbidden, "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID.", docsPrimaryLimit)
 		return
 	}
+	if f := s.admit(b, r, now); f != nil {
+		s.limitAnswers[f.kind]++
+		s.mu.Unlock()
+		writeRefusal(w, f, b)
+		return
+	}
+	latency := s.latency
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		b.release()
+		s.mu.Unlock()
+	}()
+	sleepCtx(r.Context(), latency)
 
 	rec := &recorder{header: http.Header{}}
 	s.api.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
@@ -117,14 +142,18 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Lock()
-	b.roll(s.now())
+	rate := b
+	if isRegistration(r) && s.opts.Limits.RegistrationsPerHour > 0 {
+		rate = b.registrations(s.opts.Limits.RegistrationsPerHour)
+	}
+	rate.roll(s.now())
 	if counted {
-		b.used++
+		rate.used++
 	}
 	for k, v := range rec.header {
 		w.Header()[k] = v
 	}
-	setRateHeaders(w.Header(), b)
+	setRateHeaders(w.Header(), rate)
 	s.mu.Unlock()
 	w.WriteHeader(rec.code)
 	_, _ = w.Write(rec.body.Bytes())

@@ -71,35 +71,75 @@ func (s *Server) QueueJob(repo string, labels []string, duration time.Duration) 
 
 // QueueJobSpec is QueueJob with every knob.
 func (s *Server) QueueJobSpec(spec JobSpec) (int64, error) {
+	_, ids, err := s.QueueRun(spec.Repo, 0, spec)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// QueueRun queues a workflow run in repo with the given jobs, all queued now. later is how many more
+// jobs the run will get through QueueInRun (matrix legs or jobs whose needs are not met yet): until
+// they are queued the run is not completed, as on GitHub. Each spec's Repo is ignored.
+func (s *Server) QueueRun(repo string, later int, specs ...JobSpec) (runID int64, jobIDs []int64, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.repos[strings.ToLower(spec.Repo)]
+	rp := s.repos[strings.ToLower(repo)]
 	if rp == nil {
-		return 0, errUnknown("repository", spec.Repo)
+		return 0, nil, errUnknown("repository", repo)
 	}
-	if spec.Name == "" {
-		spec.Name = "build"
+	if len(specs) == 0 {
+		return 0, nil, fmt.Errorf("ghsim: a run needs at least one job queued at once")
 	}
-	if spec.WorkflowName == "" {
-		spec.WorkflowName = "CI"
+	workflow := specs[0].WorkflowName
+	if workflow == "" {
+		workflow = "CI"
 	}
 	now := s.now()
-	ru := &run{id: s.newID(), repo: rp, name: spec.WorkflowName, createdAt: now, updatedAt: now}
+	ru := &run{id: s.newID(), repo: rp, name: workflow, createdAt: now, updatedAt: now, held: later}
 	for _, other := range s.runs {
 		if other.repo == rp {
 			ru.number++
 		}
 	}
 	ru.number++
-	j := &job{id: s.newID(), runID: ru.id, repo: rp, name: spec.Name, workflowName: spec.WorkflowName,
+	s.runs[ru.id] = ru
+	for _, spec := range specs {
+		jobIDs = append(jobIDs, s.addJob(ru, spec, now).id)
+	}
+	return ru.id, jobIDs, nil
+}
+
+// QueueInRun queues one more job in run runID, one of the jobs QueueRun announced as later.
+func (s *Server) QueueInRun(runID int64, spec JobSpec) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ru := s.runs[runID]
+	if ru == nil {
+		return 0, errUnknown("run", fmt.Sprint(runID))
+	}
+	if ru.held <= 0 {
+		return 0, fmt.Errorf("ghsim: run %d announced no more jobs (QueueRun's later)", runID)
+	}
+	ru.held--
+	now := s.now()
+	ru.updatedAt = now
+	return s.addJob(ru, spec, now).id, nil
+}
+
+// addJob creates a queued job in ru and sends its queued delivery. Callers hold s.mu.
+func (s *Server) addJob(ru *run, spec JobSpec, now time.Time) *job {
+	if spec.Name == "" {
+		spec.Name = "build"
+	}
+	j := &job{id: s.newID(), runID: ru.id, repo: ru.repo, name: spec.Name, workflowName: ru.name,
 		labels: slices.Clone(spec.Labels), duration: spec.Duration, fault: spec.Fault, status: StatusQueued,
 		headSHA: fmt.Sprintf("%040x", ru.id), createdAt: now}
-	ru.jobIDs = []int64{j.id}
-	s.runs[ru.id] = ru
+	ru.jobIDs = append(ru.jobIDs, j.id)
 	s.jobs[j.id] = j
 	s.queueWebhook(j, "queued")
 	s.routeJob(j)
-	return j.id, nil
+	return j
 }
 
 // Job returns a snapshot of job id.

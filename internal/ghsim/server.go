@@ -30,6 +30,8 @@ type Options struct {
 	InstallationTokenTTL time.Duration // default 1 h
 	DeviceCodeTTL        time.Duration // default 900 s
 	DeviceInterval       time.Duration // minimum polling interval for the device flow; default 5 s
+	Limits               Limits        // secondary limits; zero fields take GitHub's numbers
+	Latency              time.Duration // added to every REST request (a round trip); SetLatency changes it
 	Seed                 uint64        // seeds probabilistic faults, so a failing test replays
 	Logger               *slog.Logger  // default: discard
 	Actions              ActionsOptions
@@ -59,6 +61,7 @@ func (o *Options) withDefaults() {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	o.Actions.withDefaults()
+	o.Limits.withDefaults()
 }
 
 // Server is one simulated GitHub. All state sits behind mu.
@@ -99,7 +102,10 @@ type Server struct {
 	faults        []*faultRule
 	runnerFaults  map[string]string // runner name -> fault
 	packages      []Package
-	act           actionsState // the Actions service (actions.go)
+	act           actionsState   // the Actions service (actions.go)
+	requests      map[string]int // "METHOD /route/pattern" -> count
+	limitAnswers  map[string]int // Limit* -> refusals
+	latency       time.Duration
 }
 
 // New binds the listener (so URL is known at once) but serves nothing until Start.
@@ -119,6 +125,7 @@ func New(opts Options) (*Server, error) {
 		installations: map[int64]*installation{}, oauthClients: map[string]bool{},
 		devices: map[string]*deviceCode{}, refresh: map[string]*refreshToken{},
 		runnerFaults: map[string]string{}, delivery: make(chan delivery, 1024),
+		requests: map[string]int{}, limitAnswers: map[string]int{}, latency: opts.Latency,
 	}
 	if err := s.newActions(); err != nil {
 		_ = ln.Close()
@@ -212,6 +219,15 @@ func (s *Server) newID() int64 {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Faults reach package downloads (a flaky CDN) but never the admin or fake-runner API.
 	private := strings.HasPrefix(r.URL.Path, "/_ghsim/") && !strings.HasPrefix(r.URL.Path, "/_ghsim/downloads/")
+	if !strings.HasPrefix(r.URL.Path, "/_ghsim/") {
+		mux := s.api
+		if strings.HasPrefix(r.URL.Path, "/login/") {
+			mux = s.priv
+		}
+		s.mu.Lock()
+		s.countRequest(mux, r)
+		s.mu.Unlock()
+	}
 	if !private && s.applyFault(w, r) {
 		return
 	}

@@ -28,9 +28,10 @@ type account struct {
 }
 
 type repo struct {
-	id    int64
-	owner *account
-	name  string
+	id        int64
+	owner     *account
+	name      string
+	forbidden bool // SetRepoForbidden: every REST call on it answers 403
 }
 
 func (r *repo) fullName() string { return r.owner.login + "/" + r.name }
@@ -94,6 +95,7 @@ type run struct {
 	repo      *repo
 	name      string
 	jobIDs    []int64
+	held      int // jobs announced (QueueRun's later) but not queued yet
 	createdAt time.Time
 	updatedAt time.Time
 }
