@@ -1,0 +1,38 @@
+package github
+
+import (
+	"context"
+
+	gh "github.com/google/go-github/v62/github"
+)
+
+var (
+	opRegTokenRepo = op{"POST /repos/{owner}/{repo}/actions/runners/registration-token", "get a runner registration token", permRunners}
+	opRegTokenOrg  = op{"POST /orgs/{org}/actions/runners/registration-token", "get a runner registration token", permRunners}
+)
+
+// RegistrationToken mints a runner registration token for scope ("org" or "owner/repo"): the first
+// link of the scale-set token chain (internal/scaleset). The token is a secret.
+func (c *Client) RegistrationToken(ctx context.Context, scope string) (string, error) {
+	s := OrgScope(scope)
+	o := opRegTokenOrg
+	if r, err := RepoScope(scope); err == nil {
+		s, o = r, opRegTokenRepo
+	}
+	var out *gh.RegistrationToken
+	err := c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
+		if s.IsOrg() {
+			out, resp, err = c.gh.Actions.CreateOrganizationRegistrationToken(ctx, s.Owner)
+		} else {
+			out, resp, err = c.gh.Actions.CreateRegistrationToken(ctx, s.Owner, s.Repo)
+		}
+		return resp, err
+	})
+	if err != nil {
+		return "", err
+	}
+	if out.GetToken() == "" {
+		return "", &Error{Target: s.String(), Op: o.what, Detail: "GitHub's answer has no token; try again"}
+	}
+	return out.GetToken(), nil
+}
