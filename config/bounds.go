@@ -18,11 +18,14 @@ const (
 	MaxDuration = 30 * 24 * time.Hour
 	// MaxShutdownDrainTimeout bounds daemon.shutdown_drain_timeout: a stop must end.
 	MaxShutdownDrainTimeout = time.Hour
+	// MaxReloadSettle bounds daemon.reload_settle: an edit should show within a minute.
+	MaxReloadSettle = time.Minute
 )
 
 // durationLimits are the durations bounded below MaxDuration, by their key (last path element).
 var durationLimits = map[string]time.Duration{
 	"shutdown_drain_timeout": MaxShutdownDrainTimeout,
+	"reload_settle":          MaxReloadSettle,
 }
 
 // durationLimit is the upper bound of the duration at path.

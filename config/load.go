@@ -40,6 +40,7 @@ const (
 	DefaultMaxRunners           = 4
 	DefaultPollInterval         = "30s"
 	DefaultShutdownDrainTimeout = "60s"
+	DefaultReloadSettle         = "1s"
 	DefaultWebhookPath          = "/webhook"
 	DefaultWebhookPollInterval  = "2m"
 	DefaultTargetMaxRunners     = 1
@@ -50,7 +51,7 @@ const (
 // daemonEnvKeys are the [daemon] scalars an environment variable may override, with their kinds.
 var daemonEnvKeys = map[string]string{
 	"state_dir": "string", "log_level": "string", "log_format": "string", "max_runners": "int",
-	"poll_interval": "duration", "shutdown_drain_timeout": "duration",
+	"poll_interval": "duration", "shutdown_drain_timeout": "duration", "reload_settle": "duration",
 	"metrics_listen": "string", "status_listen": "string",
 }
 
@@ -106,7 +107,8 @@ func LoadBytes(name string, data []byte, opts Options) (*Config, error) {
 	loadErr := k.Load(confmap.Provider(map[string]any{
 		"daemon.state_dir": DefaultStateDir, "daemon.log_level": "info", "daemon.log_format": "auto",
 		"daemon.max_runners": DefaultMaxRunners, "daemon.poll_interval": DefaultPollInterval,
-		"daemon.shutdown_drain_timeout": DefaultShutdownDrainTimeout, "github.api_url": DefaultAPIURL,
+		"daemon.shutdown_drain_timeout": DefaultShutdownDrainTimeout, "daemon.reload_settle": DefaultReloadSettle,
+		"github.api_url": DefaultAPIURL,
 	}, "."), nil)
 	if loadErr == nil {
 		loadErr = k.Load(parsed(raw), nil)

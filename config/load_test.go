@@ -17,7 +17,7 @@ func TestDefaults(t *testing.T) {
 	}
 	d := cfg.Daemon
 	if d.StateDir != DefaultStateDir || d.LogLevel != "info" || d.LogFormat != "auto" || d.MaxRunners != DefaultMaxRunners ||
-		d.PollInterval.D() != 30*time.Second || d.ShutdownDrainTimeout.D() != 60*time.Second || d.MetricsListen != "" || d.StatusListen != "" {
+		d.PollInterval.D() != 30*time.Second || d.ShutdownDrainTimeout.D() != 60*time.Second || d.ReloadSettle.D() != time.Second || d.MetricsListen != "" || d.StatusListen != "" {
 		t.Errorf("daemon defaults: %+v", d)
 	}
 	if cfg.GitHub.APIURL != DefaultAPIURL {
@@ -43,7 +43,7 @@ func TestDefaults(t *testing.T) {
 func TestEnvOverrides(t *testing.T) {
 	env := []string{
 		"RUNNER_MANAGER_STATE_DIR=/srv/rm", "RUNNER_MANAGER_LOG_LEVEL=debug", "RUNNER_MANAGER_LOG_FORMAT=json",
-		"RUNNER_MANAGER_MAX_RUNNERS=12", "RUNNER_MANAGER_POLL_INTERVAL=5s", "RUNNER_MANAGER_SHUTDOWN_DRAIN_TIMEOUT=2m",
+		"RUNNER_MANAGER_MAX_RUNNERS=12", "RUNNER_MANAGER_POLL_INTERVAL=5s", "RUNNER_MANAGER_SHUTDOWN_DRAIN_TIMEOUT=2m", "RUNNER_MANAGER_RELOAD_SETTLE=300ms",
 		"RUNNER_MANAGER_METRICS_LISTEN=:9464", "RUNNER_MANAGER_STATUS_LISTEN=unix", "OTHER=1",
 	}
 	cfg, err := loadIn(t, "c.toml", auth+"[daemon]\nmax_runners = 2\nlog_level = \"warn\"\n", env...)
@@ -51,7 +51,7 @@ func TestEnvOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Daemon{StateDir: "/srv/rm", LogLevel: "debug", LogFormat: "json", MaxRunners: 12,
-		PollInterval: Duration(5 * time.Second), ShutdownDrainTimeout: Duration(2 * time.Minute), MetricsListen: ":9464", StatusListen: "unix"}
+		PollInterval: Duration(5 * time.Second), ShutdownDrainTimeout: Duration(2 * time.Minute), ReloadSettle: Duration(300 * time.Millisecond), MetricsListen: ":9464", StatusListen: "unix"}
 	if cfg.Daemon != want {
 		t.Errorf("got %+v\nwant %+v", cfg.Daemon, want)
 	}

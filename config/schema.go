@@ -45,6 +45,10 @@ type Daemon struct {
 	// How long a stop (SIGTERM) waits for idle runners to deregister before exiting; busy runners are
 	// left running for startup recovery either way.
 	ShutdownDrainTimeout Duration `koanf:"shutdown_drain_timeout" json:"shutdown_drain_timeout" toml:"shutdown_drain_timeout" jsonschema_extras:"default=60s"`
+	// How long the file must stay unchanged (no watch event, and two reads this far apart with the
+	// same sha256) before a change is loaded, so a file still being written is never applied.
+	// SIGHUP loads at once.
+	ReloadSettle Duration `koanf:"reload_settle" json:"reload_settle" toml:"reload_settle" jsonschema_extras:"default=1s"`
 	// host:port of the Prometheus /metrics listener; empty turns it off.
 	MetricsListen string `koanf:"metrics_listen" json:"metrics_listen,omitempty" toml:"metrics_listen,omitempty"`
 	// host:port of the status endpoint, or "unix" for a socket in state_dir; empty turns it off.

@@ -89,6 +89,10 @@ func (c *checker) validateDaemon(d Daemon) {
 		c.add(SeverityError, "daemon.shutdown_drain_timeout", fmt.Sprintf("daemon.shutdown_drain_timeout must not be negative (got %s)", d.ShutdownDrainTimeout))
 	}
 	c.checkDurationBound("daemon.shutdown_drain_timeout", d.ShutdownDrainTimeout)
+	if d.ReloadSettle < 0 {
+		c.add(SeverityError, "daemon.reload_settle", fmt.Sprintf("daemon.reload_settle must not be negative (got %s)", d.ReloadSettle))
+	}
+	c.checkDurationBound("daemon.reload_settle", d.ReloadSettle)
 	if d.MetricsListen != "" {
 		c.listenAddr("daemon.metrics_listen", d.MetricsListen)
 	}

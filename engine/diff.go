@@ -3,7 +3,6 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -44,35 +43,35 @@ var replaceFields = map[string]bool{"labels": true, "runner_group": true, "runne
 // identityFields restart the loop: runners registered against the old identity drain there.
 var identityFields = map[string]bool{"repository": true, "organization": true}
 
-// diff compares two snapshots by target name. old may be nil (first Apply).
+// diff compares two snapshots by target name. old may be nil (first Apply). Which keys changed is
+// config.Diff's answer (config owns reload semantics); diff only sorts them into what the
+// supervisor does with each target's loop.
 func diff(old, cur *config.Config) Report {
 	var r Report
+	changes := config.Diff(old, cur)
 	oldT := enabledTargets(old)
-	oldAll := map[string]config.Target{}
 	if old != nil {
-		for _, t := range old.Targets {
-			oldAll[t.Name] = t
-		}
-		r.Daemon = changedFields(old.Daemon, cur.Daemon)
-		// The engine does not act on these; the daemon rebuilds its GitHub client or webhook listener.
-		if !reflect.DeepEqual(old.GitHub, cur.GitHub) {
-			r.Sections = append(r.Sections, "github")
-		}
-		if !reflect.DeepEqual(old.Webhook, cur.Webhook) {
-			r.Sections = append(r.Sections, "webhook")
-		}
-		if !reflect.DeepEqual(old.Fleet, cur.Fleet) {
-			r.Sections = append(r.Sections, "fleet")
+		for _, c := range changes {
+			if c.Target != "" {
+				continue
+			}
+			// The engine does not act on other sections; the daemon rebuilds its GitHub client.
+			section, key, _ := strings.Cut(c.Key, ".")
+			switch {
+			case section == "daemon":
+				r.Daemon = append(r.Daemon, key)
+			case !slices.Contains(r.Sections, section):
+				r.Sections = append(r.Sections, section)
+			}
 		}
 	}
 	newT := enabledTargets(cur)
-	for name, nt := range newT {
-		ot, ok := oldT[name]
-		if !ok {
+	for name := range newT {
+		if _, ok := oldT[name]; !ok {
 			r.Added = append(r.Added, name)
 			continue
 		}
-		fields := changedFields(ot, nt)
+		fields := slices.DeleteFunc(changes.Target(name), func(f string) bool { return f == "enabled" })
 		switch {
 		case len(fields) == 0:
 			r.Unchanged = append(r.Unchanged, name)
@@ -111,34 +110,6 @@ func enabledTargets(c *config.Config) map[string]config.Target {
 		}
 	}
 	return out
-}
-
-// changedFields compares two structs of the same type field by field and returns the koanf keys
-// that differ. Empty and nil slices/maps are equal: a file that omits labels equals one with [].
-func changedFields(a, b any) []string {
-	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
-	var out []string
-	for i := 0; i < va.NumField(); i++ {
-		f := va.Type().Field(i)
-		key := strings.Split(f.Tag.Get("koanf"), ",")[0]
-		if key == "" || key == "-" || key == "enabled" {
-			continue
-		}
-		if !equalValue(va.Field(i), vb.Field(i)) {
-			out = append(out, key)
-		}
-	}
-	return out
-}
-
-func equalValue(a, b reflect.Value) bool {
-	switch a.Kind() {
-	case reflect.Slice, reflect.Map:
-		if a.Len() == 0 && b.Len() == 0 {
-			return true
-		}
-	}
-	return reflect.DeepEqual(a.Interface(), b.Interface())
 }
 
 // fingerprint is the attempt's journal Policy: "<identity> <hash>". The identity stays readable so

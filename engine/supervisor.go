@@ -162,7 +162,13 @@ func (s *Supervisor) ReloadFailed(err error) {
 	s.mu.Lock()
 	s.lastReload = ReloadResult{Time: s.clock.Now(), OK: false, Error: err.Error()}
 	s.mu.Unlock()
-	s.events.emit(slog.LevelError, "", "", EventReloadFailed, fmt.Sprintf("config rejected, the last good config keeps running: %v", err))
+	// One record: the daemon logs each problem as a record of its own, and a multi-line message
+	// would print the later problems without a timestamp in text format.
+	msg := err.Error()
+	if first, rest, ok := strings.Cut(msg, "\n"); ok {
+		msg = fmt.Sprintf("%s (and %d more problem(s), logged one by one)", first, strings.Count(rest, "\n")+1)
+	}
+	s.events.emit(slog.LevelError, "", "", EventReloadFailed, "config rejected, the last good config keeps running: "+msg)
 }
 
 func (r Report) summary() string {

@@ -14,7 +14,7 @@ import (
 // newConfigCmd is `runner-manager config`, home of `config print`.
 func newConfigCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Inspect the configuration"}
-	cmd.AddCommand(newConfigPrintCmd())
+	cmd.AddCommand(newConfigPrintCmd(), newConfigDiffCmd())
 	return cmd
 }
 
@@ -57,5 +57,67 @@ func newConfigPrintCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&path, "config", defaultConfigPath, "config file (.toml, .yaml or .yml)")
 	choiceFlag(cmd, &format, "format", "toml", "output: toml or json", "toml", "json")
+	return cmd
+}
+
+// newConfigDiffCmd prints what reloading FILE would change against the config at --config (the
+// file the daemon runs), key by key with each key's class, from config.Diff: the same answer the
+// daemon acts on.
+func newConfigDiffCmd() *cobra.Command {
+	var path, format string
+	cmd := &cobra.Command{
+		Use:   "diff FILE",
+		Short: "Print what reloading FILE would change, key by key, and when each change takes effect",
+		Long: "Compares FILE with the config at --config (what the daemon runs) and prints every changed key " +
+			"with its class: live (applied with the reload), next pass (read by the target's loop at its next " +
+			"pass) or restart (a reload is rejected; restart the daemon). Exit 0 when FILE is valid, 1 when " +
+			"either file is invalid, 2 when one cannot be read.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return withCode(exitUsage, fmt.Errorf("unknown --format %q: use text or json", format))
+			}
+			var cfgs [2]*config.Config
+			for i, p := range []string{path, args[0]} {
+				cfg, err := config.Load(p)
+				var cerr *config.Error
+				switch {
+				case errors.As(err, &cerr):
+					return withCode(exitFailure, fmt.Errorf("%s is invalid (run `runner-manager validate --config %s`):\n%w", p, p, err))
+				case err != nil:
+					return withCode(exitUsage, unreadable(p, err))
+				}
+				cfgs[i] = cfg
+			}
+			changes := config.Diff(cfgs[0], cfgs[1])
+			out := cmd.OutOrStdout()
+			if format == "json" {
+				if changes == nil {
+					changes = config.Changes{}
+				}
+				b, err := json.MarshalIndent(changes, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(out, "%s\n", b)
+				return err
+			}
+			if len(changes) == 0 {
+				fmt.Fprintf(out, "no change: reloading %s would apply nothing\n", args[0])
+				return nil
+			}
+			for _, c := range changes {
+				fmt.Fprintln(out, c.String())
+			}
+			fmt.Fprintf(out, "%d change(s): %d live, %d next pass, %d restart\n", len(changes),
+				len(changes.Of(config.Live)), len(changes.Of(config.NextPass)), len(changes.Of(config.Restart)))
+			if r := changes.Of(config.Restart); len(r) > 0 {
+				fmt.Fprintf(out, "a reload would be rejected: changing %s needs a daemon restart (systemctl restart runner-manager)\n", r.Keys())
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&path, "config", defaultConfigPath, "the current config file (.toml, .yaml or .yml)")
+	cmd.Flags().StringVar(&format, "format", "text", "output: text or json")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -36,5 +37,37 @@ func TestConfigPrintFailures(t *testing.T) {
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d with %q", tc.args, code, stderr, tc.code, tc.want)
 		}
+	}
+}
+
+func TestConfigDiff(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("token", "x")
+	base := "[daemon]\nstate_dir = \"/var/lib/rm\"\nlog_level = \"info\"\n[github]\ntoken_file = \"token\"\n" +
+		"[[target]]\nname = \"api\"\nrepository = \"acme/api\"\nmax_runners = 2\n[target.env]\nK = \"s3cret\"\n"
+	cur := write("cur.toml", base)
+	next := write("next.toml", strings.NewReplacer(`"info"`, `"debug"`, "max_runners = 2", "max_runners = 3",
+		`"/var/lib/rm"`, `"/srv/rm"`, `"s3cret"`, `"other"`).Replace(base))
+	stdout, stderr, code := execute(t, "config", "diff", "--config", cur, next)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	golden(t, "testdata/config-diff.golden", stdout)
+	if strings.Contains(stdout, "s3cret") || strings.Contains(stdout, "other") {
+		t.Fatalf("an env value was printed:\n%s", stdout)
+	}
+	if stdout, _, code := execute(t, "config", "diff", "--config", cur, cur); code != exitOK || !strings.Contains(stdout, "no change") {
+		t.Fatalf("same file: exit %d, %q", code, stdout)
+	}
+	empty := write("empty.toml", "# nothing yet\n")
+	if _, stderr, code := execute(t, "config", "diff", "--config", cur, empty); code != exitFailure || !strings.Contains(stderr, "holds no settings") {
+		t.Fatalf("empty file: exit %d, %q", code, stderr)
 	}
 }

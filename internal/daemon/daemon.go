@@ -81,7 +81,8 @@ func Run(ctx context.Context, o Options) error {
 		}
 		return classed(ErrConfigUnreadable, err)
 	}
-	log := logging.New(o.Stderr, cfg.Daemon.LogLevel, cfg.Daemon.LogFormat, o.IsTTY)
+	logs := logging.NewLive(o.Stderr, cfg.Daemon.LogLevel, cfg.Daemon.LogFormat, o.IsTTY)
+	log := logs.Logger()
 	for _, w := range cfg.Warnings {
 		log.Warn("config warning", "problem", w.String())
 	}
@@ -111,7 +112,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	d.guard = guard
+	d.guard, d.logs = guard, logs
 	return d.run(ctx)
 }
 
@@ -119,6 +120,7 @@ func Run(ctx context.Context, o Options) error {
 type daemon struct {
 	o       Options
 	log     *slog.Logger
+	logs    *logging.Live // log_level and log_format are live keys
 	lock    *hostlock.Lock
 	journal *journal.Journal
 	metrics *metrics.Metrics

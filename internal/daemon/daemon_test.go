@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -147,4 +149,39 @@ func histogramSum(fams map[string]*dto.MetricFamily, name, stage string) float64
 		}
 	}
 	return sum
+}
+
+// TestReloadClasses: log_level and log_format apply live (records after the reload are JSON at
+// the new level), and a restart-class change is rejected naming the key, nothing applied.
+func TestReloadClasses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.start()
+	body := strings.NewReplacer(`log_format = "text"`, `log_format = "json"`, `log_level = "debug"`, `log_level = "warn"`).
+		Replace(e.configText(webTarget(1)))
+	e.writeRaw(body)
+	e.waitStatus("the log settings applied", func(s status.Snapshot) bool { return s.Config.LastReload.OK && s.Config.Generation == 2 })
+	logStart := len(e.read(e.logs))
+
+	e.writeRaw(strings.Replace(body, `status_listen = "unix"`, `status_listen = "`+freeAddr(t)+`"`, 1))
+	snap := e.waitStatus("the restart-only change rejected", func(s status.Snapshot) bool { return !s.Config.LastReload.OK })
+	if errs := snap.Config.LastReload.Error; len(errs) != 1 || !strings.Contains(errs[0], "changing daemon.status_listen needs a daemon restart") {
+		t.Fatalf("reload error %q, want one naming daemon.status_listen", errs)
+	}
+	if snap.Config.Generation != 2 {
+		t.Fatalf("generation %d after a rejected reload, want 2", snap.Config.Generation)
+	}
+	after := strings.TrimSpace(e.read(e.logs)[logStart:])
+	if after == "" {
+		t.Fatal("nothing logged for the rejected reload")
+	}
+	for _, line := range strings.Split(after, "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("after log_format = json, a record is not JSON: %q", line)
+		}
+		if lvl := rec["level"]; lvl == "DEBUG" || lvl == "INFO" {
+			t.Fatalf("after log_level = warn, a %s record was written: %q", lvl, line)
+		}
+	}
 }

@@ -143,8 +143,14 @@ max_runners = %d
 // writeConfig replaces the config file atomically (write aside, rename), as config tools do.
 func (e *env) writeConfig(targets string) {
 	e.t.Helper()
+	e.writeRaw(e.configText(targets))
+}
+
+// writeRaw is writeConfig with the whole file's text.
+func (e *env) writeRaw(body string) {
+	e.t.Helper()
 	tmp := e.configPath + ".tmp"
-	e.writeFile(tmp, e.configText(targets))
+	e.writeFile(tmp, body)
 	if err := os.Rename(tmp, e.configPath); err != nil {
 		e.t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"reflect"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -193,6 +192,7 @@ func (d *daemon) reload(ctx context.Context) {
 	for _, w := range cfg.Warnings {
 		d.log.Warn("config warning", "problem", w.String())
 	}
+	old := d.config()
 	d.gh.setConfig(cfg.GitHub)
 	rep, err := d.sup.Apply(ctx, cfg)
 	if err != nil {
@@ -206,6 +206,9 @@ func (d *daemon) reload(ctx context.Context) {
 	d.mu.Lock()
 	d.cfg = cfg
 	d.mu.Unlock()
+	if d.logs != nil && (old.Daemon.LogLevel != cfg.Daemon.LogLevel || old.Daemon.LogFormat != cfg.Daemon.LogFormat) {
+		d.logs.Set(cfg.Daemon.LogLevel, cfg.Daemon.LogFormat)
+	}
 	d.metrics.ConfigReload(true, rep.Generation, now)
 	if rep.NoOp() {
 		d.log.Info("config reloaded: no change", "generation", rep.Generation)
@@ -215,27 +218,11 @@ func (d *daemon) reload(ctx context.Context) {
 		"disabled", rep.Disabled, "restarted", rep.Restarted, "changed", len(rep.Changed), "daemon", rep.Daemon)
 }
 
-// restartOnly refuses a reload that changes settings only a restart can apply, so the operator
-// is told instead of believing the change took effect.
+// restartOnly refuses a reload that changes a restart-class key (config.Diff says which), so the
+// operator is told instead of believing the change took effect.
 func (d *daemon) restartOnly(cfg *config.Config) error {
-	old := d.config().Daemon
-	nw := cfg.Daemon
-	var keys []string
-	if old.StateDir != nw.StateDir {
-		keys = append(keys, "state_dir")
-	}
-	if old.MetricsListen != nw.MetricsListen {
-		keys = append(keys, "metrics_listen")
-	}
-	if (d.config().Webhook == nil) != (cfg.Webhook == nil) ||
-		(cfg.Webhook != nil && *cfg.Webhook != *d.config().Webhook) {
-		keys = append(keys, "webhook")
-	}
-	if !reflect.DeepEqual(d.config().Fleet, cfg.Fleet) {
-		keys = append(keys, "fleet")
-	}
-	if len(keys) > 0 {
-		return fmt.Errorf("%s: changing %v needs a daemon restart (systemctl restart runner-manager); nothing was applied", d.o.ConfigPath, keys)
+	if keys := config.Diff(d.config(), cfg).Of(config.Restart); len(keys) > 0 {
+		return fmt.Errorf("%s: changing %s needs a daemon restart (systemctl restart runner-manager); nothing was applied", d.o.ConfigPath, keys.Keys())
 	}
 	return nil
 }

@@ -18,20 +18,21 @@ import (
 // info) in format: "text" (tint, coloured only when isTTY), "json", or "auto" (text on a terminal,
 // JSON otherwise; also used for any other value). Every record passes through Redact.
 func New(w io.Writer, level, format string, isTTY bool) *slog.Logger {
-	lvl := ParseLevel(level)
+	return slog.New(NewRedactingHandler(formatHandler(w, ParseLevel(level), format, isTTY)))
+}
+
+// formatHandler is the handler of format ("text", "json" or "auto") at level, without redaction.
+func formatHandler(w io.Writer, lvl slog.Leveler, format string, isTTY bool) slog.Handler {
 	if format != "text" && format != "json" {
 		format = "json"
 		if isTTY {
 			format = "text"
 		}
 	}
-	var h slog.Handler
 	if format == "text" {
-		h = tint.NewHandler(w, &tint.Options{Level: lvl, TimeFormat: time.TimeOnly, NoColor: !isTTY})
-	} else {
-		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})
+		return tint.NewHandler(w, &tint.Options{Level: lvl, TimeFormat: time.TimeOnly, NoColor: !isTTY})
 	}
-	return slog.New(NewRedactingHandler(h))
+	return slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})
 }
 
 // IsTerminal reports whether f is a terminal, which is what "auto" decides on.
