@@ -53,6 +53,7 @@ var daemonEnvKeys = map[string]string{
 	"state_dir": "string", "log_level": "string", "log_format": "string", "max_runners": "int",
 	"poll_interval": "duration", "shutdown_drain_timeout": "duration", "reload_settle": "duration",
 	"metrics_listen": "string", "status_listen": "string",
+	"status_token_file": "string",
 }
 
 // Load reads, parses and validates the config file at path with the process environment. It is the
@@ -267,6 +268,7 @@ func resolveFiles(cfg *Config, name string) {
 	abs := func(p *string) { *p = resolvePath(name, *p) }
 	abs(&cfg.GitHub.TokenFile)
 	abs(&cfg.GitHub.PrivateKeyFile)
+	abs(&cfg.Daemon.StatusTokenFile)
 	if cfg.Webhook != nil {
 		abs(&cfg.Webhook.SecretFile)
 	}

@@ -176,6 +176,33 @@ func TestConfigMethods(t *testing.T) {
 	}
 }
 
+// TestRedactedHidesURLUserinfo: a password or token embedded in api_url is never printed by
+// `config print` (Redacted) nor echoed by a validation message.
+func TestRedactedHidesURLUserinfo(t *testing.T) {
+	cfg, err := loadIn(t, "c.toml", "[github]\napi_url = \"https://ops:hunter2@ghe.example.com/api/v3\"\n"+auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Redacted().GitHub.APIURL; got != "https://"+RedactedValue+"@ghe.example.com/api/v3" {
+		t.Errorf("Redacted api_url = %q", got)
+	}
+	_, err = loadIn(t, "c.toml", "[github]\napi_url = \"ftp://x-access-token@ghe.example.com\"\n"+auth)
+	if err == nil || strings.Contains(err.Error(), "x-access-token") {
+		t.Errorf("the validation message echoes the userinfo: %v", err)
+	}
+	for in, want := range map[string]string{
+		"https://a:b@h/p":     "https://" + RedactedValue + "@h/p",
+		"https://tok@h":       "https://" + RedactedValue + "@h",
+		"https://h/p@q":       "https://h/p@q",
+		"https://h:8443/api":  "https://h:8443/api",
+		"see https://u:p@h/x": "see https://" + RedactedValue + "@h/x",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestYAMLNullsAndWrongShapes(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
 		{"daemon:\ngithub:\n  device_flow: {client_id: x}\n", ""}, // an empty section is an absent one

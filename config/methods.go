@@ -1,5 +1,7 @@
 package config
 
+import "regexp"
+
 // RedactedValue replaces every secret in a Redacted copy.
 const RedactedValue = "<redacted>"
 
@@ -25,7 +27,7 @@ func (c *Config) Target(name string) (Target, bool) {
 }
 
 // Redacted returns a deep copy safe to print: target env values become RedactedValue (they may hold
-// secrets; their names stay visible). Credential paths are kept: a path is not a secret, and the
+// secrets; their names stay visible), and so does userinfo in api_url. Credential paths are kept: a path is not a secret, and the
 // files themselves are never read into a Config.
 func (c *Config) Redacted() *Config {
 	out := *c
@@ -42,6 +44,7 @@ func (c *Config) Redacted() *Config {
 		d := *c.GitHub.DeviceFlow
 		out.GitHub.DeviceFlow = &d
 	}
+	out.GitHub.APIURL = RedactURL(c.GitHub.APIURL)
 	out.Warnings = append([]Problem(nil), c.Warnings...)
 	out.Targets = make([]Target, len(c.Targets))
 	for i, t := range c.Targets {
@@ -69,4 +72,14 @@ func clonePtr[T any](p *T) *T {
 	}
 	v := *p
 	return &v
+}
+
+// userinfo matches the credentials part of a URL ("scheme://user:pass@" or "scheme://token@").
+var userinfo = regexp.MustCompile(`(://)[^/\s@]+@`)
+
+// RedactURL returns s with any userinfo of a URL in it (a password or token before the host)
+// replaced by RedactedValue. Every message, printout and log line that shows api_url goes
+// through it; s is returned unchanged when it has none.
+func RedactURL(s string) string {
+	return userinfo.ReplaceAllString(s, "${1}"+RedactedValue+"@")
 }

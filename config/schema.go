@@ -53,6 +53,8 @@ type Daemon struct {
 	MetricsListen string `koanf:"metrics_listen" json:"metrics_listen,omitempty" toml:"metrics_listen,omitempty"`
 	// host:port of the status endpoint, or "unix" for a socket in state_dir; empty turns it off.
 	StatusListen string `koanf:"status_listen" json:"status_listen,omitempty" toml:"status_listen,omitempty"`
+	// File holding the bearer token status over TCP requires (chmod 600); needed off loopback.
+	StatusTokenFile string `koanf:"status_token_file" json:"status_token_file,omitempty" toml:"status_token_file,omitempty"`
 }
 
 // GitHub selects the API endpoint and exactly one way to authenticate.

@@ -97,7 +97,13 @@ func (c *checker) validateDaemon(d Daemon) {
 		c.listenAddr("daemon.metrics_listen", d.MetricsListen)
 	}
 	if d.StatusListen != "" && d.StatusListen != "unix" {
-		c.listenAddr("daemon.status_listen", d.StatusListen)
+		host, _, _ := net.SplitHostPort(d.StatusListen)
+		if c.listenAddr("daemon.status_listen", d.StatusListen) && !isLoopback(host) && d.StatusTokenFile == "" {
+			c.add(SeverityError, "daemon.status_listen", fmt.Sprintf("daemon.status_listen %q is reachable from other hosts and would answer anyone: set daemon.status_token_file (a chmod 600 file holding a bearer token) or listen on 127.0.0.1", d.StatusListen))
+		}
+	}
+	if d.StatusTokenFile != "" {
+		c.secretFile("daemon.status_token_file", d.StatusTokenFile)
 	}
 }
 
@@ -106,7 +112,7 @@ func (c *checker) validateGitHub(cfg *Config) {
 	u, err := url.Parse(g.APIURL)
 	switch {
 	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
-		c.add(SeverityError, "github.api_url", fmt.Sprintf("github.api_url must be an http(s) URL such as %s (got %q)", DefaultAPIURL, g.APIURL))
+		c.add(SeverityError, "github.api_url", fmt.Sprintf("github.api_url must be an http(s) URL such as %s (got %q)", DefaultAPIURL, RedactURL(g.APIURL)))
 	case u.Scheme == "http" && !isLoopback(u.Hostname()):
 		c.add(SeverityWarning, "github.api_url", "github.api_url uses plain http to a remote host: the credential would cross the network unencrypted; use https")
 	}
@@ -324,7 +330,8 @@ func (c *checker) oneOf(path, v string, allowed ...string) {
 	}
 }
 
-func (c *checker) listenAddr(path, addr string) {
+// listenAddr reports whether addr is a valid host:port, adding the problem when not.
+func (c *checker) listenAddr(path, addr string) bool {
 	_, port, err := net.SplitHostPort(addr)
 	if err == nil {
 		var n int
@@ -334,21 +341,24 @@ func (c *checker) listenAddr(path, addr string) {
 	}
 	if err != nil {
 		c.add(SeverityError, path, fmt.Sprintf(`%s must be host:port such as "127.0.0.1:9090" (got %q)`, path, addr))
+		return false
 	}
+	return true
 }
 
-// secretFile checks a credential file: it must exist, be a regular file, and not be readable by
-// other users; group-readable is allowed with a warning (some deployments share a group with a
-// secrets agent).
+// secretFile applies the rule of CheckSecretFile, which the daemon applies too, to the file at key path.
 func (c *checker) secretFile(path, written string) {
-	fi, ok := c.regularFile(path, written)
-	switch {
-	case !ok:
-	case fi.Mode().Perm()&0o004 != 0:
-		c.add(SeverityError, path, fmt.Sprintf("%s %q is readable by every user (mode %04o): run chmod 600 on it", path, written, fi.Mode().Perm()))
-	case fi.Mode().Perm()&0o040 != 0:
-		c.add(SeverityWarning, path, fmt.Sprintf("%s %q is readable by its group (mode %04o): chmod 600 unless the group needs it", path, written, fi.Mode().Perm()))
+	if c.offline {
+		return
 	}
+	msg, sev := secretProblem(resolvePath(c.file, written))
+	if msg == "" {
+		return
+	}
+	if msg == "does not exist" {
+		msg += " (paths are relative to the config file's directory)"
+	}
+	c.add(sev, path, fmt.Sprintf("%s %q %s", path, written, msg))
 }
 
 // regularFile reports (and returns false) unless written names an existing regular file; offline

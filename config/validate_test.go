@@ -28,7 +28,8 @@ func loadIn(t *testing.T, name, body string, env ...string) (*Config, error) {
 	for _, f := range []struct {
 		name string
 		mode os.FileMode
-	}{{"token", 0o600}, {"key.pem", 0o600}, {"open-token", 0o644}, {"group-token", 0o640}, {"secret", 0o600}} {
+	}{{"token", 0o600}, {"key.pem", 0o600}, {"open-token", 0o644}, {"group-token", 0o640}, {"secret", 0o600},
+		{"group-writable-token", 0o620}, {"world-writable-token", 0o602}, {"status-token", 0o600}} {
 		p := filepath.Join(dir, f.name)
 		if err := os.WriteFile(p, []byte("x"), f.mode); err != nil {
 			t.Fatal(err)
@@ -103,6 +104,11 @@ func TestRules(t *testing.T) {
 		{"metrics_listen", auth + "[daemon]\nmetrics_listen = \"9090\"\n", `4:1: daemon.metrics_listen must be host:port`},
 		{"status_listen port range", auth + "[daemon]\nstatus_listen = \":70000\"\n", `4:1: daemon.status_listen must be host:port`},
 		{"status_listen unix ok", auth + "[daemon]\nstatus_listen = \"unix\"\n", ""},
+		{"status_listen loopback without token ok", auth + "[daemon]\nstatus_listen = \"127.0.0.1:8081\"\n", ""},
+		{"status_listen all interfaces without token", auth + "[daemon]\nstatus_listen = \"0.0.0.0:8081\"\n", `4:1: daemon.status_listen "0.0.0.0:8081" is reachable from other hosts and would answer anyone: set daemon.status_token_file`},
+		{"status_listen empty host without token", auth + "[daemon]\nstatus_listen = \":8081\"\n", `4:1: daemon.status_listen ":8081" is reachable from other hosts`},
+		{"status_listen remote with token ok", auth + "[daemon]\nstatus_listen = \"0.0.0.0:8081\"\nstatus_token_file = \"status-token\"\n", ""},
+		{"status token world-readable", auth + "[daemon]\nstatus_listen = \"0.0.0.0:8081\"\nstatus_token_file = \"open-token\"\n", `5:1: daemon.status_token_file "open-token" is readable by every user`},
 		{"over-committed host warns", auth + "[daemon]\nmax_runners = 1\n[[target]]\nname = \"a\"\nrepository = \"o/a\"\n[[target]]\nname = \"b\"\nrepository = \"o/b\"\n", `4:1: warning: enabled targets allow 2 runners together but daemon.max_runners is 1`},
 		{"disabled targets do not count", auth + "[daemon]\nmax_runners = 1\n[[target]]\nname = \"a\"\nrepository = \"o/a\"\n[[target]]\nname = \"b\"\nrepository = \"o/b\"\nenabled = false\n", ""},
 		// github
@@ -116,6 +122,8 @@ func TestRules(t *testing.T) {
 		{"token file is a dir", "[github]\ntoken_file = \"adir\"\n", `2:1: github.token_file "adir" is a directory`},
 		{"token file world-readable", "[github]\ntoken_file = \"open-token\"\n", `2:1: github.token_file "open-token" is readable by every user (mode 0644)`},
 		{"token file group-readable warns", "[github]\ntoken_file = \"group-token\"\n", `2:1: warning: github.token_file "group-token" is readable by its group (mode 0640)`},
+		{"token file group-writable", "[github]\ntoken_file = \"group-writable-token\"\n", `2:1: github.token_file "group-writable-token" is writable by its group or by every user (mode 0620)`},
+		{"token file world-writable", "[github]\ntoken_file = \"world-writable-token\"\n", `2:1: github.token_file "world-writable-token" is writable by its group or by every user (mode 0602)`},
 		{"app ok", "[github]\napp_id = 1\ninstallation_id = 2\nprivate_key_file = \"key.pem\"\n", ""},
 		{"app without installation looks it up", "[github]\napp_id = 1\nprivate_key_file = \"key.pem\"\n", ""},
 		{"app negative installation", "[github]\napp_id = 1\ninstallation_id = -3\nprivate_key_file = \"key.pem\"\n", `3:1: github.installation_id must be the App installation's positive ID, or absent to look it up per owner (got -3)`},

@@ -158,6 +158,10 @@ type Options struct {
 	HostID string
 	// RuntimeRoot is where per-attempt runtime directories are created (<RuntimeRoot>/<attempt id>).
 	RuntimeRoot string
+	// PolicyKey keys the launch-policy fingerprints written to the journal (HMAC-SHA256), so env
+	// values cannot be guessed from a copied journal. The daemon passes a random per-host key it
+	// keeps in the journal; nil writes the unsalted form of earlier versions.
+	PolicyKey []byte
 	// EventLimit bounds the in-memory event log (default 512).
 	EventLimit int
 	// DrainPoll is the pass interval while draining and the journal poll of an upgrade (default 1s).

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"slices"
 	"sort"
 	"strings"
@@ -116,8 +118,36 @@ func enabledTargets(c *config.Config) map[string]config.Target {
 // a loop can tell its attempts from those registered under a target's previous identity, and so
 // recovery can deregister them there even after the file changed; the hash covers the launch
 // policy whose change replaces idle runners (labels as a set, runner group, version, env).
-func fingerprint(t config.Target) string {
-	h := sha256.New()
+//
+// With a key (Options.PolicyKey, per host) the hash is an HMAC-SHA256 ("<identity> h1:<32 hex>"):
+// the journal holds env values only through it, and without the host's key a copied journal
+// cannot be used to guess them offline. Without a key it is the unsalted 64-bit form earlier
+// versions wrote; a loop still accepts that form (policies), so an upgrade replaces no idle runner.
+func fingerprint(t config.Target) string { return fingerprintWith(nil, t) }
+
+func fingerprintWith(key []byte, t config.Target) string {
+	if len(key) == 0 {
+		h := sha256.New()
+		writePolicy(h, t)
+		return t.Identity() + " " + hex.EncodeToString(h.Sum(nil))[:16]
+	}
+	m := hmac.New(sha256.New, key)
+	writePolicy(m, t)
+	return t.Identity() + " h1:" + hex.EncodeToString(m.Sum(nil))[:32]
+}
+
+// policies are the fingerprints under which an attempt of t is current: the keyed one this
+// version writes, and the unsalted one a previous version wrote.
+type policies struct{ current, legacy string }
+
+func policiesFor(key []byte, t config.Target) policies {
+	return policies{current: fingerprintWith(key, t), legacy: fingerprint(t)}
+}
+
+// matches reports whether an attempt launched under policy p runs t's current launch policy.
+func (ps policies) matches(p string) bool { return p == ps.current || p == ps.legacy }
+
+func writePolicy(h hash.Hash, t config.Target) {
 	labels := slices.Clone(t.Labels)
 	sort.Strings(labels)
 	h.Write([]byte(strings.Join(labels, "\x00")))
@@ -134,7 +164,6 @@ func fingerprint(t config.Target) string {
 		h.Write([]byte{1})
 		h.Write([]byte(k + "=" + t.Env[k]))
 	}
-	return t.Identity() + " " + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // policyIdentity extracts the identity from a fingerprint ("" for a foreign format).

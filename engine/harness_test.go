@@ -34,6 +34,8 @@ type harness struct {
 
 	runDone chan error
 	cancel  context.CancelFunc
+
+	policyKey []byte // Options.PolicyKey of the next newSupervisor
 }
 
 func newHarness(t *testing.T) *harness {
@@ -53,7 +55,7 @@ func (h *harness) newSupervisor() *Supervisor {
 			h.mu.Lock()
 			h.crash = append(h.crash, p)
 			h.mu.Unlock()
-		}}, Options{HostID: testHost, RuntimeRoot: "/run/rm"})
+		}}, Options{HostID: testHost, RuntimeRoot: "/run/rm", PolicyKey: h.policyKey})
 	s.afterPass = func(k loopKey) {
 		h.mu.Lock()
 		h.passes[k.name]++

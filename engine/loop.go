@@ -207,7 +207,7 @@ func (l *loop) readGitHub(ctx context.Context, t config.Target, draining bool) g
 // launchN launches up to n runners, stopping at the first refusal of a slot or failure. The i-th
 // runner is for the job queued at waits[i], if there is one (scale-up latency, observer.go).
 func (l *loop) launchN(ctx context.Context, cfg *config.Config, t config.Target, n int, waits []time.Time) error {
-	policy := fingerprint(t)
+	policy := fingerprintWith(l.sup.opts.PolicyKey, t)
 	for i := range n {
 		var queuedAt time.Time
 		if i < len(waits) {
@@ -252,7 +252,7 @@ func (l *loop) owned(live []journal.Attempt) []journal.Attempt {
 
 func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, owned, live []journal.Attempt, regs map[string]Runner, demand int) planInput {
 	in := planInput{Now: now, Demand: demand, MinIdle: t.MinIdle, IdleTimeout: t.IdleTimeout.D()}
-	policy := fingerprint(t)
+	policy := policiesFor(l.sup.opts.PolicyKey, t)
 	targetLive := 0
 	for _, a := range live {
 		if a.Target == t.Name {
@@ -267,7 +267,7 @@ func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, own
 			if r, ok := regs[a.RunnerName]; ok && r.Busy {
 				continue
 			}
-			in.Idle = append(in.Idle, idleRunner{ID: a.ID, IdleSince: a.UpdatedAt, Stale: a.Policy != policy})
+			in.Idle = append(in.Idle, idleRunner{ID: a.ID, IdleSince: a.UpdatedAt, Stale: !policy.matches(a.Policy)})
 		}
 	}
 	in.TargetFree = t.MaxRunners - targetLive

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/runner-manager/runner-manager/config"
@@ -268,4 +269,49 @@ func TestRecoveredRunnersCountAgainstHostCapacity(t *testing.T) {
 	if h.j.MaxHostLive() > 3 {
 		t.Fatalf("host limit exceeded: %d", h.j.MaxHostLive())
 	}
+}
+
+// TestKeyedFingerprintsKeepPreviousVersionsIdleRunners: a daemon upgraded to keyed (HMAC)
+// fingerprints adopts the idle runner the previous version launched under the unsalted form and
+// does not replace it; a launch-policy change still does, and new attempts carry the keyed form,
+// which reveals nothing of env without the host's key.
+func TestKeyedFingerprintsKeepPreviousVersionsIdleRunners(t *testing.T) {
+	h := newHarness(t)
+	a := baseTarget("a")
+	a.MinIdle = 1
+	a.Env = map[string]string{"DEPLOY_KEY": "hunter2"}
+	h.begin(cfgOf(a))
+	if got := h.byState("a"); got["started"] != 1 {
+		t.Fatalf("before the upgrade: %v, want one idle runner", got)
+	}
+	h.stop()
+
+	h.policyKey = []byte("0123456789abcdef0123456789abcdef")
+	h.s = h.newSupervisor()
+	h.begin(cfgOf(a))
+	h.tick(poll, 1, "a")
+	h.tick(poll, 1, "a")
+	if got := h.byState("a"); got["started"] != 1 || got["deregistered"]+got["cleaned"] != 0 {
+		t.Fatalf("after the upgrade: %v, want the previous idle runner kept", got)
+	}
+
+	a.Env = map[string]string{"DEPLOY_KEY": "rotated"}
+	before := h.passCount("a")
+	h.apply(cfgOf(a))
+	h.waitPass("a", before)
+	h.settle(1)
+	keyed := fingerprintWith(h.policyKey, a)
+	var current []journal.Attempt
+	for _, at := range h.j.All() {
+		if at.State == journal.StateStarted {
+			current = append(current, at)
+		}
+	}
+	if len(current) != 1 || current[0].Policy != keyed || !strings.HasPrefix(keyed, "repo:acme/a h1:") {
+		t.Fatalf("after an env change: running %+v, want one attempt under %q", current, keyed)
+	}
+	if keyed == fingerprintWith([]byte("another host's key 0123456789abc"), a) || keyed == fingerprint(a) {
+		t.Fatal("the keyed fingerprint does not depend on the host's key")
+	}
+	h.w.checkPromises()
 }

@@ -7,6 +7,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -138,6 +139,11 @@ func lockStateDir(ctx context.Context, stateDir string) (*hostlock.Lock, error) 
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, classed(ErrLocalState, fmt.Errorf("create state_dir %s: %w", stateDir, err))
 	}
+	// MkdirAll keeps the mode of a directory that existed: the journal, credentials and token
+	// must be out of every other user's (and every runner's) reach whatever an older install left.
+	if err := os.Chmod(stateDir, 0o700); err != nil {
+		return nil, classed(ErrLocalState, fmt.Errorf("make state_dir %s private (chmod 0700): %w", stateDir, err))
+	}
 	lock, err := hostlock.Acquire(ctx, filepath.Join(stateDir, hostlock.FileName), hostlock.Options{})
 	if err != nil {
 		if errors.Is(err, hostlock.ErrHeld) {
@@ -169,6 +175,10 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 			_ = j.Close()
 		}
 	}()
+	policyKey, err := policyKey(ctx, j)
+	if err != nil {
+		return nil, classed(ErrLocalState, err)
+	}
 	if last, err := j.LastGitHubContact(ctx); err == nil && !last.IsZero() {
 		m.GitHubContact(last)
 	}
@@ -208,13 +218,36 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		Logger:    log,
 		Crash:     o.Crash,
 		Observer:  m,
-	}, engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot})
+	}, engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey})
 	rep, err := sup.Apply(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("apply %s: %w", o.ConfigPath, err)
 	}
 	m.ConfigReload(true, rep.Generation, time.Now()) // the startup load counts as a reload
 	return &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, sup: sup, cfg: cfg, started: time.Now()}, nil
+}
+
+// policyKeyMeta names the journal value holding this host's key for launch-policy fingerprints.
+const policyKeyMeta = "policy_key"
+
+// policyKey returns this host's fingerprint key (engine.Options.PolicyKey), created on first use:
+// 32 random bytes that never leave the journal.
+func policyKey(ctx context.Context, j *journal.Journal) ([]byte, error) {
+	key, ok, err := j.GetMeta(ctx, policyKeyMeta)
+	if err != nil {
+		return nil, fmt.Errorf("read the policy fingerprint key from the journal: %w", err)
+	}
+	if ok && len(key) == 32 {
+		return key, nil
+	}
+	key = make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("generate the policy fingerprint key: %w", err)
+	}
+	if err := j.PutMeta(ctx, policyKeyMeta, key); err != nil {
+		return nil, fmt.Errorf("store the policy fingerprint key in the journal: %w", err)
+	}
+	return key, nil
 }
 
 func progressWriter(o Options) io.Writer {

@@ -3,13 +3,17 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
+	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/runner-manager/runner-manager/internal/readiness"
+	"github.com/runner-manager/runner-manager/internal/status"
 )
 
 // readyProbe is the daemon's stdout: when the ready line is written it dials every endpoint at
@@ -94,5 +98,40 @@ func TestBusyEndpointAddressIsReportedAndTheDaemonRuns(t *testing.T) {
 	log := e.read(e.logs)
 	if !strings.Contains(log, "cannot listen; the endpoint is off: choose a free address for daemon.metrics_listen") {
 		t.Errorf("the log does not say which setting to change:\n%s", log)
+	}
+}
+
+// Status over TCP with daemon.status_token_file answers only requests carrying that token.
+func TestStatusOverTCPNeedsTheBearerToken(t *testing.T) {
+	e := newEnv(t)
+	addr, tokenPath := freeAddr(t), filepath.Join(e.dir, "status-token")
+	e.writeFile(tokenPath, "status-bearer-token\n")
+	text := strings.Replace(e.configText(webTarget(1)), `status_listen = "unix"`,
+		fmt.Sprintf("status_listen = %q\nstatus_token_file = %q", addr, tokenPath), 1)
+	e.writeFile(e.configPath, text)
+	e.start()
+	get := func(token string) int {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+status.PathStatus, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(""); code != http.StatusUnauthorized {
+		t.Errorf("without a token: %d, want 401", code)
+	}
+	if code := get("guess"); code != http.StatusUnauthorized {
+		t.Errorf("with a wrong token: %d, want 401", code)
+	}
+	if code := get("status-bearer-token"); code != http.StatusOK {
+		t.Errorf("with the token: %d, want 200", code)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/httpserve"
 	"github.com/runner-manager/runner-manager/internal/readiness"
+	"github.com/runner-manager/runner-manager/internal/secretfile"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/internal/webhook"
 	"github.com/runner-manager/runner-manager/selfupdate"
@@ -31,6 +32,10 @@ func (d *daemon) run(ctx context.Context) (err error) {
 		if hook, err = d.webhookServer(*wh); err != nil {
 			return fmt.Errorf("webhook: %w", err)
 		}
+	}
+	statusTCP, err := d.statusTCPHandler(cfg.Daemon)
+	if err != nil {
+		return err
 	}
 
 	// parts ends the listeners, watchers and the supervisor's loops; ctx (the caller's) ends the daemon.
@@ -67,7 +72,7 @@ func (d *daemon) run(ctx context.Context) (err error) {
 	if addr := cfg.Daemon.StatusListen; addr != "" && addr != "unix" {
 		if ln := d.listen(gctx, "status", "daemon.status_listen", addr); ln != nil {
 			g.Go(func() error {
-				return d.serveHTTP(gctx, "status", addr, ln, status.Handler(status.SourceFunc(d.snapshot)))
+				return d.serveHTTP(gctx, "status", addr, ln, statusTCP)
 			})
 		}
 	}
@@ -228,7 +233,7 @@ func (d *daemon) restartOnly(cfg *config.Config) error {
 }
 
 func (d *daemon) webhookServer(wh config.Webhook) (*webhook.Server, error) {
-	secret, err := webhook.NewFileSecret(wh.SecretFile, d.log)
+	secret, err := secretfile.Open("webhook.secret_file", wh.SecretFile, d.log)
 	if err != nil {
 		return nil, err
 	}
@@ -243,6 +248,21 @@ func (d *daemon) webhookServer(wh config.Webhook) (*webhook.Server, error) {
 		Log:      d.log,
 	})
 	return &webhook.Server{Path: wh.Path, Handler: h, Log: d.log}, nil
+}
+
+// statusTCPHandler is the status API for daemon.status_listen: behind the bearer token of
+// daemon.status_token_file when one is set. Without one, config validation has already refused
+// any address off loopback.
+func (d *daemon) statusTCPHandler(dc config.Daemon) (http.Handler, error) {
+	h := status.Handler(status.SourceFunc(d.snapshot))
+	if dc.StatusTokenFile == "" {
+		return h, nil
+	}
+	tok, err := secretfile.Open("daemon.status_token_file", dc.StatusTokenFile, d.log)
+	if err != nil {
+		return nil, fmt.Errorf("status: %w", err)
+	}
+	return status.Bearer(h, tok), nil
 }
 
 // serveHTTP serves h on addr until ctx ends. A listener that fails is logged, not fatal: the
@@ -261,7 +281,7 @@ func (d *daemon) listen(ctx context.Context, what, key, addr string) net.Listene
 }
 
 func (d *daemon) serveHTTP(ctx context.Context, what, addr string, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: h} // httpserve gives it the daemon's timeouts
 	if err := httpserve.Serve(ctx, what, srv, ln); err != nil {
 		d.log.Error("endpoint stopped", "endpoint", what, "listen", addr, "err", err)
 	}

@@ -123,10 +123,11 @@ func (c *Client) finish(src auth.Source) error {
 	if c.o.APIURL != "" {
 		u, err := url.Parse(trimSlash(c.o.APIURL) + "/")
 		if err != nil || u.Host == "" {
-			return fmt.Errorf("github.api_url %q is not a URL", c.o.APIURL)
+			return fmt.Errorf("github.api_url %q is not a URL", config.RedactURL(c.o.APIURL))
 		}
 		g.BaseURL = u
 	}
+	tr.host = g.BaseURL.Host
 	c.gh = g
 	return nil
 }

@@ -209,13 +209,24 @@ func (c *etagCache) store(key [32]byte, e *cached) {
 	c.bytes += len(e.body)
 }
 
-// authorize sets the Authorization header from the credential source for the request's owner.
+// authorize sets the Authorization header from the credential source for the request's owner,
+// only on requests to host (api_url's host:port). A redirect to any other host (a download
+// location, a hostile proxy) goes without the credential, as Go's client would send it if this
+// transport did not re-add it on every hop; an Authorization the request carries there is dropped.
 type authorize struct {
 	next http.RoundTripper
 	src  auth.Source
+	host string
 }
 
 func (a *authorize) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.EqualFold(req.URL.Host, a.host) {
+		if req.Header.Get("Authorization") != "" {
+			req = req.Clone(req.Context())
+			req.Header.Del("Authorization")
+		}
+		return a.next.RoundTrip(req)
+	}
 	owner, _ := req.Context().Value(ownerKey).(string)
 	// The token fetch may itself call GitHub (App token renewal); label it by its own path.
 	tok, err := a.src.Token(withEndpoint(req.Context(), ""), owner)

@@ -54,3 +54,26 @@ func TestServeReportsAListenerFailure(t *testing.T) {
 		t.Fatalf("Serve on a closed listener = %v, want a prefixed serving error", err)
 	}
 }
+
+// TestServeGivesEveryServerTimeouts: a server built without timeouts (the status socket's and the
+// status TCP endpoint's were) gets them all, so idle clients cannot hold descriptors for ever; a
+// timeout the caller chose is kept.
+func TestServeGivesEveryServerTimeouts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	srv := &http.Server{WriteTimeout: time.Second}
+	_ = Serve(context.Background(), "status", srv, ln)
+	for name, got := range map[string][2]time.Duration{
+		"ReadHeaderTimeout": {srv.ReadHeaderTimeout, DefaultReadHeaderTimeout},
+		"ReadTimeout":       {srv.ReadTimeout, DefaultReadTimeout},
+		"WriteTimeout":      {srv.WriteTimeout, time.Second},
+		"IdleTimeout":       {srv.IdleTimeout, DefaultIdleTimeout},
+	} {
+		if got[0] != got[1] {
+			t.Errorf("%s = %v, want %v", name, got[0], got[1])
+		}
+	}
+}

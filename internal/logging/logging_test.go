@@ -35,6 +35,8 @@ func TestRedact(t *testing.T) {
 		{"truncated " + pemKey[:60], "truncated " + Redacted},
 		{"Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", "Authorization: Bearer " + Redacted},
 		{"GET https://user:hunter2@ghe.example.com/api", "GET https://" + Redacted + "@ghe.example.com/api"},
+		{"GET https://x-access-token@ghe.example.com/api", "GET https://" + Redacted + "@ghe.example.com/api"},
+		{"GET https://ghe.example.com/user@example/api", "GET https://ghe.example.com/user@example/api"},
 		// Things that look a little like secrets but are not.
 		{"sha256 " + strings.Repeat("ab12", 16), "sha256 " + strings.Repeat("ab12", 16)},
 		{"token_file=/etc/runner-manager/token ghp_short", "token_file=/etc/runner-manager/token ghp_short"},

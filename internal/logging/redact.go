@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+
+	"github.com/runner-manager/runner-manager/config"
 )
 
 // Redacted replaces every secret Redact finds and every value of a sensitive attribute.
@@ -22,7 +24,6 @@ var secretPatterns = []struct {
 	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{16,}`), Redacted},                        // fine-grained personal access tokens
 	{regexp.MustCompile(`\beyJ[A-Za-z0-9+/_=-]{8,}(?:\.[A-Za-z0-9+/_=-]*){0,2}`), Redacted}, // JWTs and base64 JSON such as encoded JIT configs
 	{regexp.MustCompile(`(?i)\b(bearer|token|basic)(\s+)[A-Za-z0-9._~+/=-]{16,}`), "$1$2" + Redacted},
-	{regexp.MustCompile(`(://)[^/\s:@]+:[^/\s@]+@`), "$1" + Redacted + "@"}, // credentials in URLs
 }
 
 // Redact returns s with every token, JWT, encoded JIT config and PEM private key replaced by
@@ -31,7 +32,7 @@ func Redact(s string) string {
 	for _, p := range secretPatterns {
 		s = p.re.ReplaceAllString(s, p.repl)
 	}
-	return s
+	return config.RedactURL(s) // userinfo in URLs (user:password@ or token@)
 }
 
 // sensitiveKey matches attribute keys whose whole value is a secret, whatever it looks like (a JIT

@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,8 +12,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/httpserve"
 )
 
 // maxSocketPath is the shortest sun_path limit among supported systems (macOS: 104 bytes incl. NUL).
@@ -66,32 +70,15 @@ func (l *Listener) Serve(ctx context.Context, src Source, log *slog.Logger) erro
 		log = slog.New(slog.DiscardHandler)
 	}
 	srv := &http.Server{
-		Handler:           Handler(src),
-		ReadHeaderTimeout: 5 * time.Second,
-		WriteTimeout:      15 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Handler:  Handler(src),
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("serving status", "socket", l.path)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(l.ln) }()
-	var serveErr error
-	select {
-	case serveErr = <-errc:
-	case <-ctx.Done():
-		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		serveErr = srv.Shutdown(shutdownCtx)
-		cancel()
-		if err := <-errc; serveErr == nil && !errors.Is(err, http.ErrServerClosed) {
-			serveErr = err
-		}
-	}
+	serveErr := httpserve.Serve(ctx, "status", srv, l.ln)
 	if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		log.Warn("could not remove the status socket; the next start removes it", "socket", l.path, "err", err)
 	}
-	if serveErr != nil {
-		return fmt.Errorf("status: serving on %s: %w", l.path, serveErr)
-	}
-	return nil
+	return serveErr
 }
 
 // listen claims socketPath and returns a listener bound to it with mode 0600.
@@ -154,8 +141,8 @@ func removeStale(ctx context.Context, socketPath string) error {
 	return nil
 }
 
-// Handler serves the status endpoints from src. It is exported so tests and a future TCP
-// listener (daemon.status_listen) can mount it.
+// Handler serves the status endpoints from src: on the socket, and over TCP (daemon.status_listen)
+// behind Bearer when daemon.status_token_file is set.
 func Handler(src Source) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+PathStatus, func(w http.ResponseWriter, r *http.Request) {
@@ -199,4 +186,25 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// TokenSource yields the bearer token status over TCP requires (a *secretfile.File re-reading
+// daemon.status_token_file).
+type TokenSource interface {
+	Secret() ([]byte, error)
+}
+
+// Bearer serves h only to requests carrying "Authorization: Bearer <token>" with tok's current
+// token, compared in constant time; anything else gets 401 and learns nothing of the status.
+func Bearer(h http.Handler, tok TokenSource) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		want, err := tok.Secret()
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if err != nil || len(want) == 0 || !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="runner-manager status"`)
+			writeJSON(w, http.StatusUnauthorized, apiError{Error: "status over TCP needs Authorization: Bearer <the token in daemon.status_token_file>"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -204,4 +206,37 @@ func TestListenerCloseRemovesSocket(t *testing.T) {
 		t.Fatalf("Listen again after Close: %v", err)
 	}
 	l.Close()
+}
+
+type fixedToken string
+
+func (f fixedToken) Secret() ([]byte, error) { return []byte(f), nil }
+
+// TestBearerRefusesWithoutTheToken: status over TCP answers only with the token; anything else is a
+// 401 that carries no status.
+func TestBearerRefusesWithoutTheToken(t *testing.T) {
+	h := Bearer(Handler(SourceFunc(func(context.Context) (Snapshot, error) { return Snapshot{Version: "v-secret-status"}, nil })), fixedToken("tok-123"))
+	for _, tc := range []struct {
+		name, header string
+		want         int
+	}{
+		{"no header", "", http.StatusUnauthorized},
+		{"wrong token", "Bearer tok-124", http.StatusUnauthorized},
+		{"prefix of the token", "Bearer tok-12", http.StatusUnauthorized},
+		{"basic scheme", "Basic tok-123", http.StatusUnauthorized},
+		{"the token", "Bearer tok-123", http.StatusOK},
+	} {
+		req := httptest.NewRequest(http.MethodGet, PathStatus, nil)
+		if tc.header != "" {
+			req.Header.Set("Authorization", tc.header)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, rec.Code, tc.want)
+		}
+		if leaked := strings.Contains(rec.Body.String(), "v-secret-status"); leaked != (tc.want == http.StatusOK) {
+			t.Errorf("%s: body %q", tc.name, rec.Body.String())
+		}
+	}
 }

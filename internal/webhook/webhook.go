@@ -54,7 +54,8 @@ const (
 	ResultNoSecret       = "secret_unavailable"
 )
 
-// SecretSource yields the current webhook secret. FileSecret re-reads secret_file when it changes.
+// SecretSource yields the current webhook secret (the daemon's is a *secretfile.File, which
+// re-reads secret_file when it changes).
 type SecretSource interface {
 	Secret() ([]byte, error)
 }

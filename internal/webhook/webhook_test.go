@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sync"
@@ -79,16 +77,13 @@ var t0 = time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)
 
 func newTestHandler(t testing.TB, rec *recorder, clk *fakeClock) *Handler {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "secret")
-	if err := os.WriteFile(path, []byte(testSecret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	sec, err := NewFileSecret(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return NewHandler(Options{Secret: sec, Notify: rec.notify, OnResult: rec.result, Now: clk.Now})
+	return NewHandler(Options{Secret: staticSecret(testSecret), Notify: rec.notify, OnResult: rec.result, Now: clk.Now})
 }
+
+// staticSecret is a SecretSource that never changes (internal/secretfile's own tests cover the file).
+type staticSecret string
+
+func (s staticSecret) Secret() ([]byte, error) { return []byte(s), nil }
 
 // delivery builds a signed JSON delivery of event kind with the given id.
 func delivery(t *testing.T, url, kind, id string, body []byte) *http.Request {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/runner-manager/runner-manager/config"
 )
 
 // App authenticates as a GitHub App installation. The JWT and the installation tokens (1 h,
@@ -40,6 +41,9 @@ type AppOptions struct {
 
 // NewApp reads and parses the private key. The key's bytes are never part of an error.
 func NewApp(o AppOptions) (*App, error) {
+	if _, err := config.CheckSecretFile(o.PrivateKeyFile); err != nil {
+		return nil, fmt.Errorf("GitHub App private key: %w", err)
+	}
 	key, err := os.ReadFile(o.PrivateKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("read GitHub App private key: %w (fix github.private_key_file)", err)

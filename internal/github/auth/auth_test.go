@@ -50,6 +50,34 @@ func TestTokenFileRotation(t *testing.T) {
 	}
 }
 
+// TestTokenFileAppliesTheSecretFileRule: a token file another user could write (swapping the
+// credential) is refused at start and when it changes, as validate refuses it.
+func TestTokenFileAppliesTheSecretFileRule(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(p, []byte("ghp_first\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o620); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewTokenFile(p); err == nil || !strings.Contains(err.Error(), "writable by its group") {
+		t.Fatalf("group-writable token file at start: err = %v", err)
+	}
+	if err := os.Chmod(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tf, err := NewTokenFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o606); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tf.Reload(t.Context(), ""); err == nil || strings.Contains(err.Error(), "ghp_first") {
+		t.Fatalf("world-writable token file on reload: err = %v", err)
+	}
+}
+
 func TestStoreModesAndAtomicity(t *testing.T) {
 	dir := t.TempDir()
 	s := NewStore(dir)

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/runner-manager/runner-manager/config"
 )
 
 // DeviceFlow talks to GitHub's OAuth endpoints (on the web host, not the API host) to sign a user
@@ -43,7 +45,7 @@ func WebURLFor(apiURL string) (string, error) {
 	}
 	u, err := url.Parse(apiURL)
 	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("github.api_url %q is not a URL", apiURL)
+		return "", fmt.Errorf("github.api_url %q is not a URL", config.RedactURL(apiURL))
 	}
 	if strings.EqualFold(u.Hostname(), "api.github.com") {
 		return "https://github.com", nil

@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/runner-manager/runner-manager/config"
 )
 
 // TokenFile is a personal access token (or any static token) read from a file. The file is
@@ -68,6 +70,10 @@ func (t *TokenFile) loadLocked(force bool) (bool, error) {
 	}
 	if !force && t.token != "" && fi.ModTime().Equal(t.mtime) && fi.Size() == t.size {
 		return false, nil
+	}
+	// The rule validate applies: a token a job or another user could swap is refused.
+	if _, err := config.CheckSecretFile(t.path); err != nil {
+		return false, fmt.Errorf("GitHub token file: %w", err)
 	}
 	b, err := os.ReadFile(t.path)
 	if err != nil {

@@ -1,4 +1,4 @@
-package webhook
+package secretfile
 
 import (
 	"bytes"
@@ -19,23 +19,24 @@ func writeFile(t *testing.T, path, content string, mode os.FileMode) {
 	}
 }
 
-func TestNewFileSecretRefusesUnusableFiles(t *testing.T) {
+func TestOpenRefusesUnusableFiles(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name, content string
 		mode          os.FileMode
 		errContains   string
 	}{
-		{"missing", "", 0, "no such file"},
+		{"missing", "", 0, "does not exist"},
 		{"empty", "\n", 0o600, "is empty"},
-		{"world-readable", "s3cret", 0o644, "chmod 600"},
-		{"group-readable", "s3cret", 0o640, "chmod 600"},
+		{"world-readable", "s3cret", 0o644, "readable by every user"},
+		{"group-writable", "s3cret", 0o660, "writable by its group"},
+		{"world-writable", "s3cret", 0o602, "writable by its group or by every user"},
 	} {
 		path := filepath.Join(dir, tc.name)
 		if tc.mode != 0 {
 			writeFile(t, path, tc.content, tc.mode)
 		}
-		_, err := NewFileSecret(path, nil)
+		_, err := Open("webhook.secret_file", path, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.errContains) {
 			t.Errorf("%s: err %v, want one containing %q", tc.name, err, tc.errContains)
 		}
@@ -45,14 +46,32 @@ func TestNewFileSecretRefusesUnusableFiles(t *testing.T) {
 	}
 }
 
-// TestFileSecretFollowsRotation: an atomic rename and an in-place edit are both picked up on the
+// TestOpenAppliesValidateRule: the daemon accepts what validate accepts. A group-readable file is a
+// warning of config.CheckSecretFile, so it is used (and the warning logged), not refused.
+func TestOpenAppliesValidateRule(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "secret")
+	writeFile(t, path, "s3cret", 0o640)
+	var logs bytes.Buffer
+	f, err := Open("webhook.secret_file", path, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatalf("a group-readable secret (a validate warning) is refused: %v", err)
+	}
+	if got, _ := f.Secret(); string(got) != "s3cret" {
+		t.Fatalf("Secret() = %q", got)
+	}
+	if !strings.Contains(logs.String(), "readable by its group") || strings.Contains(logs.String(), "s3cret") {
+		t.Errorf("want the warning logged without the secret:\n%s", logs.String())
+	}
+}
+
+// TestFileFollowsRotation: an atomic rename and an in-place edit are both picked up on the
 // next delivery; a broken file keeps the previous secret and is logged once, without its content.
-func TestFileSecretFollowsRotation(t *testing.T) {
+func TestFileFollowsRotation(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "secret")
 	writeFile(t, path, "first\n", 0o600)
 	var logs bytes.Buffer
-	s, err := NewFileSecret(path, slog.New(slog.NewTextHandler(&logs, nil)))
+	s, err := Open("webhook.secret_file", path, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

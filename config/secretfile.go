@@ -1,0 +1,52 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// CheckSecretFile is the one rule for every credential file (github.token_file,
+// github.private_key_file, webhook.secret_file, daemon.status_token_file, fleet.etcd_key_file): `validate` and the daemon
+// both call it, so a file validate accepts is a file the daemon uses. It returns an error for a file
+// that is missing, not a regular file, readable by every user, or writable by its group or by others
+// (whoever can write it can swap the credential); a group-readable file is allowed with a warning
+// (some deployments share a group with a secrets agent). Messages name the path, never the content.
+func CheckSecretFile(path string) (warning string, err error) {
+	msg, sev := secretProblem(path)
+	switch {
+	case msg == "":
+		return "", nil
+	case sev == SeverityWarning:
+		return path + " " + msg, nil
+	default:
+		return "", errors.New(path + " " + msg)
+	}
+}
+
+// secretProblem says what is wrong with the credential file at path ("" when nothing is), phrased
+// to follow the file's name.
+func secretProblem(path string) (string, Severity) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "does not exist", SeverityError
+		}
+		return fmt.Sprintf("cannot be read: %v", unwrapPathError(err)), SeverityError
+	}
+	perm := fi.Mode().Perm()
+	switch {
+	case fi.IsDir():
+		return "is a directory, not a file", SeverityError
+	case !fi.Mode().IsRegular():
+		return "is not a regular file", SeverityError
+	case perm&0o022 != 0:
+		return fmt.Sprintf("is writable by its group or by every user (mode %04o): anyone who can write it can swap the credential; run chmod 600 on it", perm), SeverityError
+	case perm&0o004 != 0:
+		return fmt.Sprintf("is readable by every user (mode %04o): run chmod 600 on it", perm), SeverityError
+	case perm&0o040 != 0:
+		return fmt.Sprintf("is readable by its group (mode %04o): chmod 600 unless the group needs it", perm), SeverityWarning
+	}
+	return "", ""
+}
