@@ -34,6 +34,7 @@ var classes = map[string]Class{
 	"daemon.reload_settle":          Live, // read by the watcher at its next change
 	"daemon.metrics_listen":         Restart,
 	"daemon.status_listen":          Restart,
+	"daemon.status_token_file":      Restart, // the file is re-read live; another path needs a restart
 
 	"github.api_url":               Live, // the GitHub client is rebuilt when the reload is applied
 	"github.token_file":            Live,
