@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"time"
 
 	retry "github.com/sethvargo/go-retry"
@@ -9,39 +8,22 @@ import (
 
 // backoffState is one loop's own backoff; no other loop ever waits on it.
 type backoffState struct {
-	class    string // "", "rate-limited", "unauthorized", "terminal", "retryable"
+	class    ErrorClass // "" while healthy
 	until    time.Time
 	reason   string
 	sequence retry.Backoff // nil while healthy
 }
 
 // Backoff bases and caps per error class (see classify).
-var backoffPolicy = map[string]struct{ base, cap time.Duration }{
-	"unauthorized": {30 * time.Second, 10 * time.Minute},
-	"terminal":     {time.Minute, 15 * time.Minute},
-	"retryable":    {5 * time.Second, 5 * time.Minute},
-}
-
-// classify maps an error onto the engine's classes via the engine-declared interfaces in deps.go.
-func classify(err error) (class string, retryAt time.Time) {
-	var rl rateLimited
-	if errors.As(err, &rl) {
-		return "rate-limited", rl.RetryAfter()
-	}
-	var ua unauthorized
-	if errors.As(err, &ua) && ua.Unauthorized() {
-		return "unauthorized", time.Time{}
-	}
-	var te temporary
-	if errors.As(err, &te) && !te.Temporary() {
-		return "terminal", time.Time{}
-	}
-	return "retryable", time.Time{}
+var backoffPolicy = map[ErrorClass]struct{ base, cap time.Duration }{
+	ClassUnauthorized: {30 * time.Second, 10 * time.Minute},
+	ClassTerminal:     {time.Minute, 15 * time.Minute},
+	ClassRetryable:    {5 * time.Second, 5 * time.Minute},
 }
 
 // next records a failed pass and returns how long to wait before the next one.
 func (b *backoffState) next(err error, now time.Time, poll time.Duration, r Rand) time.Duration {
-	class, at := classify(err)
+	class, at := Classify(err)
 	if class != b.class || b.sequence == nil {
 		b.class = class
 		if p, ok := backoffPolicy[class]; ok {
@@ -52,7 +34,7 @@ func (b *backoffState) next(err error, now time.Time, poll time.Duration, r Rand
 	}
 	b.reason = err.Error()
 	var wait time.Duration
-	if class == "rate-limited" {
+	if class == ClassRateLimited {
 		// Honour the reset time exactly (plus jitter upward so targets sharing a limit do not stampede).
 		wait = at.Sub(now)
 		if wait <= 0 {

@@ -104,20 +104,59 @@ type Launcher interface {
 // running a job (HTTP 422). The engine reads it as "it took a job: leave it".
 var ErrRunnerBusy = errors.New("runner is running a job")
 
-// Error classes. Registrar and Demand errors are classified with errors.As against these
-// engine-declared interfaces, checked in this order, so internal/github's error types need no
-// adapter (its RateLimitedError, UnauthorizedError and Error already have these methods):
+// ErrRunnerNameTaken is returned by Registrar.JITConfig when GitHub refuses the name because a
+// registration with it exists (HTTP 409). Names are unique per attempt, so an earlier try of the
+// same request reached GitHub: the engine finds that registration by name and deletes it.
+var ErrRunnerNameTaken = errors.New("a runner with this name is already registered")
+
+// ErrorClass is how the engine reads a failed call: it picks the backoff (backoff.go) and is shown
+// in status as `backoff`. Classify is the one place that decides it; adapters give their errors the
+// methods below, and internal/daemon's tests check its adapters' errors against Classify.
+type ErrorClass string
+
+const (
+	ClassRateLimited  ErrorClass = "rate-limited" // back off until RetryAfter (primary or secondary limit)
+	ClassUnauthorized ErrorClass = "unauthorized" // credential missing, expired or revoked (401)
+	ClassTerminal     ErrorClass = "terminal"     // will not go away by retrying (403 permission, 404, bad config)
+	ClassRetryable    ErrorClass = "retryable"    // network, 5xx, deadline: try again soon
+)
+
+// The methods Classify looks for with errors.As, checked in this order, so internal/github's error
+// types need no adapter (its RateLimitedError, UnauthorizedError and Error already have them):
 //
-//	interface{ RetryAfter() time.Time } // rate limited: back off until then (primary or secondary)
-//	interface{ Unauthorized() bool }    // credential missing, expired or revoked (401)
-//	interface{ Temporary() bool }       // false: terminal (403 permission, 404, bad config); true: retryable
+//	interface{ RetryAfter() time.Time } // ClassRateLimited
+//	interface{ Unauthorized() bool }    // true: ClassUnauthorized
+//	interface{ Terminal() bool }        // true: ClassTerminal
+//	interface{ Temporary() bool }       // false: ClassTerminal
 //
-// An error with none of these methods (network, context deadline) is retryable.
+// An error with none of these methods (network, context deadline) is ClassRetryable.
 type (
 	rateLimited  interface{ RetryAfter() time.Time }
 	unauthorized interface{ Unauthorized() bool }
+	terminal     interface{ Terminal() bool }
 	temporary    interface{ Temporary() bool }
 )
+
+// Classify maps an error onto the engine's classes; retryAt is set for ClassRateLimited only.
+func Classify(err error) (class ErrorClass, retryAt time.Time) {
+	var rl rateLimited
+	if errors.As(err, &rl) {
+		return ClassRateLimited, rl.RetryAfter()
+	}
+	var ua unauthorized
+	if errors.As(err, &ua) && ua.Unauthorized() {
+		return ClassUnauthorized, time.Time{}
+	}
+	var te terminal
+	if errors.As(err, &te) && te.Terminal() {
+		return ClassTerminal, time.Time{}
+	}
+	var tp temporary
+	if errors.As(err, &tp) && !tp.Temporary() {
+		return ClassTerminal, time.Time{}
+	}
+	return ClassRetryable, time.Time{}
+}
 
 // CrashPoint names a place in the lifecycle where a fault-injection harness may kill the daemon.
 type CrashPoint string

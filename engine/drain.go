@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"time"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/journal"
 )
 
@@ -48,9 +50,12 @@ type ShutdownReport struct {
 
 // Shutdown drains for at most the config's shutdown_drain_timeout (or ctx, if sooner): every loop
 // starts nothing new, deregisters and stops idle runners, and concludes exited ones; busy runners
-// are never touched. Then supervision stops and Run returns; what is left is in the report.
+// are never touched. A drain that empties the host ends with a last sweep of this host's
+// registrations, within the same bound. At the bound every call still running, cleanup included,
+// is cancelled, so Shutdown returns right after it. What is left is in the report.
 func (s *Supervisor) Shutdown(ctx context.Context) (ShutdownReport, error) {
 	s.mu.Lock()
+	swept := s.sweepTargetsLocked() // before the drain lets any loop retire
 	if s.drain.Swap(drainShutdown) != drainShutdown {
 		close(s.shutdownCh)
 	}
@@ -63,7 +68,7 @@ func (s *Supervisor) Shutdown(ctx context.Context) (ShutdownReport, error) {
 	s.pokeAll()
 
 	var rep ShutdownReport
-	timeout, stop := s.clock.Timer(bound)
+	bctx, stop := s.clockContext(ctx, bound)
 	defer stop()
 wait:
 	for {
@@ -75,13 +80,13 @@ wait:
 		}
 		select {
 		case <-changed:
-		case <-timeout:
-			rep.TimedOut = true
-			break wait
-		case <-ctx.Done():
+		case <-bctx.Done():
 			rep.TimedOut = true
 			break wait
 		}
+	}
+	if rep.TimedOut {
+		s.hardCancel()
 	}
 	s.mu.Lock()
 	if s.cancel != nil {
@@ -90,6 +95,9 @@ wait:
 	s.stopped = true
 	s.mu.Unlock()
 	s.wg.Wait()
+	if !rep.TimedOut && s.deps.Registrar != nil {
+		s.sweep(bctx, swept)
+	}
 
 	if s.deps.Journal != nil {
 		live, err := s.deps.Journal.Live(context.WithoutCancel(ctx))
@@ -107,31 +115,79 @@ wait:
 	return rep, nil
 }
 
+// sweepTargetsLocked is one target per identity the loops register under (monitor-mode targets
+// excepted: they observe only), taken when the shutdown begins.
+func (s *Supervisor) sweepTargetsLocked() []config.Target {
+	cfg := s.config()
+	seen := map[string]bool{}
+	var out []config.Target
+	for key := range s.loops {
+		if seen[key.identity] {
+			continue
+		}
+		seen[key.identity] = true
+		t := targetForIdentity(key.name, key.identity)
+		if cfg != nil {
+			if ct, ok := cfg.Target(key.name); ok && ct.Identity() == key.identity {
+				if ct.Mode == "monitor" {
+					continue
+				}
+				t = ct
+			}
+		}
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// sweep deletes, once every loop has stopped, the registrations of this host that no live attempt
+// accounts for: a registration request that GitHub answered only after its attempt was concluded
+// would otherwise stay registered after a clean exit. ctx carries the shutdown bound.
+func (s *Supervisor) sweep(ctx context.Context, targets []config.Target) {
+	for _, t := range targets {
+		if ctx.Err() != nil {
+			return
+		}
+		regs, err := s.deps.Registrar.Runners(ctx, t)
+		if err == nil {
+			var live []journal.Attempt
+			if live, err = s.deps.Journal.Live(ctx); err == nil {
+				err = s.deleteOrphans(ctx, t, regs, live)
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			s.events.emit(slog.LevelWarn, t.Name, "", EventDrain, fmt.Sprintf("shutdown: last sweep of this host's registrations failed (the next start retries it): %v", err))
+		}
+	}
+}
+
 // UpgradeDrain puts every loop into drain (start nothing, reap idle runners, let busy ones finish)
-// and waits, with no deadline, until the journal holds no runner whose process may still run. It
-// counts from the journal only, so it completes while GitHub is unreachable. A Shutdown arriving
-// meanwhile supersedes it (ErrSuperseded). Cancelling ctx calls the upgrade off and the loops resume.
-// On success the loops stay drained and the caller hands over to the new binary.
+// and waits, with no deadline, until no launch is under way and the journal holds no runner whose
+// process may still run, except idle runners whose deregistration failed: they are left to the next
+// daemon's recovery, as a stop leaves them. It counts from the journal only and waits for jobs, not
+// for GitHub, so it completes while GitHub is unreachable or the credential is revoked; a journal
+// that cannot be read is "unknown", and the wait goes on. A Shutdown arriving meanwhile supersedes
+// it (ErrSuperseded). Cancelling ctx calls the upgrade off and the loops resume. On success the
+// loops stay drained and the caller hands over to the new binary.
 func (s *Supervisor) UpgradeDrain(ctx context.Context) error {
 	if !s.drain.CompareAndSwap(drainNone, drainUpgrade) && s.drain.Load() == drainShutdown {
 		return ErrSuperseded
 	}
 	s.events.emit(slog.LevelInfo, "", "", EventDrain, "upgrade: waiting for every running job to finish, however long")
 	s.pokeAll()
+	var readErr string
 	for {
-		live, err := s.deps.Journal.Live(ctx)
-		if err != nil {
-			return fmt.Errorf("upgrade drain: read the journal: %w", err)
-		}
-		n := 0
-		for _, a := range live {
-			if processMayRun(a) {
-				n++
-			}
-		}
-		if n == 0 {
+		n, err := s.mayRun(ctx)
+		switch {
+		case err != nil && err.Error() != readErr:
+			readErr = err.Error()
+			s.events.emit(slog.LevelWarn, "", "", EventDrain, fmt.Sprintf("upgrade: cannot read the journal, so cannot tell what still runs; still waiting: %v; check the state dir", err))
+		case err == nil && n == 0:
 			s.events.emit(slog.LevelInfo, "", "", EventDrain, "upgrade: no runner left running; ready to hand over")
 			return nil
+		case err == nil:
+			readErr = ""
 		}
 		timer, stop := s.clock.Timer(s.opts.DrainPoll)
 		select {
@@ -148,6 +204,22 @@ func (s *Supervisor) UpgradeDrain(ctx context.Context) error {
 	}
 }
 
+// mayRun counts what an upgrade waits for: launches under way, and attempts whose process may run
+// and that the drain has not left for recovery.
+func (s *Supervisor) mayRun(ctx context.Context) (int, error) {
+	n := int(s.inflight.Load())
+	live, err := s.deps.Journal.Live(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, a := range live {
+		if processMayRun(a) && !(a.State == journal.StateStarted && s.leftForRecovery(a.ID)) {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Resume ends an upgrade drain whose handover failed (the new binary could not be installed), so
 // the loops launch again on the current binary. A shutdown in progress is never undone.
 func (s *Supervisor) Resume() {
@@ -161,6 +233,9 @@ func (s *Supervisor) resume(level slog.Level, msg string) {
 		return
 	}
 	s.events.emit(level, "", "", EventDrain, msg)
+	s.leftMu.Lock()
+	clear(s.left) // running normally again: idle runners are reaped, not left
+	s.leftMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.runCtx != nil && s.cfg.Load() != nil {
@@ -177,7 +252,7 @@ func processMayRun(a journal.Attempt) bool {
 		return true
 	case journal.StateDeregistered:
 		// Exited runners carry an exit code or the reason it is missing; a reaped one carries neither.
-		return a.ShimPID != 0 && a.ExitCode == nil && a.Reason == ""
+		return a.ShimPID != 0 && a.ExitCode == nil && a.Reason != reasonNoExitStatus
 	}
 	return false
 }

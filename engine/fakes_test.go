@@ -40,6 +40,11 @@ type world struct {
 
 	fail       map[string]error         // identity -> error for every GitHub call
 	block      map[string]chan struct{} // identity -> Queued blocks until closed or ctx ends
+	hang       map[string]bool          // "DeleteRunner repo:acme/a" -> that call hangs until ctx ends
+	jitGate    chan struct{}            // non-nil: JITConfig waits for it (jitEntered says one waits)
+	jitEntered chan string
+	afterList  func()          // called after each Runners answer is taken, without w.mu
+	nameTaken  map[string]bool // runner names whose first JITConfig registers, then answers 409
 	failStart  error
 	hideBusy   bool // list busy runners as idle, like a list fetched just before a job arrived
 	violations []string
@@ -63,7 +68,8 @@ type fproc struct {
 func newWorld(t *testing.T, j *enginetest.Journal) *world {
 	return &world{t: t, j: j, queued: map[string]int{}, since: map[string]time.Time{}, regs: map[int64]*ghRunner{}, procs: map[string]*fproc{},
 		dirs: map[string]bool{}, starts: map[string]int{}, stops: map[string]int{}, calls: map[string]int{},
-		perTarget: map[string]int{}, maxPer: map[string]int{}, fail: map[string]error{}, block: map[string]chan struct{}{}, nextID: 100, nextPID: 1000}
+		perTarget: map[string]int{}, maxPer: map[string]int{}, fail: map[string]error{}, block: map[string]chan struct{}{},
+		hang: map[string]bool{}, nameTaken: map[string]bool{}, nextID: 100, nextPID: 1000}
 }
 
 func (w *world) call(op string, t config.Target) error {
@@ -71,6 +77,18 @@ func (w *world) call(op string, t config.Target) error {
 	defer w.mu.Unlock()
 	w.calls[op+" "+t.Identity()]++
 	return w.fail[t.Identity()]
+}
+
+// hung blocks until ctx ends when op hangs for t (GitHub not answering); it returns ctx's error.
+func (w *world) hung(ctx context.Context, op string, t config.Target) error {
+	w.mu.Lock()
+	h := w.hang[op+" "+t.Identity()]
+	w.mu.Unlock()
+	if !h {
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
 }
 
 func (w *world) Queued(ctx context.Context, t config.Target) ([]Job, error) {
@@ -99,20 +117,44 @@ func (w *world) Queued(ctx context.Context, t config.Target) ([]Job, error) {
 	return jobs, nil
 }
 
-func (w *world) JITConfig(_ context.Context, t config.Target, req JITRequest) (Registration, error) {
+func (w *world) JITConfig(ctx context.Context, t config.Target, req JITRequest) (Registration, error) {
 	if err := w.call("JITConfig", t); err != nil {
 		return Registration{}, err
+	}
+	w.mu.Lock()
+	gate := w.jitGate
+	w.mu.Unlock()
+	if gate != nil {
+		w.jitEntered <- req.Name
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return Registration{}, ctx.Err()
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.nextID++
 	w.regs[w.nextID] = &ghRunner{id: w.nextID, name: req.Name, identity: t.Identity()}
+	if w.nameTaken[req.Name] {
+		// The first try landed but its answer was lost; the client's retry gets 409.
+		return Registration{}, fmt.Errorf("register %s: GitHub refused (409): %w", req.Name, ErrRunnerNameTaken)
+	}
 	return Registration{RunnerID: w.nextID, JITConfig: "SECRET-jit-" + req.Name}, nil
 }
 
-func (w *world) Runners(_ context.Context, t config.Target) ([]Runner, error) {
+func (w *world) Runners(ctx context.Context, t config.Target) ([]Runner, error) {
 	if err := w.call("Runners", t); err != nil {
 		return nil, err
+	}
+	if err := w.hung(ctx, "Runners", t); err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	after := w.afterList
+	w.mu.Unlock()
+	if after != nil {
+		defer after()
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -126,8 +168,11 @@ func (w *world) Runners(_ context.Context, t config.Target) ([]Runner, error) {
 	return out, nil
 }
 
-func (w *world) DeleteRunner(_ context.Context, t config.Target, id int64) error {
+func (w *world) DeleteRunner(ctx context.Context, t config.Target, id int64) error {
 	if err := w.call("DeleteRunner", t); err != nil {
+		return err
+	}
+	if err := w.hung(ctx, "DeleteRunner", t); err != nil {
 		return err
 	}
 	w.mu.Lock()

@@ -34,9 +34,12 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	jctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 	reg, err := s.deps.Registrar.JITConfig(jctx, t, JITRequest{Name: a.RunnerName, Labels: t.Labels, RunnerGroup: t.RunnerGroup, WorkDir: t.WorkDir})
 	cancel()
+	if errors.Is(err, ErrRunnerNameTaken) {
+		return l.nameTaken(ctx, t, a, err)
+	}
 	if err != nil {
 		err = fmt.Errorf("create JIT registration for %s of target %s: %w", a.RunnerName, t.Name, err)
-		// The request may have reached GitHub; the next pass looks the name up and deletes it.
+		// The request may have reached GitHub; a later pass looks the name up and deletes it.
 		return l.abandon(ctx, t, a, err)
 	}
 	s.crash(CrashAfterJIT, a.ID)
@@ -87,18 +90,46 @@ func (l *loop) start(ctx context.Context, t config.Target, a journal.Attempt, re
 // cause, so the pass backs off by the class of what went wrong.
 func (l *loop) abandon(ctx context.Context, t config.Target, a journal.Attempt, cause error) error {
 	// A launch cut short by a stop still records why and undoes what it did.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.sup.opts.CallTimeout)
+	ctx, cancel := l.sup.cleanupContext(ctx)
 	defer cancel()
 	a, err := l.transition(ctx, a, journal.StateFailed, func(x *journal.Attempt) { x.Reason = cause.Error() }, cause.Error())
 	if err != nil {
 		return errors.Join(cause, err)
 	}
 	if a.RunnerID != 0 {
-		if _, err := l.reconcile(ctx, t, a, nil, false, false); err != nil {
+		if _, err := l.reconcile(ctx, t, a, &githubView{}, false); err != nil {
 			return errors.Join(cause, err)
 		}
 	}
 	return cause
+}
+
+// nameTaken handles a registration refused because the name exists: an earlier try of the same
+// request (timed out or answered 5xx, then retried) did register it. The registration is found by
+// name and deleted. Nothing is wrong with the target, so it does not back off.
+func (l *loop) nameTaken(ctx context.Context, t config.Target, a journal.Attempt, cause error) error {
+	ctx, cancel := l.sup.cleanupContext(ctx)
+	defer cancel()
+	regs, err := l.sup.deps.Registrar.Runners(ctx, t)
+	if err != nil {
+		return l.abandon(ctx, t, a, fmt.Errorf("runner %s of target %s was registered by an earlier try, and listing the runners to find it failed: %w", a.RunnerName, t.Name, err))
+	}
+	var id int64
+	for _, r := range regs {
+		if r.Name == a.RunnerName {
+			id = r.ID
+		}
+	}
+	reason := fmt.Sprintf("runner %s was already registered (id %d) by an earlier try of the request: %v; deleting it; the next pass launches another", a.RunnerName, id, cause)
+	a, err = l.transition(ctx, a, journal.StateFailed, func(x *journal.Attempt) { x.RunnerID, x.Reason = id, reason }, reason)
+	if err != nil {
+		return err
+	}
+	if id == 0 {
+		return nil // not listed (yet): the failed attempt waits for its lookup like a lost answer
+	}
+	_, err = l.reconcile(ctx, t, a, &githubView{}, false)
+	return err
 }
 
 // finish records the pass in the target's status and picks the wait before the next pass.
@@ -136,7 +167,7 @@ func (l *loop) finish(now time.Time, poll time.Duration, draining bool, demand i
 	l.status.set(func(st *TargetStatus) {
 		st.Mode, st.Draining, st.Demand, st.LastPass = l.last.Mode, draining, demand, end
 		st.Owned, st.Busy, st.Idle, st.Starting = len(owned), busy, idle, starting
-		st.Backoff, st.BackoffUntil, st.LastError = b.class, b.until, ""
+		st.Backoff, st.BackoffUntil, st.LastError = string(b.class), b.until, ""
 		if passErr != nil {
 			st.LastError = passErr.Error()
 		}

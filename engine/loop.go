@@ -108,7 +108,7 @@ func (l *loop) sleep(ctx context.Context, wait time.Duration) bool {
 		case <-l.wake:
 			stop()
 			left := l.backoff.until.Sub(l.sup.clock.Now())
-			if l.backoff.class != "rate-limited" || left <= 0 {
+			if l.backoff.class != ClassRateLimited || left <= 0 {
 				return true
 			}
 			wait = left
@@ -138,28 +138,37 @@ func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 	}
 	live, err := s.deps.Journal.Live(cctx)
 	if err != nil {
-		return l.finish(now, poll, draining, gh.demand, nil, fmt.Errorf("read journal for target %s: %w; check the state dir", t.Name, err)), -1
+		return l.journalFailed(ctx, now, poll, draining, gh.demand, t, err)
 	}
 	for _, a := range l.owned(live) {
-		_, err := l.reconcile(ctx, t, a, gh.byName, gh.listed, recovering)
+		if ctx.Err() != nil {
+			return 0, -1 // stopped: the rest is the next daemon's recovery
+		}
+		_, err := l.reconcile(ctx, t, a, &gh, recovering)
 		keep(err)
 	}
 	if gh.listed && !monitor {
-		keep(l.deleteOrphans(cctx, t, gh.regs, live))
+		keep(s.deleteOrphans(cctx, t, gh.regs, live))
 	}
 	// Re-read: reconcile concluded some attempts and capacity must count what is left.
 	if live, err = s.deps.Journal.Live(cctx); err != nil {
-		return l.finish(now, poll, draining, gh.demand, nil, fmt.Errorf("read journal for target %s: %w; check the state dir", t.Name, err)), -1
+		return l.journalFailed(ctx, now, poll, draining, gh.demand, t, err)
 	}
 	owned := l.owned(live)
 	in := l.planInput(cfg, t, now, owned, live, gh.byName, gh.demand)
 	in.Monitor, in.Draining = monitor, draining
 	out := plan(in)
 	for _, r := range out.Reap {
-		keep(l.reapIdle(ctx, t, owned, r))
+		if ctx.Err() != nil {
+			return 0, -1
+		}
+		keep(l.reapIdle(ctx, t, owned, r, draining))
 	}
 	if gh.err == nil && !draining && !monitor {
 		keep(l.launchN(ctx, cfg, t, out.Start, jobWaits(gh.jobs, in.Starting+len(in.Idle)-len(out.Reap))))
+	}
+	if ctx.Err() != nil {
+		return 0, -1
 	}
 	if live, err = s.deps.Journal.Live(cctx); err == nil {
 		owned = l.owned(live)
@@ -168,11 +177,21 @@ func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 	return l.finish(now, poll, draining, gh.demand, owned, passErr), len(owned)
 }
 
+// journalFailed ends a pass whose journal read failed. A read cut by a stop is not a failure of
+// the state dir and is not reported as one.
+func (l *loop) journalFailed(ctx context.Context, now time.Time, poll time.Duration, draining bool, demand int, t config.Target, err error) (time.Duration, int) {
+	if ctx.Err() != nil {
+		return 0, -1
+	}
+	return l.finish(now, poll, draining, demand, nil, fmt.Errorf("read journal for target %s: %w; check the state dir", t.Name, err)), -1
+}
+
 // githubView is what one pass learned from GitHub.
 type githubView struct {
 	regs   []Runner
 	byName map[string]Runner
-	listed bool // the runner list answered
+	listed bool      // the runner list answered
+	at     time.Time // when the list was asked for
 	demand int
 	jobs   []Job
 	err    error
@@ -182,7 +201,7 @@ type githubView struct {
 // before the journal, so any registration it shows was journaled first (see deleteOrphans).
 func (l *loop) readGitHub(ctx context.Context, t config.Target, draining bool) githubView {
 	s := l.sup
-	var v githubView
+	v := githubView{at: s.clock.Now()}
 	regs, err := s.deps.Registrar.Runners(ctx, t)
 	if err != nil {
 		v.err = fmt.Errorf("list runners of target %s: %w", t.Name, err)
@@ -204,8 +223,9 @@ func (l *loop) readGitHub(ctx context.Context, t config.Target, draining bool) g
 	return v
 }
 
-// launchN launches up to n runners, stopping at the first refusal of a slot or failure. The i-th
-// runner is for the job queued at waits[i], if there is one (scale-up latency, observer.go).
+// launchN launches up to n runners, stopping at the first refusal of a slot or failure, and as
+// soon as a drain begins or the loop is stopped. The i-th runner is for the job queued at
+// waits[i], if there is one (scale-up latency, observer.go).
 func (l *loop) launchN(ctx context.Context, cfg *config.Config, t config.Target, n int, waits []time.Time) error {
 	policy := fingerprintWith(l.sup.opts.PolicyKey, t)
 	for i := range n {
@@ -213,7 +233,10 @@ func (l *loop) launchN(ctx context.Context, cfg *config.Config, t config.Target,
 		if i < len(waits) {
 			queuedAt = waits[i]
 		}
-		err := l.launch(ctx, cfg, t, policy, queuedAt)
+		started, err := l.sup.launching(func() error { return l.launch(ctx, cfg, t, policy, queuedAt) })
+		if !started || ctx.Err() != nil {
+			return nil
+		}
 		if errors.Is(err, journal.ErrNoCapacity) {
 			return nil
 		}
@@ -279,7 +302,7 @@ func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, own
 
 // reapIdle deregisters an idle runner first; only once GitHub accepted (so it cannot take a job any
 // more) is the process stopped. A busy answer means it just took a job: it is left to finish.
-func (l *loop) reapIdle(ctx context.Context, t config.Target, owned []journal.Attempt, r reap) error {
+func (l *loop) reapIdle(ctx context.Context, t config.Target, owned []journal.Attempt, r reap, draining bool) error {
 	var a journal.Attempt
 	for _, o := range owned {
 		if o.ID == r.ID {
@@ -301,6 +324,11 @@ func (l *loop) reapIdle(ctx context.Context, t config.Target, owned []journal.At
 		return err
 	}
 	if err != nil {
+		if draining {
+			// Without GitHub's word the runner cannot be stopped; a drain does not wait for GitHub
+			// but leaves it to the next daemon's recovery, as a stop does (drain.go, leftForRecovery).
+			l.sup.leave(a.ID)
+		}
 		return fmt.Errorf("deregister idle runner %s of target %s: %w", a.RunnerName, t.Name, err)
 	}
 	a, err = l.transition(ctx, a, journal.StateDeregistered, nil, fmt.Sprintf("idle runner %s deregistered: %s", a.RunnerName, r.Reason))
@@ -316,24 +344,24 @@ func (l *loop) reapIdle(ctx context.Context, t config.Target, owned []journal.At
 
 // deleteOrphans removes registrations named after this host that no live attempt accounts for
 // (any target's: several targets may share an organization). Other hosts' runners are never touched.
-func (l *loop) deleteOrphans(ctx context.Context, t config.Target, regs []Runner, live []journal.Attempt) error {
+func (s *Supervisor) deleteOrphans(ctx context.Context, t config.Target, regs []Runner, live []journal.Attempt) error {
 	known := make(map[string]bool, len(live))
 	for _, a := range live {
 		known[a.RunnerName] = true
 	}
-	prefix := journal.RunnerNamePrefix + l.sup.opts.HostID + "-"
+	prefix := journal.RunnerNamePrefix + s.opts.HostID + "-"
 	for _, r := range regs {
 		if !strings.HasPrefix(r.Name, prefix) || known[r.Name] || r.Busy {
 			continue
 		}
-		err := l.sup.deps.Registrar.DeleteRunner(ctx, t, r.ID)
+		err := s.deps.Registrar.DeleteRunner(ctx, t, r.ID)
 		if errors.Is(err, ErrRunnerBusy) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("delete orphan registration %s of target %s: %w", r.Name, t.Name, err)
 		}
-		l.emit(slog.LevelInfo, "", EventOrphan, fmt.Sprintf("registration %s (id %d) had no live runner on this host: deleted", r.Name, r.ID))
+		s.events.emit(slog.LevelInfo, t.Name, "", EventOrphan, fmt.Sprintf("registration %s (id %d) had no live runner on this host: deleted", r.Name, r.ID))
 	}
 	return nil
 }

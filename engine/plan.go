@@ -15,7 +15,7 @@ type idleRunner struct {
 // planInput is everything one pass knows; plan is pure so its rules have table tests (plan_test.go).
 type planInput struct {
 	Now         time.Time
-	Monitor     bool // mode = monitor: observe only
+	Monitor     bool // mode = monitor: observe only, once what the target owns is drained
 	Draining    bool // removed, disabled, shutdown or upgrade: start nothing, reap every idle runner
 	Demand      int  // queued jobs matching the target's labels
 	MinIdle     int
@@ -33,6 +33,7 @@ const (
 	reapIdleTimeout reapReason = "idle past idle_timeout"
 	reapStale       reapReason = "policy changed"
 	reapDrain       reapReason = "target draining"
+	reapMonitor     reapReason = "target in monitor mode"
 )
 
 type reap struct {
@@ -51,23 +52,24 @@ type planOutput struct {
 // runners still starting; the rest is wanted, bounded by both capacities. Stale idle runners are
 // replaced (reaped now, their successor started in the same pass if capacity allows). Of the fresh
 // idle runners, the newest needed ones are kept and older ones past idle_timeout are reaped.
+// A draining or monitor-mode target starts nothing and reaps every idle runner it owns (busy
+// ones finish), so a target switched to monitor mode drains first and then only observes.
 func plan(in planInput) planOutput {
 	var out planOutput
-	if in.Monitor {
-		return out
-	}
 	var fresh []idleRunner
 	for _, r := range in.Idle {
 		switch {
 		case in.Draining:
 			out.Reap = append(out.Reap, reap{r.ID, reapDrain})
+		case in.Monitor:
+			out.Reap = append(out.Reap, reap{r.ID, reapMonitor})
 		case r.Stale:
 			out.Reap = append(out.Reap, reap{r.ID, reapStale})
 		default:
 			fresh = append(fresh, r)
 		}
 	}
-	if in.Draining {
+	if in.Draining || in.Monitor {
 		return out
 	}
 	need := max(in.Demand, 0) + max(in.MinIdle, 0)

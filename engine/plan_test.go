@@ -34,7 +34,10 @@ func TestPlan(t *testing.T) {
 		{"stale idle replaced", free(planInput{MinIdle: 1, Idle: []idleRunner{stale("s")}}), planOutput{Wanted: 1, Start: 1, Reap: []reap{{"s", reapStale}}}},
 		{"draining reaps all idle, starts nothing", free(planInput{Draining: true, Demand: 4, MinIdle: 2, Idle: []idleRunner{idle("a", 0), stale("b")}}),
 			planOutput{Reap: []reap{{"a", reapDrain}, {"b", reapDrain}}}},
-		{"monitor observes only", free(planInput{Monitor: true, Demand: 4, IdleTimeout: time.Second, Idle: []idleRunner{idle("a", time.Hour), stale("b")}}), planOutput{}},
+		{"monitor starts nothing and drains what it owns", free(planInput{Monitor: true, Demand: 4, MinIdle: 1, IdleTimeout: time.Second, Idle: []idleRunner{idle("a", time.Hour), stale("b")}}),
+			planOutput{Reap: []reap{{"a", reapMonitor}, {"b", reapMonitor}}}},
+		{"monitor draining reaps for the drain", free(planInput{Monitor: true, Draining: true, Idle: []idleRunner{idle("a", 0)}}),
+			planOutput{Reap: []reap{{"a", reapDrain}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

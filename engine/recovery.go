@@ -21,7 +21,10 @@ type observation struct {
 	Listed     bool // a registration with the attempt's runner name exists
 	ListedID   int64
 	ListedBusy bool
-	Err        error // liveness could not be determined: decide waits
+	// Settled: the list was taken at least the call timeout after the attempt's planned record, so
+	// a registration request made for it has been answered or given up on: absence is final.
+	Settled bool
+	Err     error // liveness could not be determined: decide waits
 }
 
 // step is the next thing to do for an attempt. Every step is idempotent, so a crash between a side
@@ -40,6 +43,9 @@ const (
 	stepDrop                   // planned: delete a registration found by name, then cleaned
 )
 
+// reasonNoExitStatus is the Reason of an exited attempt whose shim wrote no status (processMayRun reads it).
+const reasonNoExitStatus = "runner process ended without writing an exit status"
+
 var stepNames = [...]string{"keep", "wait", "attach", "mark-busy", "mark-exited", "deregister", "stop", "clean", "drop"}
 
 func (s step) String() string { return stepNames[s] }
@@ -53,8 +59,9 @@ func decide(a journal.Attempt, o observation) step {
 	ended := o.Exit.Exited || (o.HasProcess && !o.Alive)
 	switch a.State {
 	case journal.StatePlanned:
-		// JIT may have been issued just before a crash: only GitHub's list by name can tell.
-		if !o.ListKnown {
+		// JIT may have been issued just before a crash: only GitHub's list by name can tell, and
+		// only once the request can no longer be in flight (it may land seconds after the crash).
+		if !o.ListKnown || (!o.Listed && !o.Settled) {
 			return stepWait
 		}
 		return stepDrop
@@ -92,6 +99,9 @@ func decide(a journal.Attempt, o observation) step {
 		case o.HasProcess && o.Alive && !o.Exit.Exited:
 			// Running with no registration at all: it cannot hold a job.
 			return stepStop
+		case a.RunnerID == 0 && !o.Settled:
+			// The registration request failed without an answer; it may still land (as planned).
+			return stepWait
 		}
 		return stepClean
 	}
@@ -101,7 +111,7 @@ func decide(a journal.Attempt, o observation) step {
 // observe gathers the facts decide needs. Reading is cheap and local except for the list, which the
 // pass fetched once for all attempts (before reading the journal, so it never shows a registration
 // newer than the journal records).
-func (l *loop) observe(a journal.Attempt, regs map[string]Runner, listKnown bool) observation {
+func (l *loop) observe(a journal.Attempt, v *githubView) observation {
 	var o observation
 	lc := l.sup.deps.Launcher
 	if a.ShimPID != 0 {
@@ -130,25 +140,30 @@ func (l *loop) observe(a journal.Attempt, regs map[string]Runner, listKnown bool
 		}
 		o.Exit = st
 	}
-	o.ListKnown = listKnown
-	if r, ok := regs[a.RunnerName]; ok {
+	o.ListKnown = v.listed
+	o.Settled = v.listed && v.at.Sub(a.CreatedAt) >= l.sup.opts.CallTimeout
+	if r, ok := v.byName[a.RunnerName]; ok {
 		o.Listed, o.ListedID, o.ListedBusy = true, r.ID, r.Busy
 	}
 	return o
 }
 
 // reconcile drives one attempt as far as it can go now and returns its latest journal record.
-// Conclusion steps run under context.WithoutCancel so a shutdown does not cut a cleanup in half.
-func (l *loop) reconcile(ctx context.Context, t config.Target, a journal.Attempt, regs map[string]Runner, listKnown, recovering bool) (journal.Attempt, error) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.sup.opts.CallTimeout)
+// Conclusion steps are not cut short by a stop, only by the shutdown bound (cleanupContext). A
+// registration it deletes leaves v, so the steps after it know it is gone.
+func (l *loop) reconcile(ctx context.Context, t config.Target, a journal.Attempt, v *githubView, recovering bool) (journal.Attempt, error) {
+	cctx, cancel := l.sup.cleanupContext(ctx)
 	defer cancel()
 	for i := range 8 { // a full conclusion is at most five steps
-		o := l.observe(a, regs, listKnown)
+		o := l.observe(a, v)
 		s := decide(a, o)
 		if recovering && i == 0 && o.Alive && (s == stepKeep || s == stepMarkBusy || s == stepAttach) {
 			l.emit(slog.LevelInfo, a.ID, EventAdopted, fmt.Sprintf("runner %s (pid %d) is alive in state %s: supervising it again", a.RunnerName, o.Process.PID, a.State))
 		}
 		next, done, err := l.execute(cctx, t, a, o, s)
+		if err == nil && (s == stepDeregister || s == stepDrop) && next.State != a.State {
+			delete(v.byName, a.RunnerName)
+		}
 		if err != nil || done {
 			return next, err
 		}
@@ -185,15 +200,20 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 				code := o.Exit.Code
 				x.ExitCode = &code
 			} else {
-				x.Reason = "runner process ended without writing an exit status"
+				x.Reason = reasonNoExitStatus
 			}
 		}, msg)
 		l.sup.crash(CrashAfterExit, a.ID)
 		return n, err != nil, err
 	case stepDeregister, stepDrop:
 		id := a.RunnerID
-		if id == 0 {
+		switch {
+		case o.Listed:
 			id = o.ListedID
+		case o.ListKnown:
+			// An ephemeral runner is removed by GitHub when its job ends: a list that answered
+			// without it means it is gone, and a DELETE would only spend budget on a 404.
+			id = 0
 		}
 		if id != 0 {
 			err := d.Registrar.DeleteRunner(ctx, t, id)

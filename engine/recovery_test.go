@@ -15,6 +15,9 @@ func TestDecide(t *testing.T) {
 	ending := exited // exit.json written, the shim not yet gone
 	ending.Alive = true
 	none := observation{ListKnown: true}
+	settled := observation{ListKnown: true, Settled: true} // the lookup came a call timeout after the planned record
+	endingSettled := ending
+	endingSettled.Settled = true
 	unknownList := observation{}
 	listed := observation{ListKnown: true, Listed: true, ListedID: 9}
 	busy := alive
@@ -33,7 +36,8 @@ func TestDecide(t *testing.T) {
 	}{
 		{"planned, list unknown: wait", at(journal.StatePlanned), unknownList, stepWait},
 		{"planned, registration found: drop it", at(journal.StatePlanned), listed, stepDrop},
-		{"planned, nothing at GitHub: drop", at(journal.StatePlanned), none, stepDrop},
+		{"planned, nothing at GitHub after the call timeout: drop", at(journal.StatePlanned), settled, stepDrop},
+		{"planned, nothing at GitHub yet, the request may be in flight: wait", at(journal.StatePlanned), none, stepWait},
 		{"registered, shim alive: attach", withID(at(journal.StateRegistered)), alive, stepAttach},
 		{"registered, no shim: deregister", withID(at(journal.StateRegistered)), none, stepDeregister},
 		{"registered, shim ended: deregister", withID(at(journal.StateRegistered)), exited, stepDeregister},
@@ -54,8 +58,10 @@ func TestDecide(t *testing.T) {
 		{"failed, found by name: deregister", at(journal.StateFailed), listed, stepDeregister},
 		{"failed, list unknown: wait", at(journal.StateFailed), unknownList, stepWait},
 		{"failed, unregistered process: stop", at(journal.StateFailed), alive, stepStop},
-		{"failed, nothing left: clean", at(journal.StateFailed), none, stepClean},
-		{"failed, exit recorded, shim still ending: clean (the launcher allows it)", at(journal.StateFailed), ending, stepClean},
+		{"failed, nothing left: clean", at(journal.StateFailed), settled, stepClean},
+		{"failed before an answer to its registration, nothing listed yet: wait", at(journal.StateFailed), none, stepWait},
+		{"failed with runner id, not listed: deregister (gone: no call)", withID(at(journal.StateFailed)), none, stepDeregister},
+		{"failed, exit recorded, shim still ending: clean (the launcher allows it)", at(journal.StateFailed), endingSettled, stepClean},
 		{"liveness unknown: wait, whatever the state", at(journal.StateStarted), broken, stepWait},
 		{"cleaned: nothing", at(journal.StateCleaned), none, stepWait},
 	}

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/journal"
@@ -74,12 +75,15 @@ func TestRecoveryConcludesWhatACrashLeft(t *testing.T) {
 		proc    string // "", "alive", "exited"
 		pidInDB bool
 		target  string
+		age     time.Duration   // how long before the start the attempt was planned
 		want    []journal.State // the states recovery walks through, after the seeded one
 		alive   bool            // process alive afterwards
 	}
 	seeds := map[string]seed{
-		"h1-1":  {state: journal.StatePlanned, reg: true, want: []journal.State{journal.StateCleaned}},
-		"h1-2":  {state: journal.StatePlanned, want: []journal.State{journal.StateCleaned}},
+		"h1-1": {state: journal.StatePlanned, reg: true, want: []journal.State{journal.StateCleaned}},
+		"h1-2": {state: journal.StatePlanned, age: 3 * time.Minute, want: []journal.State{journal.StateCleaned}},
+		// Planned just before the crash: its registration may still land, so it keeps its slot.
+		"h1-13": {state: journal.StatePlanned},
 		"h1-3":  {state: journal.StateRegistered, reg: true, want: []journal.State{journal.StateDeregistered, journal.StateCleaned}},
 		"h1-4":  {state: journal.StateRegistered, reg: true, proc: "alive", alive: true, want: []journal.State{journal.StateStarted}},
 		"h1-5":  {state: journal.StateStarted, reg: true, proc: "alive", pidInDB: true, alive: true},
@@ -94,7 +98,7 @@ func TestRecoveryConcludesWhatACrashLeft(t *testing.T) {
 	}
 	for id, sd := range seeds {
 		at := journal.Attempt{ID: id, Target: "a", Policy: policy, RunnerName: journal.RunnerNamePrefix + id, State: sd.state,
-			CreatedAt: h.clock.Now(), UpdatedAt: h.clock.Now()}
+			CreatedAt: h.clock.Now().Add(-sd.age), UpdatedAt: h.clock.Now().Add(-sd.age)}
 		if sd.target != "" {
 			at.Target, at.Policy = sd.target, "repo:acme/gone x"
 		}

@@ -44,13 +44,22 @@ type Supervisor struct {
 	wg         sync.WaitGroup
 	shutdownCh chan struct{} // closed when Shutdown begins: supersedes an upgrade drain
 
+	// hard ends when the shutdown bound is reached: cleanup steps, which a stop does not cut
+	// short, end then too (cleanupContext).
+	hard       context.Context
+	hardCancel context.CancelFunc
+	inflight   atomic.Int32    // launches under way (launching); an upgrade drain waits for them
+	leftMu     sync.Mutex      // guards left
+	left       map[string]bool // attempt ids a drain could not deregister: left for recovery (leave)
+
 	afterPass func(loopKey) // test hook: called after every pass, before the loop parks
 }
 
 // New returns a supervisor; nothing runs until Run.
 func New(deps Deps, opts Options) *Supervisor {
 	s := &Supervisor{deps: deps, opts: opts.withDefaults(), clock: deps.Clock, rand: deps.Rand, log: deps.Logger,
-		loops: map[loopKey]*loop{}, changed: make(chan struct{}), shutdownCh: make(chan struct{})}
+		loops: map[loopKey]*loop{}, changed: make(chan struct{}), shutdownCh: make(chan struct{}), left: map[string]bool{}}
+	s.hard, s.hardCancel = context.WithCancel(context.Background())
 	if s.clock == nil {
 		s.clock = RealClock{}
 	}
@@ -76,6 +85,57 @@ func (s *Supervisor) plan(ctx context.Context, req journal.PlanRequest) (journal
 	s.planMu.Lock()
 	defer s.planMu.Unlock()
 	return s.deps.Journal.Plan(ctx, req)
+}
+
+// cleanupContext is for conclusion steps: not cut short by a stop (ctx), so a cleanup is not left
+// half done, but bounded by the call timeout and by the shutdown bound (hard), so a hung GitHub
+// cannot hold a stop past it.
+func (s *Supervisor) cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.CallTimeout)
+	stop := context.AfterFunc(s.hard, cancel)
+	return c, func() { stop(); cancel() }
+}
+
+// clockContext is ctx ended after d on the engine's clock (a fake one in tests), not the wall clock.
+func (s *Supervisor) clockContext(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(ctx)
+	timer, stop := s.clock.Timer(d)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-timer:
+			cancel()
+		case <-c.Done():
+		}
+	}()
+	return c, func() { stop(); cancel(); <-done }
+}
+
+// launching runs one launch unless a drain has begun; started says whether it ran. The launch is
+// counted first and the drain checked after, so an upgrade drain that begins meanwhile either
+// sees the launch under way or is seen by it.
+func (s *Supervisor) launching(launch func() error) (started bool, err error) {
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	if s.draining() {
+		return false, nil
+	}
+	return true, launch()
+}
+
+// leave records that a drain could not deregister idle runner id (GitHub refused or did not
+// answer): an upgrade no longer waits for it; the next daemon's recovery adopts or concludes it.
+func (s *Supervisor) leave(id string) {
+	s.leftMu.Lock()
+	defer s.leftMu.Unlock()
+	s.left[id] = true
+}
+
+func (s *Supervisor) leftForRecovery(id string) bool {
+	s.leftMu.Lock()
+	defer s.leftMu.Unlock()
+	return s.left[id]
 }
 
 // recordContact notes a successful GitHub answer in the journal, throttled to one write a minute.

@@ -21,7 +21,7 @@ import (
 // Bounds shared by the tests. The harness config polls every 1 s and drains for at most 10 s.
 const (
 	jobTimeout  = 60 * time.Second // a queued job, on a healthy path, runs and completes
-	stopSlack   = 5 * time.Second  // allowed beyond shutdown_drain_timeout for a stop to end
+	stopSlack   = 2 * time.Second  // allowed beyond shutdown_drain_timeout for a stop to end (docs/engine.md, Drains)
 	labelE2E    = "e2e"
 	webhookPath = "/webhook"
 )

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"net/http"
 	"reflect"
 	"sync"
 	"time"
@@ -99,7 +100,7 @@ func (g *gitHub) JITConfig(ctx context.Context, t config.Target, req engine.JITR
 	}
 	jit, err := c.GenerateJITConfig(ctx, s, req.Name, withSelfHosted(req.Labels), group, req.WorkDir)
 	if err != nil {
-		return engine.Registration{}, classify(err)
+		return engine.Registration{}, jitError(err)
 	}
 	return engine.Registration{RunnerID: jit.RunnerID, JITConfig: jit.Encoded}, nil
 }
@@ -149,6 +150,17 @@ func withSelfHosted(labels []string) []string {
 		}
 	}
 	return append([]string{"self-hosted"}, labels...)
+}
+
+// jitError marks a 409 on a registration as engine.ErrRunnerNameTaken: names are unique per attempt,
+// so the name exists only because an earlier try of the same POST (timed out, or answered 5xx and
+// retried) reached GitHub. The engine finds that registration by name instead of backing off.
+func jitError(err error) error {
+	var e *github.Error
+	if errors.As(err, &e) && e.Status == http.StatusConflict {
+		return classed(engine.ErrRunnerNameTaken, err)
+	}
+	return classify(err)
 }
 
 // classify gives internal/github's errors the method the engine classifies by. Rate-limited and
