@@ -100,6 +100,28 @@ type Launcher interface {
 	RemoveRuntimeDir(ctx context.Context, dir string) error
 }
 
+// PeerSupply is one host's runners of a target as the fleet counts them: Starting and Idle cover
+// the fleet's demand; Free is how many more that host could start for the target now.
+type PeerSupply struct {
+	Host     string
+	Starting int
+	Idle     int
+	Free     int
+}
+
+// Fleet coordinates this host with the other hosts of a [fleet] serving the same targets
+// (internal/fleet). nil means the host is alone and plans exactly as it would without a fleet.
+type Fleet interface {
+	// Share calls decide with this host's name in the fleet and the other hosts' supply of t and publishes this host's supply as
+	// decide returns it, in one transaction, so hosts deciding at once see each other's result.
+	// decide may run more than once (a conflict retries); its last run counts. Share returns false
+	// when it published nothing because the fleet's view of GitHub moved on since this pass read
+	// it: the pass then starts and reaps nothing (a pass on the new view follows).
+	Share(ctx context.Context, t config.Target, decide func(self string, peers []PeerSupply) PeerSupply) bool
+	// Publish replaces this host's supply of t without deciding (the end of a pass).
+	Publish(ctx context.Context, t config.Target, mine PeerSupply)
+}
+
 // ErrRunnerBusy is returned by Registrar.DeleteRunner when GitHub refuses to delete a runner that is
 // running a job (HTTP 422). The engine reads it as "it took a job: leave it".
 var ErrRunnerBusy = errors.New("runner is running a job")
@@ -188,6 +210,7 @@ type Deps struct {
 	Logger    *slog.Logger // nil: slog.Default()
 	Crash     CrashHook
 	Observer  Observer // nil: nothing is reported (see Observer for what is)
+	Fleet     Fleet    // nil: this host serves its targets alone
 }
 
 // Options are fixed for the supervisor's life.

@@ -157,14 +157,15 @@ func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 	owned := l.owned(live)
 	in := l.planInput(cfg, t, now, owned, live, gh.byName, gh.demand)
 	in.Monitor, in.Draining = monitor, draining
-	out := plan(in)
+	launching := gh.err == nil && !draining && !monitor
+	out := l.decide(cctx, t, in, launching)
 	for _, r := range out.Reap {
 		if ctx.Err() != nil {
 			return 0, -1
 		}
 		keep(l.reapIdle(ctx, t, owned, r, draining))
 	}
-	if gh.err == nil && !draining && !monitor {
+	if launching {
 		keep(l.launchN(ctx, cfg, t, out.Start, jobWaits(gh.jobs, in.Starting+len(in.Idle)-len(out.Reap))))
 	}
 	if ctx.Err() != nil {
@@ -173,6 +174,7 @@ func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 	if live, err = s.deps.Journal.Live(cctx); err == nil {
 		owned = l.owned(live)
 		l.observeRunners(live)
+		l.publish(cctx, cfg, t, owned, live, gh.byName, launching)
 	}
 	return l.finish(now, poll, draining, gh.demand, owned, passErr), len(owned)
 }
@@ -184,6 +186,50 @@ func (l *loop) journalFailed(ctx context.Context, now time.Time, poll time.Durat
 		return 0, -1
 	}
 	return l.finish(now, poll, draining, demand, nil, fmt.Errorf("read journal for target %s: %w; check the state dir", t.Name, err)), -1
+}
+
+// decide plans the pass. In a fleet the plan runs inside the fleet's transaction, on the other
+// hosts' supply, and what it starts and keeps idle is published with it; alone it is plan(in).
+func (l *loop) decide(ctx context.Context, t config.Target, in planInput, launching bool) planOutput {
+	f := l.sup.deps.Fleet
+	if f == nil {
+		return plan(in)
+	}
+	var out planOutput
+	ok := f.Share(ctx, t, func(self string, peers []PeerSupply) PeerSupply {
+		in.Peers, in.Self = peers, self
+		out = plan(in)
+		mine := PeerSupply{Starting: in.Starting, Idle: len(in.Idle) - len(out.Reap)}
+		if launching {
+			mine.Starting += out.Start
+			mine.Free = max(min(in.TargetFree, in.HostFree)-out.Start, 0)
+		}
+		return mine
+	})
+	if !ok {
+		return planOutput{Wanted: out.Wanted}
+	}
+	return out
+}
+
+// publish tells the fleet what this host has for t once the pass acted: the journal's count, which
+// replaces what decide announced (a launch may have failed).
+func (l *loop) publish(ctx context.Context, cfg *config.Config, t config.Target, owned, live []journal.Attempt, regs map[string]Runner, launching bool) {
+	f := l.sup.deps.Fleet
+	if f == nil {
+		return
+	}
+	in := l.planInput(cfg, t, l.sup.clock.Now(), owned, live, regs, 0)
+	mine := PeerSupply{Starting: in.Starting}
+	for _, r := range in.Idle {
+		if !r.Stale {
+			mine.Idle++
+		}
+	}
+	if launching {
+		mine.Free = max(min(in.TargetFree, in.HostFree), 0)
+	}
+	f.Publish(ctx, t, mine)
 }
 
 // githubView is what one pass learned from GitHub.

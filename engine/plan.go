@@ -24,6 +24,11 @@ type planInput struct {
 	Starting    int // planned or registered: launched, not yet idle
 	TargetFree  int // target max_runners minus every live attempt of the target
 	HostFree    int // host max_runners minus every live attempt on the host
+	// Peers is the other hosts' supply of this target in a fleet (nil: this host is alone). Their
+	// starting and idle runners cover demand and min_idle first; what is left is placed on the
+	// hosts with the most free capacity, Self among them.
+	Peers []PeerSupply
+	Self  string
 }
 
 // reapReason says why an idle runner is deregistered.
@@ -73,8 +78,12 @@ func plan(in planInput) planOutput {
 		return out
 	}
 	need := max(in.Demand, 0) + max(in.MinIdle, 0)
+	for _, p := range in.Peers {
+		need -= p.Starting + p.Idle
+	}
+	need = max(need, 0)
 	out.Wanted = max(need-len(fresh)-in.Starting, 0)
-	out.Start = max(min(out.Wanted, in.TargetFree, in.HostFree), 0)
+	out.Start = max(min(place(out.Wanted, in.Self, min(in.TargetFree, in.HostFree), in.Peers), in.TargetFree, in.HostFree), 0)
 
 	// Keep the newest `need` idle runners: they have the most idle time left.
 	sort.Slice(fresh, func(i, j int) bool { return fresh[i].IdleSince.After(fresh[j].IdleSince) })
@@ -86,4 +95,31 @@ func plan(in planInput) planOutput {
 		}
 	}
 	return out
+}
+
+// place is this host's share of w runners the fleet still wants: each goes in turn to the host with
+// the most free capacity left, ties to the lower host name. Every host applies it to the same
+// snapshot, so their shares add up to w (or to the fleet's free capacity). Alone, the share is w.
+func place(w int, self string, selfFree int, peers []PeerSupply) int {
+	if len(peers) == 0 {
+		return w
+	}
+	hosts := append([]PeerSupply{{Host: self, Free: selfFree}}, peers...)
+	mine := 0
+	for range w {
+		best := -1
+		for i, h := range hosts {
+			if h.Free > 0 && (best < 0 || h.Free > hosts[best].Free || (h.Free == hosts[best].Free && h.Host < hosts[best].Host)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		hosts[best].Free--
+		if best == 0 {
+			mine++
+		}
+	}
+	return mine
 }

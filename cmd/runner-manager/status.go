@@ -34,26 +34,35 @@ func (f *socketFlags) register(cmd *cobra.Command) {
 
 func statusCmd(now func() time.Time) *cobra.Command {
 	var f socketFlags
+	var fleetOnly bool
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the running daemon's config, GitHub contact and targets",
 		Long: `Status asks the running daemon, over the unix socket in its state directory, for its current
 view: the config generation it runs and whether the last reload succeeded (with every problem when
 it did not), when GitHub last answered, and per target the demand, the runners owned, busy and
-idle, and any backoff or error; then the recent events. Exit status 1 when no daemon answers.`,
+idle, and any backoff or error; then the recent events. With --fleet: the [fleet] this host is in,
+its live hosts, and per target the leader that reads GitHub, its demand and every host's supply.
+Exit status 1 when no daemon answers.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			snap, err := status.Fetch(cmd.Context(), f.socketPath(cmd.ErrOrStderr()))
 			if err != nil {
 				return withCode(exitFailure, err)
 			}
-			if f.json {
+			switch {
+			case fleetOnly && f.json:
+				return status.WriteJSON(cmd.OutOrStdout(), snap.Fleet)
+			case fleetOnly:
+				return status.RenderFleet(cmd.OutOrStdout(), snap.Fleet, now())
+			case f.json:
 				return status.WriteJSON(cmd.OutOrStdout(), snap)
 			}
 			return status.RenderStatus(cmd.OutOrStdout(), snap, now())
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().BoolVar(&fleetOnly, "fleet", false, "show the fleet: hosts, each target's leader, demand and per-host supply")
 	return cmd
 }
 

@@ -15,10 +15,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/internal/fleet"
 	"github.com/runner-manager/runner-manager/internal/github"
 	"github.com/runner-manager/runner-manager/internal/hostlock"
 	"github.com/runner-manager/runner-manager/internal/logging"
@@ -127,6 +129,7 @@ type daemon struct {
 	metrics *metrics.Metrics
 	gh      *gitHub
 	sup     *engine.Supervisor
+	fleet   *fleet.Fleet      // nil without a [fleet]
 	guard   *selfupdate.Guard // nil when self-update is off
 	started time.Time
 
@@ -210,7 +213,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}
-	sup := engine.New(engine.Deps{
+	deps := engine.Deps{
 		Journal:   j,
 		Demand:    gh,
 		Registrar: gh,
@@ -218,13 +221,59 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		Logger:    log,
 		Crash:     o.Crash,
 		Observer:  m,
-	}, engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey})
+	}
+	var woken atomic.Pointer[engine.Supervisor] // the fleet may wake a loop before the supervisor exists
+	fl, err := joinFleet(ctx, cfg, j.HostID(), log, m, func(target string) {
+		if s := woken.Load(); s != nil {
+			s.Wake(target)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil && fl != nil {
+			_ = fl.Close()
+		}
+	}()
+	if fl != nil {
+		deps.Demand, deps.Registrar, deps.Fleet = fl.Demand(gh), fl.Registrar(gh), fl
+	}
+	sup := engine.New(deps, engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey})
+	woken.Store(sup)
 	rep, err := sup.Apply(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("apply %s: %w", o.ConfigPath, err)
 	}
+	if fl != nil {
+		fl.SetTargets(cfg)
+	}
 	m.ConfigReload(true, rep.Generation, time.Now()) // the startup load counts as a reload
-	return &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, sup: sup, cfg: cfg, started: time.Now()}, nil
+	return &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, sup: sup, fleet: fl, cfg: cfg, started: time.Now()}, nil
+}
+
+// joinFleet joins the [fleet] before any loop runs (nil without one). A refused membership (the
+// name is another live host's, or another journal's) stops the start: two hosts under one name
+// would count each other's runners as their own.
+func joinFleet(ctx context.Context, cfg *config.Config, hostID string, log *slog.Logger, m *metrics.Metrics, wake func(string)) (*fleet.Fleet, error) {
+	if cfg.Fleet == nil {
+		return nil, nil
+	}
+	name := cfg.Fleet.Name
+	fl, err := fleet.New(fleet.Options{Config: *cfg.Fleet, HostID: hostID, Logger: log, Wake: wake,
+		OnJoined: func(joined bool) { m.FleetJoined(name, joined) }, OnAlone: m.FleetTargetAlone})
+	if err != nil {
+		return nil, classed(ErrLocalState, err)
+	}
+	m.FleetJoined(name, false)
+	if err := fl.Start(ctx); err != nil {
+		_ = fl.Close()
+		if errors.Is(err, fleet.ErrDuplicateHost) || errors.Is(err, fleet.ErrHostIDMismatch) {
+			return nil, classed(ErrConflict, err)
+		}
+		return nil, err
+	}
+	return fl, nil
 }
 
 // policyKeyMeta names the journal value holding this host's key for launch-policy fingerprints.

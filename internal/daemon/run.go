@@ -44,6 +44,10 @@ func (d *daemon) run(ctx context.Context) (err error) {
 	g, gctx := errgroup.WithContext(parts)
 
 	g.Go(func() error { return d.sup.Run(gctx) })
+	if d.fleet != nil {
+		// Stopped with the other parts, after the drain: the host's supply counts until it leaves.
+		g.Go(func() error { return d.fleet.Run(gctx) })
+	}
 
 	triggers := make(chan struct{}, 1)
 	g.Go(func() error {
@@ -139,6 +143,9 @@ func (d *daemon) run(ctx context.Context) (err error) {
 }
 
 func (d *daemon) close() {
+	if d.fleet != nil {
+		_ = d.fleet.Close()
+	}
 	if err := d.journal.Close(); err != nil {
 		d.log.Error("closing the journal", "err", err)
 	}
@@ -200,6 +207,9 @@ func (d *daemon) reload(ctx context.Context) {
 	old := d.config()
 	d.gh.setConfig(cfg.GitHub)
 	rep, err := d.sup.Apply(ctx, cfg)
+	if err == nil && d.fleet != nil {
+		d.fleet.SetTargets(cfg)
+	}
 	if err != nil {
 		d.log.Error("config rejected; the last good config keeps running", "err", err)
 		d.sup.ReloadFailed(err)
@@ -242,6 +252,9 @@ func (d *daemon) webhookServer(wh config.Webhook) (*webhook.Server, error) {
 		Notify: func(ev webhook.Event) {
 			for _, name := range webhook.Route(ev, d.config().EnabledTargets()) {
 				d.sup.Wake(name)
+				if d.fleet != nil {
+					d.fleet.Announce(context.Background(), name)
+				}
 			}
 		},
 		OnResult: d.metrics.WebhookDelivery,

@@ -63,5 +63,8 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 	for _, e := range st.Events {
 		snap.Events = append(snap.Events, status.Event{At: e.Time, Target: e.Target, Attempt: e.Attempt, Kind: string(e.Kind), Message: e.Message})
 	}
+	if d.fleet != nil {
+		snap.Fleet = d.fleet.Status()
+	}
 	return snap, nil
 }

@@ -59,6 +59,8 @@ func populate(m *Metrics) {
 	m.ConfigReload(true, 1, t0)
 	m.ObserveJournalWrite(time.Millisecond)
 	m.WebhookDelivery("accepted")
+	m.FleetJoined("ci", true)
+	m.FleetTargetAlone("web", false)
 }
 
 // TestDocsAlertRulesAreValid runs the example alerts of docs/metrics.md through `promtool check rules`.

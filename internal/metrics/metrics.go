@@ -53,6 +53,8 @@ type Metrics struct {
 	journalWrite     prometheus.Histogram
 	githubContact    prometheus.Gauge
 	webhookDelivery  *prometheus.CounterVec
+	fleetJoined      *prometheus.GaugeVec
+	fleetAlone       *prometheus.GaugeVec
 
 	mu           sync.Mutex
 	runnerStates map[string]map[string]bool // target -> states it has reported, so a drop to zero is exported
@@ -129,6 +131,16 @@ func New(version string) *Metrics {
 		Namespace: Namespace, Name: "webhook_deliveries_total",
 		Help: "Webhook deliveries received, by result (accepted, duplicate, ignored, or the reason for rejection).",
 	}, []string{"result"})
+
+	m.fleetJoined = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "fleet_joined",
+		Help: "1 while the host is a member of its [fleet], 0 while etcd is lost and it serves every target alone.",
+	}, []string{"fleet"})
+	m.fleetAlone = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "fleet_target_alone",
+		Help: "1 while this host serves the target alone because its config differs from the fleet's.",
+	}, []string{"target"})
+	m.reg.MustRegister(m.fleetJoined, m.fleetAlone)
 
 	m.reg.MustRegister(
 		m.runners, m.jobsPickedUp, m.scaleUpLatency, m.githubRequests, m.githubDuration,
@@ -233,6 +245,23 @@ func (m *Metrics) ConfigReload(ok bool, generation int64, at time.Time) {
 	m.reloadOK.Set(1)
 	m.reloadSuccessTS.Set(unixSeconds(at))
 	m.configGeneration.Set(float64(generation))
+}
+
+// FleetJoined records whether the host is a member of fleet (exported only with a [fleet]).
+func (m *Metrics) FleetJoined(fleet string, joined bool) {
+	m.fleetJoined.WithLabelValues(fleet).Set(boolValue(joined))
+}
+
+// FleetTargetAlone records whether target is served alone because its config differs from the fleet's.
+func (m *Metrics) FleetTargetAlone(target string, alone bool) {
+	m.fleetAlone.WithLabelValues(target).Set(boolValue(alone))
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // ObserveJournalWrite records the latency of one synced journal write.

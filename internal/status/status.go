@@ -41,7 +41,8 @@ type Snapshot struct {
 	GitHubLastContact time.Time `json:"github_last_contact,omitzero"` // last successful GitHub API request
 	Targets           []Target  `json:"targets"`
 	Runners           []Runner  `json:"runners"`
-	Events            []Event   `json:"events"` // recent operator-visible events, oldest first
+	Events            []Event   `json:"events"`          // recent operator-visible events, oldest first
+	Fleet             *Fleet    `json:"fleet,omitempty"` // with a [fleet] only
 }
 
 // Config is the configuration the daemon runs and the outcome of its last load.

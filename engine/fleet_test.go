@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/runner-manager/runner-manager/config"
+)
+
+// fakeFleet is the engine's side of a fleet: fixed peers, a switch for "the view moved on", and
+// what this host published last. internal/fleet tests the real one against etcd.
+type fakeFleet struct {
+	mu        sync.Mutex
+	peers     []PeerSupply
+	moved     bool
+	shared    []PeerSupply // what each Share published
+	published PeerSupply   // the last Publish
+}
+
+func (f *fakeFleet) Share(_ context.Context, _ config.Target, decide func(string, []PeerSupply) PeerSupply) bool {
+	f.mu.Lock()
+	peers, moved := append([]PeerSupply(nil), f.peers...), f.moved
+	f.mu.Unlock()
+	mine := decide("h-b", peers)
+	if moved {
+		return false
+	}
+	f.mu.Lock()
+	f.shared = append(f.shared, mine)
+	f.mu.Unlock()
+	return true
+}
+
+func (f *fakeFleet) Publish(_ context.Context, _ config.Target, mine PeerSupply) {
+	f.mu.Lock()
+	f.published = mine
+	f.mu.Unlock()
+}
+
+func startWithFleet(t *testing.T, f *fakeFleet, queued int) *harness {
+	h := newHarness(t)
+	h.s.deps.Fleet = f
+	h.w.setQueued("repo:acme/a", queued)
+	h.begin(cfgOf(baseTarget("a")))
+	return h
+}
+
+// TestFleetSupplyCoversDemand: runners another host has starting or idle count against demand, so
+// this host starts only what is left, and what it starts is what it publishes.
+func TestFleetSupplyCoversDemand(t *testing.T) {
+	f := &fakeFleet{peers: []PeerSupply{{Host: "h-a", Starting: 2, Idle: 1, Free: 0}}}
+	h := startWithFleet(t, f, 4)
+	if got := h.byState("a")["started"]; got != 1 {
+		t.Fatalf("started %d runners, want 1 (4 queued, 3 covered by the other host)", got)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.shared) == 0 || f.shared[0].Starting != 1 || f.shared[0].Free != 3 {
+		t.Fatalf("shared %+v, want one starting and 3 free (max_runners 4)", f.shared)
+	}
+	if f.published.Idle != 1 || f.published.Starting != 0 || f.published.Free != 3 {
+		t.Fatalf("published %+v after the pass, want the started runner idle and 3 free", f.published)
+	}
+}
+
+// TestFleetPlacesOnTheMostFreeCapacity: a host with more free room takes the fleet's launches.
+func TestFleetPlacesOnTheMostFreeCapacity(t *testing.T) {
+	f := &fakeFleet{peers: []PeerSupply{{Host: "h-a", Free: 10}}}
+	h := startWithFleet(t, f, 3)
+	if got := len(h.j.All()); got != 0 {
+		t.Fatalf("launched %d runners; the other host has more free capacity and takes all 3", got)
+	}
+}
+
+// TestFleetViewMovedStartsNothing: when the fleet's view of GitHub changed since the pass read it,
+// the pass launches nothing (a pass on the new view follows).
+func TestFleetViewMovedStartsNothing(t *testing.T) {
+	h := startWithFleet(t, &fakeFleet{moved: true}, 3)
+	if got := len(h.j.All()); got != 0 {
+		t.Fatalf("launched %d runners on a view the fleet had already replaced", got)
+	}
+}

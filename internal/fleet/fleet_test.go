@@ -1,0 +1,319 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/internal/fleet/etcdtest"
+)
+
+// github is the fake GitHub behind the decorators: it counts reads, so a test sees who read it.
+type github struct {
+	mu      sync.Mutex
+	jobs    []engine.Job
+	runners []engine.Runner
+	reads   atomic.Int64
+}
+
+func (g *github) Queued(context.Context, config.Target) ([]engine.Job, error) {
+	g.reads.Add(1)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]engine.Job(nil), g.jobs...), nil
+}
+
+func (g *github) Runners(context.Context, config.Target) ([]engine.Runner, error) {
+	g.reads.Add(1)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]engine.Runner(nil), g.runners...), nil
+}
+
+func (g *github) JITConfig(context.Context, config.Target, engine.JITRequest) (engine.Registration, error) {
+	return engine.Registration{}, errors.New("not used")
+}
+func (g *github) DeleteRunner(context.Context, config.Target, int64) error { return nil }
+
+func (g *github) queue(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.jobs = nil
+	for i := range n {
+		g.jobs = append(g.jobs, engine.Job{ID: int64(i + 1), Labels: []string{"linux"}})
+	}
+}
+
+var target = config.Target{Name: "web", Repository: "acme/web", Labels: []string{"linux"}, MaxRunners: 10, Mode: "autoscale", RunnerVersion: "latest"}
+
+type host struct {
+	f      *Fleet
+	gh     *github
+	reg    engine.Registrar
+	dem    engine.Demand
+	cancel context.CancelFunc
+	done   chan struct{}
+	wakes  atomic.Int64
+}
+
+// startHost joins a host to fleet "ci" on srv and runs it until the test ends or stop.
+func startHost(t *testing.T, srv *etcdtest.Server, name, hostID string, gh *github, targets ...config.Target) *host {
+	t.Helper()
+	h := &host{gh: gh, done: make(chan struct{})}
+	f, err := New(Options{
+		Config: config.Fleet{EtcdEndpoints: []string{srv.Endpoint()}, Name: "ci", HostName: name, LeaseTTL: config.Duration(2 * time.Second)},
+		HostID: hostID, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Wake: func(string) { h.wakes.Add(1) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.f, h.reg, h.dem = f, f.Registrar(gh), f.Demand(gh)
+	if len(targets) == 0 {
+		targets = []config.Target{target}
+	}
+	f.SetTargets(&config.Config{Targets: targets})
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	if err := f.Start(ctx); err != nil {
+		t.Fatalf("host %s: Start: %v", name, err)
+	}
+	go func() { defer close(h.done); _ = f.Run(ctx) }()
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *host) stop() {
+	if h.cancel == nil {
+		return
+	}
+	h.cancel()
+	<-h.done
+	_ = h.f.Close()
+	h.cancel = nil
+}
+
+// pass does what one engine pass does with the fleet: read runners and jobs, then decide how many
+// to start (greedily: whatever the fleet's supply leaves, up to free) and publish it.
+func (h *host) pass(t *testing.T, tg config.Target, mine engine.PeerSupply) (start int, ok bool) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := h.reg.Runners(ctx, tg); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := h.dem.Queued(ctx, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok = h.f.Share(ctx, tg, func(_ string, peers []engine.PeerSupply) engine.PeerSupply {
+		need := len(jobs) - mine.Starting - mine.Idle
+		for _, p := range peers {
+			need -= p.Starting + p.Idle
+		}
+		start = max(min(need, mine.Free), 0)
+		return engine.PeerSupply{Starting: mine.Starting + start, Idle: mine.Idle, Free: mine.Free - start}
+	})
+	return start, ok
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func leaders(hs ...*host) (n int, who *host) {
+	for _, h := range hs {
+		if h.f.leads(target.Name) {
+			n, who = n+1, h
+		}
+	}
+	return n, who
+}
+
+// TestOneLeaderReadsGitHubAndFollowersReadTheView: of three hosts exactly one reads GitHub; the
+// others get the same runners and jobs from etcd without a GitHub request; when the leader stops,
+// another takes over.
+func TestOneLeaderReadsGitHubAndFollowersReadTheView(t *testing.T) {
+	srv := etcdtest.Start(t)
+	gh := &github{}
+	gh.queue(3)
+	hs := []*host{startHost(t, srv, "a", "id-a", &github{}), startHost(t, srv, "b", "id-b", &github{}), startHost(t, srv, "c", "id-c", &github{})}
+	for _, h := range hs {
+		h.gh.queue(3)
+	}
+	eventually(t, "one leader", func() bool { n, _ := leaders(hs...); return n == 1 })
+	_, lead := leaders(hs...)
+	lead.pass(t, target, engine.PeerSupply{Free: 10})
+	for _, h := range hs {
+		if h == lead {
+			continue
+		}
+		jobs, err := func() ([]engine.Job, error) {
+			if _, err := h.reg.Runners(context.Background(), target); err != nil {
+				return nil, err
+			}
+			return h.dem.Queued(context.Background(), target)
+		}()
+		if err != nil || len(jobs) != 3 {
+			t.Fatalf("follower %s read %d jobs (%v), want the leader's 3", h.f.Host(), len(jobs), err)
+		}
+		if r := h.gh.reads.Load(); r != 0 {
+			t.Fatalf("follower %s made %d GitHub reads, want 0", h.f.Host(), r)
+		}
+	}
+	if r := lead.gh.reads.Load(); r != 2 {
+		t.Fatalf("leader made %d GitHub reads, want 2 (runners, jobs)", r)
+	}
+	lead.stop()
+	var rest []*host
+	for _, h := range hs {
+		if h != lead {
+			rest = append(rest, h)
+		}
+	}
+	eventually(t, "the leadership to move", func() bool { n, _ := leaders(rest...); return n == 1 })
+	if st := rest[0].f.Status(); len(st.Hosts) != 2 || len(st.Targets) != 1 || st.Targets[0].Leader == lead.f.Host() {
+		eventually(t, "status to show two hosts and the new leader", func() bool {
+			st := rest[0].f.Status()
+			return len(st.Hosts) == 2 && st.Targets[0].Leader != lead.f.Host() && st.Targets[0].Leader != ""
+		})
+	}
+}
+
+// TestClaimsNeverExceedDemand: hosts deciding at the same moment never start more runners between
+// them than the jobs queued; their transactions serialise.
+func TestClaimsNeverExceedDemand(t *testing.T) {
+	srv := etcdtest.Start(t)
+	hs := []*host{startHost(t, srv, "a", "id-a", &github{}), startHost(t, srv, "b", "id-b", &github{}), startHost(t, srv, "c", "id-c", &github{})}
+	for _, h := range hs {
+		h.gh.queue(10)
+	}
+	eventually(t, "one leader", func() bool { n, _ := leaders(hs...); return n == 1 })
+	_, lead := leaders(hs...)
+	lead.pass(t, target, engine.PeerSupply{Free: 0}) // publishes the view of 10 jobs
+	for _, h := range hs {
+		eventually(t, "the view on every host", func() bool { _, ok := h.f.ep.mir.get(h.f.keys.view(target.Name)); return ok })
+	}
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	for _, h := range hs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, _ := h.pass(t, target, engine.PeerSupply{Free: 10})
+			total.Add(int64(s))
+		}()
+	}
+	wg.Wait()
+	if got := total.Load(); got != 10 {
+		t.Fatalf("three hosts deciding at once started %d runners for 10 queued jobs, want exactly 10", got)
+	}
+}
+
+// TestViewMovedOnHoldsTheClaim: a pass that read a view the leader has since replaced starts nothing.
+func TestViewMovedOnHoldsTheClaim(t *testing.T) {
+	srv := etcdtest.Start(t)
+	a, b := startHost(t, srv, "a", "id-a", &github{}), startHost(t, srv, "b", "id-b", &github{})
+	eventually(t, "one leader", func() bool { n, _ := leaders(a, b); return n == 1 })
+	_, lead := leaders(a, b)
+	follow := a
+	if lead == a {
+		follow = b
+	}
+	lead.gh.queue(2)
+	lead.pass(t, target, engine.PeerSupply{})
+	eventually(t, "the view", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
+	ctx := context.Background()
+	if _, err := follow.reg.Runners(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	lead.gh.queue(5)
+	lead.pass(t, target, engine.PeerSupply{}) // a new view while the follower's pass runs
+	eventually(t, "the new view", func() bool {
+		e, _ := follow.f.ep.mir.get(follow.f.keys.view(target.Name))
+		return e.mod != follow.f.pass(target.Name).viewMod
+	})
+	if follow.f.Share(ctx, target, func(string, []engine.PeerSupply) engine.PeerSupply { return engine.PeerSupply{Starting: 2} }) {
+		t.Fatal("Share published a decision taken on a replaced view")
+	}
+}
+
+// TestSecondLiveHostWithTheSameNameIsRefused: the membership is a leased key; a live holder keeps it.
+func TestSecondLiveHostWithTheSameNameIsRefused(t *testing.T) {
+	srv := etcdtest.Start(t)
+	startHost(t, srv, "a", "id-a", &github{})
+	f, err := New(Options{Config: config.Fleet{EtcdEndpoints: []string{srv.Endpoint()}, Name: "ci", HostName: "a", LeaseTTL: config.Duration(2 * time.Second)},
+		HostID: "id-a", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Start(context.Background()); !errors.Is(err, ErrDuplicateHost) {
+		t.Fatalf("Start with a live host of the same name: %v, want ErrDuplicateHost", err)
+	}
+	g, _ := New(Options{Config: config.Fleet{EtcdEndpoints: []string{srv.Endpoint()}, Name: "ci", HostName: "a", LeaseTTL: config.Duration(2 * time.Second)},
+		HostID: "id-other", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer g.Close()
+	if err := g.Start(context.Background()); !errors.Is(err, ErrHostIDMismatch) {
+		t.Fatalf("Start with another journal's host id: %v, want ErrHostIDMismatch", err)
+	}
+}
+
+// TestDifferentConfigServesAlone: a host whose target differs from the leader's reads GitHub itself,
+// counts no peers and raises the alert, until its config agrees again.
+func TestDifferentConfigServesAlone(t *testing.T) {
+	srv := etcdtest.Start(t)
+	a := startHost(t, srv, "a", "id-a", &github{})
+	eventually(t, "a leads", func() bool { return a.f.leads(target.Name) })
+	changed := target
+	changed.Labels = []string{"linux", "gpu"}
+	var alone atomic.Bool
+	b := startHost(t, srv, "b", "id-b", &github{}, changed)
+	b.f.o.OnAlone = func(_ string, v bool) { alone.Store(v) }
+	eventually(t, "b to see a's fingerprint", func() bool { _, ok := b.f.ep.mir.get(b.f.keys.config(target.Name, "a")); return ok })
+	b.gh.queue(1)
+	if s, ok := b.pass(t, changed, engine.PeerSupply{Free: 4}); !ok || s != 1 || b.gh.reads.Load() != 2 || !alone.Load() {
+		t.Fatalf("differing host: started %d (ok %v), GitHub reads %d, alert %v; want 1, its own 2 reads, alert raised", s, ok, b.gh.reads.Load(), alone.Load())
+	}
+	b.f.SetTargets(&config.Config{Targets: []config.Target{target}})
+	b.pass(t, target, engine.PeerSupply{})
+	if alone.Load() {
+		t.Fatal("the alert stayed up after the configs agreed")
+	}
+}
+
+// TestEtcdLostServesAloneAndRejoins: with etcd stopped a host decides alone (no peers) and says so;
+// once etcd is back it rejoins by itself.
+func TestEtcdLostServesAloneAndRejoins(t *testing.T) {
+	srv := etcdtest.Start(t)
+	a := startHost(t, srv, "a", "id-a", &github{})
+	b := startHost(t, srv, "b", "id-b", &github{})
+	eventually(t, "one leader", func() bool { n, _ := leaders(a, b); return n == 1 })
+	srv.Stop()
+	eventually(t, "both hosts to leave", func() bool { return !a.f.Status().Joined && !b.f.Status().Joined })
+	for _, h := range []*host{a, b} {
+		h.gh.queue(2)
+		if s, ok := h.pass(t, target, engine.PeerSupply{Free: 4}); !ok || s != 2 {
+			t.Fatalf("host %s without etcd started %d (ok %v), want 2: alone, bounded by its own capacity", h.f.Host(), s, ok)
+		}
+		if r := h.f.Status().Reason; r == "" {
+			t.Fatalf("host %s: no reason given for serving alone", h.f.Host())
+		}
+	}
+	srv.Start()
+	eventually(t, "both hosts to rejoin", func() bool { return a.f.Status().Joined && b.f.Status().Joined })
+	eventually(t, "one leader again", func() bool { n, _ := leaders(a, b); return n == 1 })
+}

@@ -1,0 +1,375 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/engine"
+)
+
+// role is how this host serves a target in one pass.
+type role int
+
+const (
+	roleAlone    role = iota // not joined, or the target's config differs from the fleet's
+	roleLeader               // reads GitHub and publishes the view
+	roleFollower             // reads the leader's view from etcd
+)
+
+// passState is what one pass of a target's loop saw, from its Runners call to its Share.
+type passState struct {
+	role    role
+	ep      *epoch
+	viewMod int64 // the view's revision the pass read (0: none); Share is fenced on it
+	view    view
+	runners []engine.Runner // the leader's fresh list, published with the jobs
+}
+
+// view is what the leader publishes: GitHub's runners of the target and its queued jobs.
+type view struct {
+	Host    string          `json:"host"`
+	At      time.Time       `json:"at"`
+	Runners []engine.Runner `json:"runners"`
+	Jobs    []engine.Job    `json:"jobs"`
+}
+
+// supply is what supply/<target>/<host> holds.
+type supply struct {
+	Starting int `json:"starting"`
+	Idle     int `json:"idle"`
+	Free     int `json:"free"`
+}
+
+// roleOf decides how this host serves t now, and raises or clears the alone alert.
+func (f *Fleet) roleOf(t config.Target) (role, *epoch) {
+	f.mu.Lock()
+	ep := f.ep
+	c := (*campaign)(nil)
+	if ep != nil {
+		c = ep.campaigns[t.Name]
+	}
+	elected := c != nil && c.elected
+	f.mu.Unlock()
+	if ep == nil {
+		return roleAlone, nil
+	}
+	if elected {
+		f.setAlone(t.Name, false)
+		return roleLeader, ep
+	}
+	lead, ok := ep.mir.oldest(f.keys.leader(t.Name))
+	if !ok {
+		return roleFollower, ep // no leader yet: wait for one (viewFor)
+	}
+	fleetFP, ok := ep.mir.get(f.keys.config(t.Name, lead.val))
+	differs := ok && fleetFP.val != Fingerprint(t)
+	f.setAlone(t.Name, differs)
+	if differs {
+		return roleAlone, ep
+	}
+	return roleFollower, ep
+}
+
+func (f *Fleet) setAlone(target string, alone bool) {
+	f.mu.Lock()
+	was := f.alone[target]
+	f.alone[target] = alone
+	f.mu.Unlock()
+	if was == alone {
+		return
+	}
+	if alone {
+		f.log.Warn("fleet: this host's config of the target differs from the fleet's (a rollout in progress?); serving it alone until they agree", "target", target)
+	} else if was {
+		f.log.Info("fleet: the target's config agrees with the fleet's again; sharing it", "target", target)
+	}
+	if f.o.OnAlone != nil {
+		f.o.OnAlone(target, alone)
+	}
+}
+
+// Registrar wraps a registrar: the runner list comes from the target's leader (its view) when
+// this host follows; registrations and deletions are always this host's own.
+func (f *Fleet) Registrar(inner engine.Registrar) engine.Registrar { return registrar{inner, f} }
+
+// Demand wraps a demand source the same way: the leader reads GitHub and publishes, followers read.
+func (f *Fleet) Demand(inner engine.Demand) engine.Demand { return demand{inner, f} }
+
+type registrar struct {
+	engine.Registrar
+	f *Fleet
+}
+
+func (r registrar) Runners(ctx context.Context, t config.Target) ([]engine.Runner, error) {
+	f := r.f
+	ro, ep := f.roleOf(t)
+	ps := &passState{role: ro, ep: ep}
+	f.setPass(t.Name, ps)
+	if ro == roleFollower {
+		if v, mod, ok := f.viewFor(ctx, ep, t.Name); ok {
+			ps.view, ps.viewMod = v, mod
+			return v.Runners, nil
+		}
+		ps.role = roleAlone // no leader published in time: read GitHub this once
+		f.log.Warn("fleet: no view of the target from a leader in time; reading GitHub directly", "target", t.Name)
+	}
+	rs, err := r.Registrar.Runners(ctx, t)
+	ps.runners = rs
+	return rs, err
+}
+
+type demand struct {
+	engine.Demand
+	f *Fleet
+}
+
+func (d demand) Queued(ctx context.Context, t config.Target) ([]engine.Job, error) {
+	f := d.f
+	ps := f.pass(t.Name)
+	if ps == nil {
+		return d.Demand.Queued(ctx, t)
+	}
+	switch ps.role {
+	case roleFollower:
+		return ps.view.Jobs, nil
+	case roleLeader:
+		jobs, err := d.Demand.Queued(ctx, t)
+		if err == nil {
+			f.publishView(ctx, ps, t.Name, view{Host: f.host, Runners: ps.runners, Jobs: jobs})
+		}
+		return jobs, err
+	}
+	return d.Demand.Queued(ctx, t)
+}
+
+func (f *Fleet) setPass(target string, ps *passState) {
+	f.mu.Lock()
+	f.passes[target] = ps
+	f.mu.Unlock()
+}
+
+func (f *Fleet) pass(target string) *passState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.passes[target]
+}
+
+// viewFor waits for the leader's view of target, for at most two lease TTLs (a leader just elected
+// publishes on its first pass); false if none came.
+func (f *Fleet) viewFor(ctx context.Context, ep *epoch, target string) (view, int64, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 2*f.ttl)
+	defer cancel()
+	for {
+		ch := ep.mir.next()
+		if e, ok := ep.mir.get(f.keys.view(target)); ok {
+			var v view
+			if json.Unmarshal([]byte(e.val), &v) == nil {
+				return v, e.mod, true
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return view{}, 0, false
+		case <-ep.ctx.Done():
+			return view{}, 0, false
+		case <-ch:
+		}
+	}
+}
+
+// publishView writes the leader's view under its lease, only while its election key is still
+// there (a deposed leader publishes nothing), and only when what it shows changed.
+func (f *Fleet) publishView(ctx context.Context, ps *passState, target string, v view) {
+	ep := ps.ep
+	f.mu.Lock()
+	c := ep.campaigns[target]
+	var key string
+	var rev int64
+	if c != nil {
+		key, rev = c.key, c.rev
+	}
+	f.mu.Unlock()
+	if key == "" {
+		return
+	}
+	if old, ok := ep.mir.get(f.keys.view(target)); ok {
+		var ov view
+		if json.Unmarshal([]byte(old.val), &ov) == nil && sameView(ov, v) {
+			ps.viewMod = old.mod
+			return
+		}
+	}
+	v.At = time.Now().UTC()
+	b, _ := json.Marshal(v)
+	octx, cancel := f.opCtx(ctx)
+	defer cancel()
+	resp, err := f.client.Txn(octx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", rev)).
+		Then(clientv3.OpPut(f.keys.view(target), string(b), clientv3.WithLease(ep.sess.Lease()))).Commit()
+	if err != nil {
+		f.failed(ep, err)
+		return
+	}
+	if resp.Succeeded {
+		ps.viewMod = resp.Header.Revision
+		f.noteWrite(resp.Header.Revision)
+	}
+}
+
+func sameView(a, b view) bool {
+	ja, _ := json.Marshal(view{Runners: a.Runners, Jobs: a.Jobs})
+	jb, _ := json.Marshal(view{Runners: b.Runners, Jobs: b.Jobs})
+	return string(ja) == string(jb)
+}
+
+func (f *Fleet) noteWrite(rev int64) {
+	f.mu.Lock()
+	f.wrote = max(f.wrote, rev)
+	f.mu.Unlock()
+}
+
+// Share implements engine.Fleet: decide runs on the other hosts' supply as the mirror has it, and
+// this host's result is written only if no supply of the target and not the view changed since
+// (one etcd transaction comparing revisions); a conflict catches the mirror up and decides again.
+// Alone (not joined, a differing config, no view), decide runs on no peers: today's single host.
+func (f *Fleet) Share(ctx context.Context, t config.Target, decide func(string, []engine.PeerSupply) engine.PeerSupply) bool {
+	ps := f.pass(t.Name)
+	if ps == nil || ps.role == roleAlone || ps.ep == nil {
+		decide(f.host, nil)
+		f.withdraw(ctx, t.Name, ps)
+		return true
+	}
+	ep := ps.ep
+	f.mu.Lock()
+	wrote := f.wrote
+	f.mu.Unlock()
+	octx, cancel := f.opCtx(ctx)
+	defer cancel()
+	if !ep.mir.waitRev(octx, max(wrote, ps.viewMod)) {
+		decide(f.host, nil)
+		return true
+	}
+	for range 5 {
+		peers, rev := f.peers(ep, t.Name)
+		if e, _ := ep.mir.get(f.keys.view(t.Name)); e.mod != ps.viewMod {
+			decide(f.host, peers)
+			return false // a newer view exists: the next pass decides on it
+		}
+		mine := decide(f.host, peers)
+		b, _ := json.Marshal(supply{Starting: mine.Starting, Idle: mine.Idle, Free: mine.Free})
+		resp, err := f.client.Txn(octx).If(
+			clientv3.Compare(clientv3.ModRevision(f.keys.supplies(t.Name)), "<", rev+1).WithPrefix(),
+			clientv3.Compare(clientv3.ModRevision(f.keys.view(t.Name)), "=", ps.viewMod),
+		).Then(clientv3.OpPut(f.keys.supply(t.Name, f.host), string(b), clientv3.WithLease(ep.sess.Lease()))).Commit()
+		if err != nil {
+			f.failed(ep, err)
+			decide(f.host, nil) // etcd is gone: this host is alone now
+			return true
+		}
+		if resp.Succeeded {
+			f.noteWrite(resp.Header.Revision)
+			f.mu.Lock()
+			f.lastPub[t.Name] = string(b)
+			f.mu.Unlock()
+			return true
+		}
+		if !ep.mir.waitRev(octx, resp.Header.Revision) {
+			break
+		}
+	}
+	decide(f.host, nil)
+	return false
+}
+
+// peers is the other hosts' supply of target, as the mirror has it, with the mirror's revision.
+func (f *Fleet) peers(ep *epoch, target string) ([]engine.PeerSupply, int64) {
+	es, rev := ep.mir.prefix(f.keys.supplies(target))
+	var out []engine.PeerSupply
+	for host, e := range es {
+		if host == f.host {
+			continue
+		}
+		var s supply
+		if json.Unmarshal([]byte(e.val), &s) != nil {
+			continue
+		}
+		out = append(out, engine.PeerSupply{Host: host, Starting: s.Starting, Idle: s.Idle, Free: s.Free})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Host < out[j].Host })
+	return out, rev
+}
+
+// Publish implements engine.Fleet: this host's supply of t after a pass, written when it changed.
+func (f *Fleet) Publish(ctx context.Context, t config.Target, mine engine.PeerSupply) {
+	ps := f.pass(t.Name)
+	if ps == nil || ps.role == roleAlone || ps.ep == nil {
+		f.withdraw(ctx, t.Name, ps)
+		return
+	}
+	b, _ := json.Marshal(supply{Starting: mine.Starting, Idle: mine.Idle, Free: mine.Free})
+	f.mu.Lock()
+	same := f.lastPub[t.Name] == string(b)
+	f.mu.Unlock()
+	if same {
+		return
+	}
+	octx, cancel := f.opCtx(ctx)
+	defer cancel()
+	resp, err := f.client.Put(octx, f.keys.supply(t.Name, f.host), string(b), clientv3.WithLease(ps.ep.sess.Lease()))
+	if err != nil {
+		f.failed(ps.ep, err)
+		return
+	}
+	f.noteWrite(resp.Header.Revision)
+	f.mu.Lock()
+	f.lastPub[t.Name] = string(b)
+	f.mu.Unlock()
+}
+
+// withdraw removes this host's supply of a target it serves alone: its runners answer to another
+// config, so the fleet must not count them.
+func (f *Fleet) withdraw(ctx context.Context, target string, ps *passState) {
+	f.mu.Lock()
+	ep := f.ep
+	_, had := f.lastPub[target]
+	delete(f.lastPub, target)
+	f.mu.Unlock()
+	if ep == nil || !had {
+		return
+	}
+	octx, cancel := f.opCtx(ctx)
+	defer cancel()
+	if _, err := f.client.Delete(octx, f.keys.supply(target, f.host)); err != nil {
+		f.failed(ep, err)
+	}
+}
+
+// Announce tells the fleet that this host received a webhook delivery for target, so the target's
+// leader reads GitHub now wherever it runs.
+func (f *Fleet) Announce(ctx context.Context, target string) {
+	f.mu.Lock()
+	ep := f.ep
+	f.mu.Unlock()
+	if ep == nil || f.leads(target) {
+		return
+	}
+	octx, cancel := f.opCtx(ctx)
+	defer cancel()
+	if _, err := f.client.Put(octx, f.keys.wake(target), f.host); err != nil {
+		f.failed(ep, err)
+	}
+}
+
+// leaderOf is the host leading target in the mirror ("" if none).
+func leaderOf(ep *epoch, k keys, target string) string {
+	e, ok := ep.mir.oldest(k.leader(target))
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(e.val)
+}
