@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -9,133 +8,258 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
 
-// DefaultDebounce is how long Watch waits after the last file event before looking at the file:
-// long enough to let an editor or a ConfigMap update finish its several renames.
-const DefaultDebounce = 250 * time.Millisecond
+// DefaultStatInterval is how often a Watcher re-checks the file and its directories without an
+// event: the safety net for what inotify misses (network and overlay filesystems, a watch lost to
+// a directory replaced in a way no event names).
+const DefaultStatInterval = 10 * time.Second
 
-// WatchOptions adjusts Watch; the zero value is what the daemon uses.
+// WatchOptions adjusts a Watcher; the zero value is what the daemon uses but for Settle.
 type WatchOptions struct {
-	// Debounce is the quiet period after the last event before the file is read (DefaultDebounce if 0).
-	Debounce time.Duration
-	// After is the debounce clock, time.After if nil; tests pass a fake to fire it on demand.
+	// Settle returns the quiet period (daemon.reload_settle) at the moment it is needed, so a
+	// reload that changes it takes effect at the next change. nil means 1 s.
+	Settle func() time.Duration
+	// StatInterval is the safety-net period (DefaultStatInterval if 0).
+	StatInterval time.Duration
+	// After is the clock of both, time.After if nil; tests pass a fake to fire timers on demand.
 	After func(time.Duration) <-chan time.Time
+	// OnHealth is called when the watch is lost (err says why) and when it is whole again (nil).
+	OnHealth func(err error)
 }
 
-// Watch calls onChange each time the content of the file at path changes, until ctx ends; it then
-// returns nil. onChange runs on Watch's goroutine, one call at a time; the consumer re-runs Load in
-// it (and a rejected file is the consumer's business: Watch never parses).
+// Watcher watches one config file for complete changes. NewWatcher arms it; Run delivers changes.
 //
-// It watches the file's directory, not the file, so it survives every way a file gets replaced:
-// writes in place, editors that write a temporary file and rename it over, an atomic `mv`, and
-// Kubernetes ConfigMap volumes, where config.toml -> ..data/config.toml and ..data is a symlink
-// swapped by rename. A symlink is re-resolved on every check, and the directory of its target is
-// watched too. Events are debounced, and onChange fires only when the bytes behind path differ from
-// the last ones seen (a file that disappears counts as a change, so Load can report it).
-//
-// Watch returns an error only if it cannot watch the directory at all, or the watcher fails.
-func Watch(ctx context.Context, path string, opts WatchOptions, onChange func()) error {
+// It survives every way a file or its directories get replaced: writes in place, editors that
+// write a temporary file and rename it over (or rename the old one away first, as vim does),
+// `mv` of a new file, Kubernetes ConfigMap volumes (config.toml -> ..data/config.toml, ..data a
+// symlink swapped by rename), the directory renamed away and replaced, or removed and recreated.
+// It watches the file's directory and that directory's parent, re-arms on the nearest existing
+// ancestor while the directory is missing, follows a symlinked file into its target's directory,
+// and re-checks all of it every StatInterval (re-adding any watch whose directory is a new inode).
+type Watcher struct {
+	path    string
+	opts    WatchOptions
+	w       *fsnotify.Watcher
+	watched map[string]uint64  // directory -> inode it had when added
+	target  string             // the file's resolved path, when it is a symlink
+	add     func(string) error // fsnotify's Add; tests make it fail
+	s       settler
+
+	mu   sync.Mutex
+	lost error // why the watch is not whole, nil when it is
+}
+
+// NewWatcher arms a watch on path and remembers what the file holds now, so a change made between
+// this call and the caller's first load is seen. It fails only when no watch can be made at all.
+func NewWatcher(path string, opts WatchOptions) (*Watcher, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return fmt.Errorf("watch config %s: %w", path, err)
+		return nil, fmt.Errorf("watch config %s: %w", path, err)
 	}
-	w, err := fsnotify.NewWatcher()
+	fw, err := fsnotify.NewWatcher()
 	if err != nil {
-		return fmt.Errorf("watch config %s: %w", path, err)
+		return nil, fmt.Errorf("watch config %s: %w (raise fs.inotify.max_user_instances, or reload with SIGHUP)", path, err)
 	}
-	defer w.Close()
-	fw := &fileWatch{path: abs, w: w}
-	if err := w.Add(filepath.Dir(abs)); err != nil {
-		return fmt.Errorf("watch config directory %s: %w (does it exist?)", filepath.Dir(abs), err)
+	if opts.Settle == nil {
+		opts.Settle = func() time.Duration { return time.Second }
 	}
-	fw.follow()
-	last := fingerprint(abs)
+	if opts.StatInterval <= 0 {
+		opts.StatInterval = DefaultStatInterval
+	}
+	if opts.After == nil {
+		opts.After = time.After
+	}
+	w := &Watcher{path: abs, opts: opts, w: fw, watched: map[string]uint64{}, add: fw.Add}
+	w.lost = w.arm() // reported by Run, once the caller can log it
+	w.s.last = fingerprint(abs)
+	return w, nil
+}
 
-	debounce, after := opts.Debounce, opts.After
-	if debounce <= 0 {
-		debounce = DefaultDebounce
+// Close releases the watch; Run does it when it returns, Close is for a Watcher never run.
+func (w *Watcher) Close() error { return w.w.Close() }
+
+// Healthy reports whether every watch the file needs is in place (nil) or why not.
+func (w *Watcher) Healthy() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lost
+}
+
+// Run calls onChange with the file's complete new content (or the error reading it, such as a
+// removed file) each time it has settled on something other than what was last handed over, until
+// ctx ends. onChange runs on Run's goroutine, one call at a time. Run closes the watcher.
+func (w *Watcher) Run(ctx context.Context, onChange func(data []byte, err error)) {
+	defer w.w.Close()
+	if err := w.Healthy(); err != nil && w.opts.OnHealth != nil {
+		w.opts.OnHealth(err)
 	}
-	if after == nil {
-		after = time.After
+	events, errs := w.w.Events, w.w.Errors
+	var settle <-chan time.Time // nil while no quiet period runs
+	stat := w.opts.After(w.opts.StatInterval)
+	changed := func() {
+		w.s.event()
+		settle = w.opts.After(w.opts.Settle()) // a newer event restarts the quiet period
 	}
-	var fire <-chan time.Time // nil while no check is pending
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.Events:
+			return
+		case ev, ok := <-events:
 			if !ok {
-				return errors.New("watch config: fsnotify closed its event channel")
+				w.setLost(errors.New("fsnotify closed its event channel"))
+				events = nil // the stat check goes on alone
+				continue
 			}
-			if fw.relevant(ev) {
-				fire = after(debounce) // a newer event restarts the quiet period
+			if w.relevant(ev) {
+				w.setLost(w.arm())
+				changed()
 			}
-		case err, ok := <-w.Errors:
+		case err, ok := <-errs:
 			if !ok {
-				return errors.New("watch config: fsnotify closed its error channel")
+				errs = nil
+				continue
 			}
 			if !errors.Is(err, fsnotify.ErrEventOverflow) {
-				return fmt.Errorf("watch config %s: %w", abs, err)
+				w.setLost(err) // the stat check re-arms
 			}
-			fire = after(debounce) // events were lost: look at the file anyway
-		case <-fire:
-			fire = nil
-			fw.follow()
-			if fp := fingerprint(abs); !bytes.Equal(fp, last) {
-				last = fp
-				onChange()
+			changed() // events may have been lost: look at the file anyway
+		case <-stat:
+			stat = w.opts.After(w.opts.StatInterval)
+			w.setLost(w.arm())
+			if settle == nil && !sameSum(fingerprint(w.path), w.s.last) {
+				changed()
+			}
+		case <-settle:
+			settle = nil
+			data, err := os.ReadFile(w.path)
+			apply, again := w.s.check(sumOf(data, err))
+			if apply {
+				onChange(data, err)
+			}
+			if again {
+				settle = w.opts.After(w.opts.Settle())
 			}
 		}
 	}
 }
 
-// fileWatch tracks the file and, when it is a symlink, the directory its target lives in.
-type fileWatch struct {
-	path      string
-	w         *fsnotify.Watcher
-	targetDir string // directory of the resolved target, when outside the file's directory
-	target    string // resolved path
+// wanted is the set of directories the file needs watched now: its directory and that
+// directory's parent (to see the directory itself replaced), or the nearest existing ancestor
+// while the directory is missing, plus the directory of a symlinked file's target.
+func (w *Watcher) wanted() []string {
+	dir := filepath.Dir(w.path)
+	anchor := dir
+	for !isDir(anchor) && filepath.Dir(anchor) != anchor {
+		anchor = filepath.Dir(anchor)
+	}
+	want := []string{anchor}
+	if anchor == dir && filepath.Dir(dir) != dir {
+		want = append(want, filepath.Dir(dir))
+	}
+	w.target = ""
+	if resolved, err := filepath.EvalSymlinks(w.path); err == nil && resolved != w.path {
+		w.target = resolved
+		if td := filepath.Dir(resolved); td != dir {
+			want = append(want, td)
+		}
+	}
+	return want
 }
 
-// follow re-resolves the symlink chain and moves the extra directory watch along with it.
-func (f *fileWatch) follow() {
-	resolved, err := filepath.EvalSymlinks(f.path)
-	if err != nil {
-		return // missing for now; the directory watch will see it come back
+// arm makes the watches match wanted, re-adding one whose path now names another directory, and
+// returns what could not be watched.
+func (w *Watcher) arm() error {
+	want := w.wanted()
+	keep := map[string]bool{}
+	live := map[string]bool{} // what inotify still has: it drops a watch whose directory moved or went
+	for _, d := range w.w.WatchList() {
+		live[d] = true
 	}
-	f.target = resolved
-	dir := filepath.Dir(resolved)
-	if dir == f.targetDir {
-		return
+	var failed error
+	for _, d := range want {
+		keep[d] = true
+		ino, ok := inode(d)
+		if old, watched := w.watched[d]; watched && live[d] && ok && old == ino {
+			continue
+		}
+		_ = w.w.Remove(d) // a stale watch on a replaced directory, or none
+		delete(w.watched, d)
+		if err := w.add(d); err != nil {
+			failed = errors.Join(failed, fmt.Errorf("watch %s: %w", d, err))
+			continue
+		}
+		w.watched[d] = ino
 	}
-	if f.targetDir != "" {
-		_ = f.w.Remove(f.targetDir) // may already be gone with its directory
+	for d := range w.watched {
+		if !keep[d] {
+			_ = w.w.Remove(d)
+			delete(w.watched, d)
+		}
 	}
-	f.targetDir = ""
-	if dir != filepath.Dir(f.path) && f.w.Add(dir) == nil {
-		f.targetDir = dir
+	return failed
+}
+
+// setLost records the watch's health and reports a change of it (not every failed re-arm).
+func (w *Watcher) setLost(err error) {
+	w.mu.Lock()
+	changed := (err == nil) != (w.lost == nil)
+	w.lost = err
+	w.mu.Unlock()
+	if changed && w.opts.OnHealth != nil {
+		w.opts.OnHealth(err)
 	}
 }
 
-// relevant keeps events that can change what path reads: the file itself, Kubernetes' ..data
-// links and ..timestamp directories, and the resolved target.
-func (f *fileWatch) relevant(ev fsnotify.Event) bool {
+// relevant keeps events that can change what path reads: the file, any directory on its path
+// (replaced, removed, recreated), Kubernetes' ..data links and ..timestamp directories, and the
+// symlinked file's target directory.
+func (w *Watcher) relevant(ev fsnotify.Event) bool {
 	name := filepath.Clean(ev.Name)
-	base := filepath.Base(name)
-	return name == f.path || name == f.target || strings.HasPrefix(base, "..") ||
-		(f.targetDir != "" && filepath.Dir(name) == f.targetDir)
+	if name == w.path || name == w.target || strings.HasPrefix(w.path, name+string(filepath.Separator)) {
+		return true
+	}
+	if dir := filepath.Dir(name); dir == filepath.Dir(w.path) && strings.HasPrefix(filepath.Base(name), "..") {
+		return true
+	}
+	return w.target != "" && filepath.Dir(name) == filepath.Dir(w.target)
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// inode identifies the directory at p now (false if it cannot be read).
+func inode(p string) (uint64, bool) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return uint64(st.Ino), true
 }
 
 // fingerprint identifies the bytes behind path (through symlinks), or their absence.
 func fingerprint(path string) []byte {
 	data, err := os.ReadFile(path)
+	return sumOf(data, err)
+}
+
+func sumOf(data []byte, err error) []byte {
 	if err != nil {
 		return []byte("unreadable: " + err.Error())
 	}
 	sum := sha256.Sum256(data)
 	return sum[:]
 }
+
+func sameSum(a, b []byte) bool { return string(a) == string(b) }

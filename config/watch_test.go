@@ -2,155 +2,247 @@ package config
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
-	"sync/atomic"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 )
 
-// fakeClock hands Watch's debounce timers to the test, which fires them when it decides. Timer
-// channels are unbuffered, so a successful fire means Watch has taken it; a timer stays current
-// until Watch asks for a newer one.
-type fakeClock struct {
-	timers chan chan time.Time
-	asked  atomic.Int64 // last debounce duration requested
+const (
+	testSettle = 123 * time.Millisecond
+	testStat   = 10 * time.Second
+)
+
+// TestSettler: content is handed over only when two reads a quiet period apart agree, and never
+// when it is back to what was handed over last.
+func TestSettler(t *testing.T) {
+	a, b, c := []byte("a"), []byte("b"), []byte("c")
+	type step struct {
+		event       bool   // a watch event arrives (before the check, if any)
+		read        []byte // the file's sum at the end of a quiet period; nil = no check
+		apply, more bool
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"one complete write", []step{{event: true, read: b, more: true}, {read: b, apply: true}}},
+		{"no change after all", []step{{event: true, read: a}}},
+		{"still changing between the reads", []step{{event: true, read: b, more: true}, {read: c, more: true}, {read: c, apply: true}}},
+		{"half written, paused, then the rest: the half is never applied", []step{
+			{event: true, read: b, more: true}, {event: true, read: c, more: true}, {read: c, apply: true}}},
+		{"an event between the reads discards the first", []step{{event: true, read: b, more: true}, {event: true, read: b, more: true}, {read: b, apply: true}}},
+		{"changed and changed back", []step{{event: true, read: b, more: true}, {read: a}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := settler{last: a}
+			for i, st := range tc.steps {
+				if st.event {
+					s.event()
+				}
+				apply, more := s.check(st.read)
+				if apply != st.apply || more != st.more {
+					t.Fatalf("step %d: check(%s) = apply %v, again %v; want %v, %v", i, st.read, apply, more, st.apply, st.more)
+				}
+			}
+		})
+	}
 }
 
-func newFakeClock() *fakeClock { return &fakeClock{timers: make(chan chan time.Time, 1024)} }
+// fakeClock hands the Watcher's timers to the test, which fires them when it decides. Timer
+// channels are unbuffered, so a successful fire means the Watcher has taken it.
+type fakeClock struct{ timers chan fakeTimer }
+
+type fakeTimer struct {
+	d  time.Duration
+	ch chan time.Time
+}
 
 func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.asked.Store(int64(d))
 	ch := make(chan time.Time)
-	c.timers <- ch
+	c.timers <- fakeTimer{d, ch}
 	return ch
 }
 
-// watching runs Watch on path until the test ends; each onChange sends the file's content.
-func watching(t *testing.T, path string) (*fakeClock, <-chan string) {
-	t.Helper()
-	clock := newFakeClock()
-	changes := make(chan string, 16)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	started := make(chan struct{})
-	go func() {
-		close(started)
-		done <- Watch(ctx, path, WatchOptions{Debounce: 123 * time.Millisecond, After: clock.After}, func() {
-			b, _ := os.ReadFile(path)
-			changes <- string(b)
-		})
-	}()
-	<-started
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Watch returned %v", err)
-		}
-		goleak.VerifyNone(t)
-	})
-	// Watch has no ready signal; a marker file proves the directory watch is in place before the
-	// test's real change: its event asks the clock for a timer only once watching has begun.
-	marker := filepath.Join(filepath.Dir(path), "..marker")
-	deadline := time.After(10 * time.Second)
-	for i := 0; ; i++ {
-		if err := os.WriteFile(marker, []byte{byte(i)}, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-clock.timers:
-		case <-time.After(20 * time.Millisecond): // re-touch: the watch may not be registered yet
-			continue
-		case <-deadline:
-			t.Fatal("Watch never reacted to the directory")
-		}
-		break
-	}
-	drain(clock)
-	return clock, changes
+type watched struct {
+	t       *testing.T
+	w       *Watcher
+	clock   *fakeClock
+	changes chan string
+	settle  chan time.Time // the current quiet-period timer, nil if none
+	stat    chan time.Time // the current stat timer
+	mu      sync.Mutex
+	health  []error
 }
 
-func drain(c *fakeClock) {
+// watch arms a Watcher on path and runs it until the test ends; each change sends the content.
+func watch(t *testing.T, path string, beforeRun func(*watched)) *watched {
+	t.Helper()
+	x := &watched{t: t, clock: &fakeClock{timers: make(chan fakeTimer, 1024)}, changes: make(chan string, 16)}
+	w, err := NewWatcher(path, WatchOptions{Settle: func() time.Duration { return testSettle }, StatInterval: testStat,
+		After: x.clock.After, OnHealth: func(err error) { x.mu.Lock(); x.health = append(x.health, err); x.mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.w = w
+	if beforeRun != nil {
+		beforeRun(x)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx, func(data []byte, err error) {
+			if err != nil {
+				x.changes <- "error: " + err.Error()
+				return
+			}
+			x.changes <- string(data)
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		goleak.VerifyNone(t)
+	})
+	x.take(time.Second) // the first stat timer
+	return x
+}
+
+// take receives timers the Watcher asked for until it gets none within wait.
+func (x *watched) take(wait time.Duration) {
 	for {
 		select {
-		case <-c.timers:
-		default:
+		case tm := <-x.clock.timers:
+			if tm.d == testStat {
+				x.stat = tm.ch
+			} else {
+				x.settle = tm.ch
+			}
+		case <-time.After(wait):
 			return
 		}
 	}
 }
 
-// nextChange fires the current debounce timer whenever Watch has one and returns the first
-// onChange content.
-func nextChange(t *testing.T, clock *fakeClock, changes <-chan string, pending chan time.Time) string {
-	t.Helper()
+// next fires quiet-period timers whenever the Watcher has one and returns the next change.
+func (x *watched) next() string {
+	x.t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
+		var fire chan time.Time
+		if x.settle != nil {
+			fire = x.settle
+		}
 		select {
-		case ch := <-clock.timers:
-			pending = ch
-		case pending <- time.Now():
-			pending = nil
-		case got := <-changes:
+		case tm := <-x.clock.timers:
+			if tm.d == testStat {
+				x.stat = tm.ch
+			} else {
+				x.settle = tm.ch
+			}
+		case fire <- time.Now():
+			x.settle = nil
+		case got := <-x.changes:
 			return got
 		case <-deadline:
-			t.Fatal("no onChange seen")
+			x.t.Fatal("no change seen")
 		}
 	}
 }
 
-// expectChange waits until onChange reports want (a non-atomic write may show a partial file first).
-func expectChange(t *testing.T, clock *fakeClock, changes <-chan string, want string) {
-	t.Helper()
-	for nextChange(t, clock, changes, nil) != want {
+// expect waits for the change want and fails on any other change before it.
+func (x *watched) expect(want string) {
+	x.t.Helper()
+	if got := x.next(); got != want {
+		x.t.Fatalf("change %q, want %q", got, want)
 	}
+}
+
+// quiet fires the stat timer and any quiet-period timer and fails if a change follows.
+func (x *watched) quiet() {
+	x.t.Helper()
+	x.take(50 * time.Millisecond)
+	x.stat <- time.Now()
+	x.stat = nil
+	for i := 0; i < 3; i++ {
+		x.take(50 * time.Millisecond)
+		if x.settle != nil {
+			x.settle <- time.Now()
+			x.settle = nil
+		}
+	}
+	select {
+	case got := <-x.changes:
+		x.t.Fatalf("unexpected change %q", got)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	must(t, os.WriteFile(path, []byte(content), 0o600))
 }
 
 func writeAtomically(t *testing.T, tmp, dst, content string) {
 	t.Helper()
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		t.Fatal(err)
-	}
+	write(t, tmp, content)
+	must(t, os.Rename(tmp, dst))
 }
 
-func TestWatchWriteStyles(t *testing.T) {
+// TestWatchWritePatterns: every way a file or its directory gets replaced is seen, each write is
+// handed over exactly once, and the watch keeps working for the next write.
+func TestWatchWritePatterns(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		write func(t *testing.T, dir, path, content string)
+		write func(t *testing.T, root, dir, path, content string)
 	}{
-		{"in-place write", func(t *testing.T, _, path, content string) {
-			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"editor writes a temporary file and renames it over", func(t *testing.T, dir, path, content string) {
+		{"in-place write", func(t *testing.T, _, _, path, content string) { write(t, path, content) }},
+		{"temporary file renamed over", func(t *testing.T, _, dir, path, content string) {
 			writeAtomically(t, filepath.Join(dir, ".config.toml.swp"), path, content)
 		}},
-		{"atomic mv from another directory", func(t *testing.T, _, path, content string) {
-			other := filepath.Join(filepath.Dir(filepath.Dir(path)), "staging.toml")
-			writeAtomically(t, other, path, content)
+		{"mv from another directory", func(t *testing.T, root, _, path, content string) {
+			writeAtomically(t, filepath.Join(root, "staging.toml"), path, content)
+		}},
+		{"vim: rename away, then write", func(t *testing.T, _, _, path, content string) {
+			must(t, os.Rename(path, path+"~"))
+			write(t, path, content)
+			must(t, os.Remove(path+"~"))
+		}},
+		{"directory replaced by two renames", func(t *testing.T, root, dir, _, content string) {
+			next := filepath.Join(root, "etc.new")
+			must(t, os.Mkdir(next, 0o700))
+			write(t, filepath.Join(next, "config.toml"), content)
+			_ = os.RemoveAll(filepath.Join(root, "etc.old"))
+			must(t, os.Rename(dir, filepath.Join(root, "etc.old")))
+			must(t, os.Rename(next, dir))
+		}},
+		{"directory removed and recreated", func(t *testing.T, _, dir, path, content string) {
+			must(t, os.RemoveAll(dir))
+			must(t, os.Mkdir(dir, 0o700))
+			write(t, path, content)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			dir := filepath.Join(root, "etc")
-			if err := os.Mkdir(dir, 0o700); err != nil {
-				t.Fatal(err)
-			}
+			must(t, os.Mkdir(dir, 0o700))
 			path := filepath.Join(dir, "config.toml")
-			if err := os.WriteFile(path, []byte("v1"), 0o600); err != nil {
-				t.Fatal(err)
+			write(t, path, "v1")
+			x := watch(t, path, nil)
+			for _, v := range []string{"v2", "v3"} {
+				tc.write(t, root, dir, path, v)
+				x.expect(v)
+				x.quiet()
 			}
-			clock, changes := watching(t, path)
-			tc.write(t, dir, path, "v2")
-			expectChange(t, clock, changes, "v2")
-			tc.write(t, dir, path, "v3")
-			expectChange(t, clock, changes, "v3")
+			if err := x.w.Healthy(); err != nil {
+				t.Fatalf("watch not healthy after the writes: %v", err)
+			}
 		})
 	}
 }
@@ -160,68 +252,133 @@ func TestWatchWriteStyles(t *testing.T) {
 func TestWatchConfigMapSwap(t *testing.T) {
 	dir := t.TempDir()
 	mkVersion := func(name, content string) {
-		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name, "config.toml"), []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		must(t, os.Mkdir(filepath.Join(dir, name), 0o755))
+		write(t, filepath.Join(dir, name, "config.toml"), content)
 	}
 	mkVersion("..2026_12_02_10_00_00.1", "v1")
 	must(t, os.Symlink("..2026_12_02_10_00_00.1", filepath.Join(dir, "..data")))
 	path := filepath.Join(dir, "config.toml")
 	must(t, os.Symlink("..data/config.toml", path))
-
-	clock, changes := watching(t, path)
+	x := watch(t, path, nil)
 	for i, content := range []string{"v2", "v3"} {
 		next := "..2026_12_02_10_00_0" + string(rune('1'+i)) + ".1"
 		mkVersion(next, content)
 		must(t, os.Symlink(next, filepath.Join(dir, "..data_tmp")))
 		must(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
-		expectChange(t, clock, changes, content)
+		x.expect(content)
 	}
 }
 
-// TestWatchDebounceAndNoopEvents: the file is read only when the debounce timer Watch asked for
-// (with the configured duration) fires, and events that leave the bytes unchanged call nothing.
-func TestWatchDebounceAndNoopEvents(t *testing.T) {
+// TestWatchHalfWrittenFile: truncate, write half, a pause of one quiet period, then the rest: the
+// half is never handed over, the final content exactly once.
+func TestWatchHalfWrittenFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.toml")
-	must(t, os.WriteFile(path, []byte("v1"), 0o600))
-	clock, changes := watching(t, path)
+	write(t, path, "v1")
+	x := watch(t, path, nil)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	must(t, err)
+	_, err = f.WriteString("[daemon]\nmax_")
+	must(t, err)
+	x.take(200 * time.Millisecond)
+	x.settle <- time.Now() // the pause outlasts a quiet period: the half is read once
+	x.settle = nil
+	x.take(200 * time.Millisecond)
+	if x.settle == nil {
+		t.Fatal("after the first read the Watcher did not wait for a second one")
+	}
+	_, err = f.WriteString("runners = 2\n")
+	must(t, err)
+	must(t, f.Close())
+	x.expect("[daemon]\nmax_runners = 2\n")
+	x.quiet()
+}
 
-	writeAtomically(t, filepath.Join(dir, "tmp"), path, "v2")
-	var pending chan time.Time
-	select {
-	case pending = <-clock.timers:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the rename never reached Watch")
-	}
-	if got := time.Duration(clock.asked.Load()); got != 123*time.Millisecond {
-		t.Errorf("debounce asked for %v, want 123ms", got)
-	}
-	select {
-	case got := <-changes:
-		t.Fatalf("onChange(%q) before the debounce timer fired", got)
-	default:
-	}
-	if got := nextChange(t, clock, changes, pending); got != "v2" {
-		t.Fatalf("first change %q, want v2", got)
-	}
+// TestWatchArmedBeforeTheFirstLoad: a change made after NewWatcher, before Run (the daemon's
+// first load happens in between), is handed over.
+func TestWatchArmedBeforeTheFirstLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	write(t, path, "v1")
+	x := watch(t, path, func(*watched) { write(t, path, "v2") })
+	x.expect("v2")
+}
 
-	must(t, os.Chmod(path, 0o640))                            // an event, same bytes
-	writeAtomically(t, filepath.Join(dir, "tmp"), path, "v2") // replaced, same bytes
-	writeAtomically(t, filepath.Join(dir, "tmp"), path, "v3")
-	if got := nextChange(t, clock, changes, nil); got != "v3" {
-		t.Fatalf("after events that changed nothing, got onChange(%q), want the v3 change first", got)
+// TestWatchStatSafetyNet: a change no event reports (a watch inotify dropped, a network
+// filesystem) is found by the stat check, which also re-arms the watch.
+func TestWatchStatSafetyNet(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.toml")
+	write(t, path, "v1")
+	x := watch(t, path, nil)
+	must(t, x.w.w.Remove(dir)) // as inotify does when it loses a watch
+	write(t, path, "v2")
+	x.take(200 * time.Millisecond)
+	if x.settle != nil {
+		t.Fatal("an event arrived through a removed watch; the test proves nothing")
+	}
+	x.stat <- time.Now()
+	x.stat = nil
+	x.expect("v2")
+	write(t, path, "v3") // the stat check re-armed the directory watch: events flow again
+	x.take(200 * time.Millisecond)
+	if x.settle == nil {
+		t.Fatal("no event after the stat check: the watch was not re-armed")
+	}
+	x.expect("v3")
+}
+
+// TestWatchRemovedFile: a file that stays gone is handed over as an error (the daemon reports it
+// and keeps the last good config); its return is a change again.
+func TestWatchRemovedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	write(t, path, "v1")
+	x := watch(t, path, nil)
+	must(t, os.Remove(path))
+	if got := x.next(); !strings.HasPrefix(got, "error: ") {
+		t.Fatalf("change %q, want the read error", got)
+	}
+	write(t, path, "v1")
+	x.expect("v1")
+}
+
+// TestWatchLostIsReportedOnce: a watch that cannot be re-armed is reported once, not per check.
+func TestWatchLostIsReportedOnce(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.toml")
+	write(t, path, "v1")
+	x := watch(t, path, func(x *watched) {
+		must(t, x.w.w.Remove(dir))
+		x.w.add = func(string) error { return errors.New("no space left on device") } // inotify's watch limit
+	})
+	for i := 0; i < 3; i++ {
+		x.take(100 * time.Millisecond)
+		x.stat <- time.Now()
+		x.stat = nil
+	}
+	x.take(100 * time.Millisecond)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.health) != 1 || x.health[0] == nil {
+		t.Fatalf("health reports %v, want exactly one loss", x.health)
+	}
+	if x.w.Healthy() == nil {
+		t.Fatal("Healthy() = nil with a closed watcher")
 	}
 }
 
-func TestWatchMissingDirectory(t *testing.T) {
-	err := Watch(context.Background(), filepath.Join(t.TempDir(), "no", "config.toml"), WatchOptions{}, func() {})
-	if err == nil {
-		t.Fatal("Watch on a missing directory returned nil")
+func TestWatchMissingDirectoryArmsOnAnAncestor(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "etc", "rm", "config.toml")
+	x := watch(t, path, nil)
+	if err := x.w.Healthy(); err != nil {
+		t.Fatalf("watch on the nearest existing ancestor not healthy: %v", err)
 	}
+	must(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	x.take(200 * time.Millisecond) // the ancestor's event re-arms one level down
+	x.stat <- time.Now()           // and the stat check the rest
+	x.stat = nil
+	write(t, path, "v1")
+	x.expect("v1")
 }
 
 func must(t *testing.T, err error) {

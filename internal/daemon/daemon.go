@@ -73,8 +73,31 @@ func Run(ctx context.Context, o Options) error {
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
 	}
+	// The watch is armed before the first load, so an edit made while the daemon starts is seen.
+	var running atomic.Pointer[daemon]
+	watcher, watchErr := config.NewWatcher(o.ConfigPath, config.WatchOptions{
+		Settle: func() time.Duration {
+			if d := running.Load(); d != nil {
+				return d.config().Daemon.ReloadSettle.D()
+			}
+			return time.Second
+		},
+		OnHealth: func(err error) {
+			if d := running.Load(); d != nil {
+				d.watchHealth(err)
+			}
+		},
+	})
+	if watchErr == nil {
+		defer watcher.Close() // for the returns before the watch runs; closing twice is harmless
+	} else {
+		watcher = nil
+	}
 	cfg, err := config.Load(o.ConfigPath)
 	if err != nil {
+		if failedStart(ctx, o, err) {
+			return selfupdate.ErrUpgradePending
+		}
 		var cerr *config.Error
 		if errors.As(err, &cerr) {
 			for _, p := range cerr.Problems {
@@ -115,7 +138,11 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	d.guard, d.logs = guard, logs
+	d.guard, d.logs, d.watcher = guard, logs, watcher
+	running.Store(d)
+	if watchErr != nil {
+		d.watchHealth(watchErr)
+	}
 	return d.run(ctx)
 }
 
@@ -133,8 +160,11 @@ type daemon struct {
 	guard   *selfupdate.Guard // nil when self-update is off
 	started time.Time
 
-	mu  sync.Mutex
-	cfg *config.Config // the last good config
+	watcher *config.Watcher // nil when no watch could be made (SIGHUP still reloads)
+
+	mu       sync.Mutex
+	cfg      *config.Config // the last good config
+	watchErr error          // why the config watch is not whole; nil when it is
 }
 
 // lockStateDir creates the state directory and takes the single-instance lock in it.
@@ -310,4 +340,49 @@ func (d *daemon) config() *config.Config {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.cfg
+}
+
+// failedStart records, with self-update on, a start whose config could not be loaded as a start
+// of this version that never became healthy, so a new version that rejects the existing file is
+// rolled back by the crash-loop guard instead of restart-looping. The record goes under the
+// state_dir the rejected file names (where `status` finds it too), or the default. It reports
+// whether the guard rolled back (the caller exits with "upgrade pending").
+func failedStart(ctx context.Context, o Options, loadErr error) bool {
+	if o.Upgrade.Source == "" {
+		return false
+	}
+	stateDir := config.DefaultStateDir
+	var cerr *config.Error
+	if errors.As(loadErr, &cerr) && cerr.StateDir != "" {
+		stateDir = cerr.StateDir
+	}
+	log := logging.New(o.Stderr, "info", "auto", o.IsTTY)
+	guard, err := newGuard(o, stateDir, log)
+	if err == nil {
+		err = os.MkdirAll(stateDir, 0o700)
+	}
+	if err != nil {
+		log.Error("self-update: cannot record this failed start; the crash-loop guard is blind", "err", err)
+		return false
+	}
+	rolledBack, err := guard.OnStart(ctx)
+	if err != nil {
+		log.Error("self-update: cannot record this failed start; the crash-loop guard is blind", "err", err)
+	}
+	return rolledBack
+}
+
+// watchHealth records the config watch's health for status and metrics, and logs a loss once.
+func (d *daemon) watchHealth(err error) {
+	d.mu.Lock()
+	d.watchErr = err
+	d.mu.Unlock()
+	d.metrics.ConfigWatch(err == nil)
+	if err != nil {
+		d.log.Error("config file watch lost: edits are still seen within 10 s by a stat check, and SIGHUP reloads at once; "+
+			"fix the cause (often fs.inotify.max_user_watches) and restart the daemon to watch again",
+			"path", d.o.ConfigPath, "err", err)
+		return
+	}
+	d.log.Info("config file watch restored", "path", d.o.ConfigPath)
 }

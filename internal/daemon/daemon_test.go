@@ -2,6 +2,9 @@ package daemon
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	"github.com/runner-manager/runner-manager/internal/metrics"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/internal/version"
+	"github.com/runner-manager/runner-manager/selfupdate"
 )
 
 // The engine reports to the daemon's metrics without importing them: same methods, same stage names.
@@ -183,5 +187,30 @@ func TestReloadClasses(t *testing.T) {
 		if lvl := rec["level"]; lvl == "DEBUG" || lvl == "INFO" {
 			t.Fatalf("after log_level = warn, a %s record was written: %q", lvl, line)
 		}
+	}
+}
+
+// TestRejectedConfigCountsAsAFailedStart: with self-update on, a start whose config does not load
+// is recorded by the crash-loop guard under the state_dir the file names, so a new version that
+// rejects the existing file is rolled back instead of restart-looping.
+func TestRejectedConfigCountsAsAFailedStart(t *testing.T) {
+	dir := t.TempDir()
+	stateDir := dir + "/state"
+	cfgPath := dir + "/config.toml"
+	if err := os.WriteFile(cfgPath, []byte("[daemon]\nstate_dir = \""+stateDir+"\"\nmax_runners = 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := Run(t.Context(), Options{ConfigPath: cfgPath, Stdout: io.Discard, Stderr: io.Discard,
+		Upgrade: UpgradeOptions{Source: dir + "/source", Private: dir + "/private"}})
+	if !errors.Is(err, ErrConfigInvalid) {
+		t.Fatalf("Run = %v, want ErrConfigInvalid", err)
+	}
+	b, err := os.ReadFile(stateDir + "/" + selfupdate.GuardStateFile)
+	if err != nil {
+		t.Fatalf("no guard record under the rejected file's state_dir: %v", err)
+	}
+	var st selfupdate.GuardState
+	if err := json.Unmarshal(b, &st); err != nil || !st.Running {
+		t.Fatalf("guard record %s: want a start recorded and never ended (%v)", b, err)
 	}
 }

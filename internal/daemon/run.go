@@ -49,15 +49,19 @@ func (d *daemon) run(ctx context.Context) (err error) {
 		g.Go(func() error { return d.fleet.Run(gctx) })
 	}
 
-	triggers := make(chan struct{}, 1)
-	g.Go(func() error {
-		err := config.Watch(gctx, d.o.ConfigPath, config.WatchOptions{}, func() { nudge(triggers) })
-		if err != nil && gctx.Err() == nil {
-			d.log.Error("cannot watch the config file; reload with SIGHUP", "path", d.o.ConfigPath, "err", err)
-		}
-		return nil
-	})
-	g.Go(func() error { d.reloadLoop(gctx, triggers); return nil })
+	changes := make(chan fileChange)
+	if d.watcher != nil {
+		g.Go(func() error {
+			d.watcher.Run(gctx, func(data []byte, err error) {
+				select {
+				case changes <- fileChange{data, err}:
+				case <-gctx.Done():
+				}
+			})
+			return nil
+		})
+	}
+	g.Go(func() error { d.reloadLoop(gctx, changes); return nil })
 
 	// Every endpoint is bound before the daemon reports that it runs, so a client started on that
 	// signal (a webhook delivery, `runner-manager status`, a scrape) is never refused. A bind
@@ -154,33 +158,37 @@ func (d *daemon) close() {
 	}
 }
 
-// nudge sends without blocking: one pending trigger is as good as many.
-func nudge(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
+// fileChange is a settled new content of the config file, or why it cannot be read.
+type fileChange struct {
+	data []byte
+	err  error
 }
 
-// reloadLoop serialises every reload trigger (file change, SIGHUP) into one load+apply at a time.
-func (d *daemon) reloadLoop(ctx context.Context, triggers <-chan struct{}) {
+// reloadLoop serialises every reload trigger (a settled file change, SIGHUP) into one load+apply
+// at a time. SIGHUP reads the file at once, without the settle.
+func (d *daemon) reloadLoop(ctx context.Context, changes <-chan fileChange) {
 	for {
+		var err error
+		var cfg *config.Config
 		select {
 		case <-ctx.Done():
 			return
-		case <-triggers:
+		case ch := <-changes:
+			if err = ch.err; err == nil {
+				cfg, err = config.LoadBytes(d.o.ConfigPath, ch.data, config.Options{})
+			}
 		case <-d.o.Reload:
 			d.log.Info("reload requested (SIGHUP)")
+			cfg, err = config.Load(d.o.ConfigPath)
 		}
-		d.reload(ctx)
+		d.reload(ctx, cfg, err)
 	}
 }
 
-// reload loads the file and applies it; an invalid file changes nothing (the last good config
-// keeps running) and is reported with every positioned problem.
-func (d *daemon) reload(ctx context.Context) {
+// reload applies a loaded config; an invalid or unreadable file changes nothing (the last good
+// config keeps running) and is reported with every positioned problem, one log record each.
+func (d *daemon) reload(ctx context.Context, cfg *config.Config, err error) {
 	now := time.Now()
-	cfg, err := config.Load(d.o.ConfigPath)
 	if err == nil {
 		err = d.restartOnly(cfg)
 	}

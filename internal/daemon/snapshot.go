@@ -24,6 +24,7 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 			Generation: st.Generation,
 			Path:       d.o.ConfigPath,
 			LastReload: status.Reload{OK: st.LastReload.OK, At: st.LastReload.Time},
+			Watch:      d.watchStatus(),
 		},
 		Targets: []status.Target{},
 		Runners: []status.Runner{},
@@ -67,4 +68,13 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 		snap.Fleet = d.fleet.Status()
 	}
 	return snap, nil
+}
+
+func (d *daemon) watchStatus() *status.Watch {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.watchErr != nil {
+		return &status.Watch{Error: d.watchErr.Error()}
+	}
+	return &status.Watch{Healthy: true}
 }

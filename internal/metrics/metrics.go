@@ -48,6 +48,7 @@ type Metrics struct {
 	reconcileErrors  *prometheus.CounterVec
 	reloads          *prometheus.CounterVec
 	reloadOK         prometheus.Gauge
+	watchHealthy     prometheus.Gauge
 	reloadSuccessTS  prometheus.Gauge
 	configGeneration prometheus.Gauge
 	journalWrite     prometheus.Histogram
@@ -110,6 +111,11 @@ func New(version string) *Metrics {
 		Namespace: Namespace, Name: "config_last_reload_successful",
 		Help: "Whether the last configuration load succeeded (1) or was rejected (0).",
 	})
+	m.watchHealthy = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "config_watch_healthy",
+		Help: "Whether every file watch the config file needs is in place (1) or one is lost (0; a 10 s stat check still sees edits).",
+	})
+	m.watchHealthy.Set(1)
 	m.reloadSuccessTS = prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "config_last_reload_success_timestamp_seconds",
 		Help: "When the configuration was last loaded successfully.",
@@ -144,7 +150,7 @@ func New(version string) *Metrics {
 
 	m.reg.MustRegister(
 		m.runners, m.jobsPickedUp, m.scaleUpLatency, m.githubRequests, m.githubDuration,
-		m.rates, m.reconcileSeconds, m.reconcileErrors, m.reloads, m.reloadOK,
+		m.rates, m.reconcileSeconds, m.reconcileErrors, m.reloads, m.reloadOK, m.watchHealthy,
 		m.reloadSuccessTS, m.configGeneration, m.journalWrite, m.githubContact, m.webhookDelivery,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "build_info",
@@ -263,6 +269,9 @@ func boolValue(b bool) float64 {
 	}
 	return 0
 }
+
+// ConfigWatch records whether the config file's watch is whole.
+func (m *Metrics) ConfigWatch(healthy bool) { m.watchHealthy.Set(boolValue(healthy)) }
 
 // ObserveJournalWrite records the latency of one synced journal write.
 func (m *Metrics) ObserveJournalWrite(d time.Duration) { m.journalWrite.Observe(d.Seconds()) }

@@ -39,6 +39,9 @@ func RenderStatus(w io.Writer, s Snapshot, now time.Time) error {
 			p.linef("              %s", e)
 		}
 	}
+	if w := s.Config.Watch; w != nil && !w.Healthy {
+		p.linef("            file watch LOST (%s): edits are seen within 10 s by a stat check; SIGHUP reloads at once", w.Error)
+	}
 	if s.GitHubLastContact.IsZero() {
 		p.linef("github:     no successful contact yet")
 	} else {

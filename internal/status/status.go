@@ -50,6 +50,15 @@ type Config struct {
 	Generation int64  `json:"generation"` // increments with every applied config
 	Path       string `json:"path"`
 	LastReload Reload `json:"last_reload"`
+	// Watch is the health of the file watch; a lost watch still sees edits through a 10 s stat check.
+	// nil from a daemon that does not report it.
+	Watch *Watch `json:"watch,omitempty"`
+}
+
+// Watch says whether every file watch the config needs is in place, and if not, why.
+type Watch struct {
+	Healthy bool   `json:"healthy"`
+	Error   string `json:"error,omitempty"`
 }
 
 // Reload is the outcome of the last load. After a failure the previous generation keeps running.
