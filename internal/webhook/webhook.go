@@ -23,6 +23,11 @@ import (
 // the examples are ~10 KiB, so 1 MiB leaves room and still bounds what a stranger can make us read.
 const MaxBodyBytes = 1 << 20
 
+// DefaultMaxBodiesInFlight bounds the bodies read at once before their signature is checked. Anyone
+// can POST here, so without a bound 400 unsigned 1 MiB bodies held 400 MiB; GitHub delivers a few
+// at a time and retries a 503 (redeliver), and the target's poll finds any job it missed.
+const DefaultMaxBodiesInFlight = 16
+
 // Event is one accepted workflow_job delivery, reduced to what routing and demand need.
 type Event struct {
 	Delivery   string    // X-GitHub-Delivery, unique per delivery (a redelivery reuses it)
@@ -52,6 +57,7 @@ const (
 	ResultBadSignature   = "bad_signature"
 	ResultMalformed      = "malformed"
 	ResultNoSecret       = "secret_unavailable"
+	ResultBusy           = "busy" // every body slot in use: 503
 )
 
 // SecretSource yields the current webhook secret (the daemon's is a *secretfile.File, which
@@ -74,6 +80,9 @@ type Options struct {
 	// Dedupe bounds: a delivery id seen within DedupeTTL is ignored; at most DedupeSize ids are kept.
 	DedupeTTL  time.Duration // default 6h
 	DedupeSize int           // default 10000
+	// MaxBodiesInFlight bounds the requests whose body is being read and checked at once (default
+	// DefaultMaxBodiesInFlight); more get 503 at once, before any of their body is read.
+	MaxBodiesInFlight int
 }
 
 // Handler is the http.Handler for the webhook path. Build it with NewHandler.
@@ -81,6 +90,10 @@ type Handler struct {
 	opts Options
 	seen *seenSet
 	warn *logLimiter
+	// bodies holds one reusable buffer per body slot: taking one is the admission to read a body,
+	// and the buffers are the only body memory, so a burst leaves at most
+	// MaxBodiesInFlight × MaxBodyBytes behind, reused by the next burst instead of growing the heap.
+	bodies chan *bytes.Buffer
 }
 
 // NewHandler returns a Handler. It panics if Secret or Notify is nil: that is a wiring bug.
@@ -103,7 +116,15 @@ func NewHandler(opts Options) *Handler {
 	if opts.DedupeSize <= 0 {
 		opts.DedupeSize = 10000
 	}
-	return &Handler{opts: opts, seen: newSeenSet(opts.DedupeSize, opts.DedupeTTL), warn: newLogLimiter(time.Minute)}
+	if opts.MaxBodiesInFlight <= 0 {
+		opts.MaxBodiesInFlight = DefaultMaxBodiesInFlight
+	}
+	h := &Handler{opts: opts, seen: newSeenSet(opts.DedupeSize, opts.DedupeTTL), warn: newLogLimiter(time.Minute),
+		bodies: make(chan *bytes.Buffer, opts.MaxBodiesInFlight)}
+	for range opts.MaxBodiesInFlight {
+		h.bodies <- new(bytes.Buffer) // grows on first use, at most to MaxBodyBytes (+ one read)
+	}
+	return h
 }
 
 // ServeHTTP checks a delivery in order of cost (method, headers, size, signature, then JSON) so an
@@ -143,7 +164,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reject(http.StatusRequestEntityTooLarge, ResultTooLarge, "payload larger than 1 MiB")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	var buf *bytes.Buffer
+	select {
+	case buf = <-h.bodies:
+	default:
+		w.Header().Set("Retry-After", "1")
+		reject(http.StatusServiceUnavailable, ResultBusy, "too many deliveries at once; redeliver")
+		return
+	}
+	defer func() { buf.Reset(); h.bodies <- buf }()
+	_, err = buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body := buf.Bytes() // valid until this handler returns: nothing below keeps it
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			reject(http.StatusRequestEntityTooLarge, ResultTooLarge, "payload larger than 1 MiB")
