@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"syscall"
 	"time"
 )
@@ -45,6 +46,8 @@ type Watcher struct {
 	seen    bool  // last holds the stamp already judged
 	last    Stamp // zero after a failed stat, so a reappearing file is probed
 	lastErr string
+	// lastRefusal is the last CheckSource refusal logged.
+	lastRefusal string
 }
 
 // Next blocks until the source holds a confirmed candidate or ctx ends (then it returns ctx's
@@ -80,6 +83,17 @@ func (w *Watcher) check(ctx context.Context) (Candidate, bool) {
 	if w.seen && st.Equal(w.last) {
 		return Candidate{}, false
 	}
+	// Checked before the file is ever executed: an unsafe source is not run, even for --version.
+	// Checked again every period (fixing a directory above does not change the file's stamp),
+	// logged once per distinct reason.
+	if err := CheckSource(w.Source, os.Geteuid()); err != nil {
+		if msg := err.Error(); msg != w.lastRefusal {
+			log.Error("source binary refused; not executed, not installed", "stamp", st.String(), "err", err)
+			w.lastRefusal = msg
+		}
+		return Candidate{}, false
+	}
+	w.lastRefusal = ""
 	v, err := ProbeVersion(ctx, w.Run, w.Source, w.Timeout)
 	if ctx.Err() != nil {
 		return Candidate{}, false // shutting down: judge this stamp next time

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -183,5 +184,70 @@ func TestWatcherRetriesATextFileBusy(t *testing.T) {
 	busy = false
 	if c, ok := w.check(t.Context()); !ok || c.Version != "1.2.4" {
 		t.Fatalf("after the writer closed: %+v, %v; want 1.2.4", c, ok)
+	}
+}
+
+// TestWatcherRefusesAnUnsafeSource: a source another user could have written (the file, a
+// directory above it, or the target of a symlink) is never executed, not even for --version, and
+// never offered; once fixed, the same file is offered at the next period. Needs root (CI is root)
+// to give files to another user.
+func TestWatcherRefusesAnUnsafeSource(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test gives files to another user (uid 65534) and needs root, which CI has: run it as root")
+	}
+	const nobody = 65534
+	tests := []struct {
+		name        string
+		unsafe, fix func(t *testing.T, dir, src string)
+	}{
+		{"group-writable file", func(t *testing.T, _, src string) { must(t, os.Chmod(src, 0o775)) },
+			func(t *testing.T, _, src string) { must(t, os.Chmod(src, 0o755)) }},
+		{"world-writable file", func(t *testing.T, _, src string) { must(t, os.Chmod(src, 0o757)) },
+			func(t *testing.T, _, src string) { must(t, os.Chmod(src, 0o755)) }},
+		{"file of another user", func(t *testing.T, _, src string) { must(t, os.Chown(src, nobody, nobody)) },
+			func(t *testing.T, _, src string) { must(t, os.Chown(src, 0, 0)) }},
+		{"world-writable directory above", func(t *testing.T, dir, _ string) { must(t, os.Chmod(dir, 0o777)) },
+			func(t *testing.T, dir, _ string) { must(t, os.Chmod(dir, 0o755)) }},
+		{"directory above of another user", func(t *testing.T, dir, _ string) { must(t, os.Chown(dir, nobody, nobody)) },
+			func(t *testing.T, dir, _ string) { must(t, os.Chown(dir, 0, 0)) }},
+		{"symlink to a file in an unsafe directory", func(t *testing.T, dir, src string) {
+			real := filepath.Join(dir, "real")
+			must(t, os.Mkdir(real, 0o777))
+			must(t, os.Chmod(real, 0o777))
+			must(t, os.Rename(src, filepath.Join(real, "runner-manager")))
+			must(t, os.Symlink(filepath.Join(real, "runner-manager"), src))
+		}, func(t *testing.T, dir, _ string) { must(t, os.Chmod(filepath.Join(dir, "real"), 0o755)) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "bin")
+			must(t, os.Mkdir(dir, 0o755))
+			src := filepath.Join(dir, "runner-manager")
+			placeBin(t, "v1.2.4", src)
+			tt.unsafe(t, dir, src)
+			w, _, runs := newTestWatcher(t, src)
+			for i := range 2 {
+				if c, ok := w.check(t.Context()); ok {
+					t.Fatalf("check %d offered an unsafe source: %+v", i, c)
+				}
+			}
+			if n := runs.n.Load(); n != 0 {
+				t.Fatalf("an unsafe source was executed %d times", n)
+			}
+			if err := CheckSource(src, 0); err == nil || !strings.Contains(err.Error(), "chown root and chmod go-w") {
+				t.Fatalf("CheckSource = %v, want a refusal saying what to fix", err)
+			}
+			tt.fix(t, dir, src)
+			if c, ok := w.check(t.Context()); !ok || c.Version != "1.2.4" {
+				t.Fatalf("after the fix: %+v, %v; want 1.2.4 offered", c, ok)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
