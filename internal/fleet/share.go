@@ -20,6 +20,7 @@ const (
 	roleAlone    role = iota // not joined, or the target's config differs from the fleet's
 	roleLeader               // reads GitHub and publishes the view
 	roleFollower             // reads the leader's view from etcd
+	roleReader               // no leader's view in time: reads GitHub itself, still shares supply
 )
 
 // passState is what one pass of a target's loop saw, from its Runners call to its Share.
@@ -112,12 +113,19 @@ func (r registrar) Runners(ctx context.Context, t config.Target) ([]engine.Runne
 	ps := &passState{role: ro, ep: ep}
 	f.setPass(t.Name, ps)
 	if ro == roleFollower {
-		if v, mod, ok := f.viewFor(ctx, ep, t.Name); ok {
+		v, mod, got := f.viewFor(ctx, ep, t.Name)
+		switch {
+		case got == gotView:
 			ps.view, ps.viewMod = v, mod
 			return v.Runners, nil
+		case got == gotLeadership:
+			ps.role = roleLeader
+		default:
+			// No leader published in time: read GitHub this once, and still claim through the
+			// fleet (fenced on there being no view), so the hosts do not each cover all demand.
+			ps.role, ps.viewMod = roleReader, mod
+			f.log.Warn("fleet: no view of the target from a leader in time; reading GitHub directly", "target", t.Name)
 		}
-		ps.role = roleAlone // no leader published in time: read GitHub this once
-		f.log.Warn("fleet: no view of the target from a leader in time; reading GitHub directly", "target", t.Name)
 	}
 	rs, err := r.Registrar.Runners(ctx, t)
 	ps.runners = rs
@@ -160,25 +168,38 @@ func (f *Fleet) pass(target string) *passState {
 	return f.passes[target]
 }
 
+// What viewFor found.
+const (
+	gotNothing    = iota // no view in time
+	gotView              // the leader's view
+	gotLeadership        // this host was elected meanwhile: it reads GitHub itself
+)
+
 // viewFor waits for the leader's view of target, for at most two lease TTLs (a leader just elected
-// publishes on its first pass); false if none came.
-func (f *Fleet) viewFor(ctx context.Context, ep *epoch, target string) (view, int64, bool) {
+// publishes on its first pass), or until this host is elected itself. With gotNothing, the
+// revision is the view's (0: none) for Share to fence on.
+func (f *Fleet) viewFor(ctx context.Context, ep *epoch, target string) (view, int64, int) {
 	ctx, cancel := context.WithTimeout(ctx, 2*f.ttl)
 	defer cancel()
 	for {
 		ch := ep.mir.next()
-		if e, ok := ep.mir.get(f.keys.view(target)); ok {
+		if f.leads(target) {
+			return view{}, 0, gotLeadership
+		}
+		e, ok := ep.mir.get(f.keys.view(target))
+		if ok {
 			var v view
 			if json.Unmarshal([]byte(e.val), &v) == nil {
-				return v, e.mod, true
+				return v, e.mod, gotView
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return view{}, 0, false
+			return view{}, e.mod, gotNothing
 		case <-ep.ctx.Done():
-			return view{}, 0, false
+			return view{}, e.mod, gotNothing
 		case <-ch:
+		case <-time.After(50 * time.Millisecond): // an election is not a key change of ours
 		}
 	}
 }
