@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/knadh/koanf/maps"
 	ktoml "github.com/knadh/koanf/parsers/toml/v2"
@@ -45,7 +46,10 @@ const (
 	DefaultWebhookPollInterval  = "2m"
 	DefaultTargetMaxRunners     = 1
 	DefaultIdleTimeout          = "5m"
-	DefaultFleetLeaseTTL        = "10s"
+	DefaultStartupTimeout       = "5m"
+	// MinStartupTimeout is the shortest startup_timeout: a runner needs a few seconds to connect.
+	MinStartupTimeout    = 5 * time.Second
+	DefaultFleetLeaseTTL = "10s"
 )
 
 // daemonEnvKeys are the [daemon] scalars an environment variable may override, with their kinds.
@@ -206,6 +210,7 @@ func applyListDefaults(raw map[string]any) {
 			}
 			setDefault(m, "max_runners", DefaultTargetMaxRunners)
 			setDefault(m, "idle_timeout", DefaultIdleTimeout)
+			setDefault(m, "startup_timeout", DefaultStartupTimeout)
 			setDefault(m, "mode", "autoscale")
 			setDefault(m, "runner_version", "latest")
 		}

@@ -140,6 +140,9 @@ type Target struct {
 	MinIdle int `koanf:"min_idle" json:"min_idle" toml:"min_idle" jsonschema:"minimum=0,default=0"`
 	// An idle runner beyond min_idle is removed after this long.
 	IdleTimeout Duration `koanf:"idle_timeout" json:"idle_timeout" toml:"idle_timeout" jsonschema_extras:"default=5m"`
+	// A runner GitHub has not listed online within this long of its start (or offline this long
+	// while idle) is replaced: deregistered, stopped and recorded failed (registration_timed_out).
+	StartupTimeout Duration `koanf:"startup_timeout" json:"startup_timeout" toml:"startup_timeout" jsonschema_extras:"default=5m"`
 	// Overrides daemon.poll_interval for this target; 0 uses the daemon's.
 	PollInterval Duration `koanf:"poll_interval" json:"poll_interval,omitempty" toml:"poll_interval,omitempty"`
 	// autoscale launches runners; monitor only observes demand and reports it.

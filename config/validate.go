@@ -267,6 +267,10 @@ func (c *checker) validateTarget(t Target, p string) {
 		c.add(SeverityError, p+".idle_timeout", fmt.Sprintf("idle_timeout must not be negative (got %s)", t.IdleTimeout))
 	}
 	c.checkDurationBound(p+".idle_timeout", t.IdleTimeout)
+	if t.StartupTimeout.D() < MinStartupTimeout {
+		c.add(SeverityError, p+".startup_timeout", fmt.Sprintf("startup_timeout must be at least %s: a runner needs that long to connect to GitHub (got %s)", MinStartupTimeout, t.StartupTimeout))
+	}
+	c.checkDurationBound(p+".startup_timeout", t.StartupTimeout)
 	if t.PollInterval != 0 && t.PollInterval.D() < minPoll {
 		c.add(SeverityError, p+".poll_interval", fmt.Sprintf("poll_interval must be at least %s, or absent to use daemon.poll_interval (got %s)", minPoll, t.PollInterval))
 	}

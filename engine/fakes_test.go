@@ -38,16 +38,19 @@ type world struct {
 	perTarget  map[string]int
 	maxPer     map[string]int
 
-	fail       map[string]error         // identity -> error for every GitHub call
-	block      map[string]chan struct{} // identity -> Queued blocks until closed or ctx ends
-	hang       map[string]bool          // "DeleteRunner repo:acme/a" -> that call hangs until ctx ends
-	jitGate    chan struct{}            // non-nil: JITConfig waits for it (jitEntered says one waits)
-	jitEntered chan string
-	afterList  func()          // called after each Runners answer is taken, without w.mu
-	nameTaken  map[string]bool // runner names whose first JITConfig registers, then answers 409
-	failStart  error
-	hideBusy   bool // list busy runners as idle, like a list fetched just before a job arrived
-	violations []string
+	fail        map[string]error         // identity -> error for every GitHub call
+	block       map[string]chan struct{} // identity -> Queued blocks until closed or ctx ends
+	hang        map[string]bool          // "DeleteRunner repo:acme/a" -> that call hangs until ctx ends
+	jitGate     chan struct{}            // non-nil: JITConfig waits for it (jitEntered says one waits)
+	jitEntered  chan string
+	afterList   func()          // called after each Runners answer is taken, without w.mu
+	nameTaken   map[string]bool // runner names whose first JITConfig registers, then answers 409
+	offline     map[string]bool // runner names GitHub lists offline (never connected, or lost)
+	allOffline  bool            // every runner is listed offline (the host cannot reach GitHub)
+	holdPrepare bool            // Prepare waits until its ctx ends (a download that never finishes)
+	failStart   error
+	hideBusy    bool // list busy runners as idle, like a list fetched just before a job arrived
+	violations  []string
 }
 
 type ghRunner struct {
@@ -69,7 +72,7 @@ func newWorld(t *testing.T, j *enginetest.Journal) *world {
 	return &world{t: t, j: j, queued: map[string]int{}, since: map[string]time.Time{}, regs: map[int64]*ghRunner{}, procs: map[string]*fproc{},
 		dirs: map[string]bool{}, starts: map[string]int{}, stops: map[string]int{}, calls: map[string]int{},
 		perTarget: map[string]int{}, maxPer: map[string]int{}, fail: map[string]error{}, block: map[string]chan struct{}{},
-		hang: map[string]bool{}, nameTaken: map[string]bool{}, nextID: 100, nextPID: 1000}
+		hang: map[string]bool{}, nameTaken: map[string]bool{}, offline: map[string]bool{}, nextID: 100, nextPID: 1000}
 }
 
 func (w *world) call(op string, t config.Target) error {
@@ -161,7 +164,7 @@ func (w *world) Runners(ctx context.Context, t config.Target) ([]Runner, error) 
 	var out []Runner
 	for _, r := range w.regs {
 		if r.identity == t.Identity() {
-			out = append(out, Runner{ID: r.id, Name: r.name, Busy: r.busy && !w.hideBusy, Online: true})
+			out = append(out, Runner{ID: r.id, Name: r.name, Busy: r.busy && !w.hideBusy, Online: !w.offlineLocked(r.name)})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -188,7 +191,16 @@ func (w *world) DeleteRunner(ctx context.Context, t config.Target, id int64) err
 	return nil
 }
 
-func (w *world) Prepare(_ context.Context, _ config.Target, dir string) error {
+func (w *world) offlineLocked(name string) bool { return w.allOffline || w.offline[name] }
+
+func (w *world) Prepare(ctx context.Context, _ config.Target, dir string) error {
+	w.mu.Lock()
+	hold := w.holdPrepare
+	w.mu.Unlock()
+	if hold {
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.dirs[dir] = true
@@ -302,7 +314,7 @@ func (w *world) takeJobs(identity string) int {
 		if w.queued[identity] == 0 {
 			break
 		}
-		if r.identity != identity || r.busy || !w.aliveNameLocked(r.name) {
+		if r.identity != identity || r.busy || !w.aliveNameLocked(r.name) || w.offlineLocked(r.name) {
 			continue
 		}
 		r.busy = true

@@ -158,11 +158,29 @@ func (h *harness) waitPass(name string, n int) {
 	}
 }
 
-// settle waits until exactly n timers are pending: every loop (and drain) is parked.
+// settle waits until exactly n timers are pending and no launch is under way: every loop (and
+// drain) is parked. A launch holds a timer of its own (startup_timeout) while it runs.
 func (h *harness) settle(n int) {
 	h.t.Helper()
+	ctx := h.deadline()
+	for {
+		h.settleTimers(n)
+		if h.s.inflight.Load() == 0 && h.clock.Waiters() == n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			h.t.Fatalf("expected %d parked timers and no launch, have %d timers and %d launches", n, h.clock.Waiters(), h.s.inflight.Load())
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// settleTimers waits until exactly n timers are pending, whatever runs.
+func (h *harness) settleTimers(n int) {
+	h.t.Helper()
 	if err := h.clock.BlockUntil(h.deadline(), n); err != nil {
-		h.t.Fatalf("expected %d parked timers, have %d", n, h.clock.Waiters())
+		h.t.Fatalf("expected %d pending timers, have %d", n, h.clock.Waiters())
 	}
 }
 

@@ -40,7 +40,7 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	if err != nil {
 		err = fmt.Errorf("create JIT registration for %s of target %s: %w", a.RunnerName, t.Name, err)
 		// The request may have reached GitHub; a later pass looks the name up and deletes it.
-		return l.abandon(ctx, t, a, err)
+		return l.abandon(ctx, t, a, err, ReasonLaunchFailed)
 	}
 	s.crash(CrashAfterJIT, a.ID)
 
@@ -54,9 +54,18 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	}
 	s.crash(CrashAfterRegistered, a.ID)
 
-	proc, err := l.start(ctx, t, a, reg)
+	// The package and process must be up within startup_timeout of the registered record, as the
+	// runner must then come online within it of the started one (startupExpired).
+	sctx, cancel := s.clockContext(ctx, startupTimeout(t))
+	proc, err := l.start(sctx, t, a, reg)
+	expired := sctx.Err() != nil && ctx.Err() == nil
+	cancel()
+	if expired {
+		return l.abandon(ctx, t, a, fmt.Errorf("%s: runner %s of target %s did not start within startup_timeout (%s); a slow runner download needs a longer startup_timeout: %w",
+			ReasonRegistrationTimedOut, a.RunnerName, t.Name, startupTimeout(t), err), ReasonRegistrationTimedOut)
+	}
 	if err != nil {
-		return l.abandon(ctx, t, a, err)
+		return l.abandon(ctx, t, a, err, ReasonLaunchFailed)
 	}
 	s.crash(CrashAfterStart, a.ID)
 
@@ -86,9 +95,9 @@ func (l *loop) start(ctx context.Context, t config.Target, a journal.Attempt, re
 	return proc, nil
 }
 
-// abandon records failed with the reason, then concludes whatever it can right away. It returns
-// cause, so the pass backs off by the class of what went wrong.
-func (l *loop) abandon(ctx context.Context, t config.Target, a journal.Attempt, cause error) error {
+// abandon records failed with the cause, counts the failure under reason, then concludes whatever
+// it can right away. It returns cause, so the pass backs off by the class of what went wrong.
+func (l *loop) abandon(ctx context.Context, t config.Target, a journal.Attempt, cause error, reason string) error {
 	// A launch cut short by a stop still records why and undoes what it did.
 	ctx, cancel := l.sup.cleanupContext(ctx)
 	defer cancel()
@@ -96,6 +105,7 @@ func (l *loop) abandon(ctx context.Context, t config.Target, a journal.Attempt, 
 	if err != nil {
 		return errors.Join(cause, err)
 	}
+	l.runnerFailed(reason)
 	if a.RunnerID != 0 {
 		if _, err := l.reconcile(ctx, t, a, &githubView{}, false); err != nil {
 			return errors.Join(cause, err)
@@ -112,7 +122,7 @@ func (l *loop) nameTaken(ctx context.Context, t config.Target, a journal.Attempt
 	defer cancel()
 	regs, err := l.sup.deps.Registrar.Runners(ctx, t)
 	if err != nil {
-		return l.abandon(ctx, t, a, fmt.Errorf("runner %s of target %s was registered by an earlier try, and listing the runners to find it failed: %w", a.RunnerName, t.Name, err))
+		return l.abandon(ctx, t, a, fmt.Errorf("runner %s of target %s was registered by an earlier try, and listing the runners to find it failed: %w", a.RunnerName, t.Name, err), ReasonLaunchFailed)
 	}
 	var id int64
 	for _, r := range regs {

@@ -102,7 +102,9 @@ func TestMonitorModeDrainsWhatItOwnsFirst(t *testing.T) {
 	}
 	h.w.finishJobs("repo:acme/a")
 	a.Enabled = new(bool) // disabled
+	before = h.passCount("a")
 	h.apply(cfgOf(a))
+	h.waitPass("a", before)
 	h.settle(0) // the loop concluded the finished runner and retired
 	if got := h.byState("a"); got["cleaned"] != 2 {
 		t.Fatalf("disabled monitor target: %v", got)
@@ -121,9 +123,9 @@ func TestUpgradeDrainWaitsForALaunchUnderWayAndStopsTheRest(t *testing.T) {
 	<-h.w.jitEntered // the first of three launches is registering
 	done := make(chan error, 1)
 	go func() { done <- h.s.UpgradeDrain(context.Background()) }()
-	h.settle(1) // the upgrade's journal poll; the loop is inside its launch
+	h.settleTimers(1) // the upgrade's journal poll; the loop is inside its launch
 	h.clock.Advance(time.Second)
-	h.settle(1)
+	h.settleTimers(1)
 	select {
 	case err := <-done:
 		t.Fatalf("the upgrade drain ended (%v) while a launch was under way", err)

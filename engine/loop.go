@@ -29,12 +29,13 @@ type loop struct {
 	backoff  backoffState
 	draining bool                 // as of the previous pass, to report the change once
 	queuedAt map[string]time.Time // attempt id -> queued time of the job it was launched for (observer.go)
+	online   map[string]time.Time // started attempt id -> when GitHub last listed it online or busy (startupExpired)
 
 	status targetStatusBox
 }
 
 func newLoop(s *Supervisor, key loopKey, last config.Target) *loop {
-	l := &loop{sup: s, key: key, wake: make(chan struct{}, 1), done: make(chan struct{}), last: last, queuedAt: map[string]time.Time{}}
+	l := &loop{sup: s, key: key, wake: make(chan struct{}, 1), done: make(chan struct{}), last: last, queuedAt: map[string]time.Time{}, online: map[string]time.Time{}}
 	l.status.set(func(st *TargetStatus) { st.Name, st.Identity = key.name, key.identity })
 	return l
 }

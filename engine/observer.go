@@ -50,6 +50,34 @@ const (
 	StageQueuedToInProgress  = "queued_to_in_progress"
 )
 
+// Runner failure reasons: the `reason` of RunnerFailureObserver and the prefix of the journal
+// Reason of an attempt failed for it.
+const (
+	// ReasonRegistrationTimedOut: GitHub did not list the runner online (or busy) within the
+	// target's startup_timeout of its start, or listed it offline that long while idle, or its
+	// package and process did not start within it.
+	ReasonRegistrationTimedOut = "registration_timed_out"
+	// ReasonLaunchFailed: registration, runner package or process start failed.
+	ReasonLaunchFailed = "launch_failed"
+)
+
+// RunnerFailureObserver is the optional Observer extension told of every runner given up on
+// (*metrics.Metrics has it: runner_manager_runner_failures_total).
+type RunnerFailureObserver interface{ RunnerFailed(target, reason string) }
+
+// runnerFailed reports a runner given up on to the observer, if it listens, and to status.
+func (l *loop) runnerFailed(reason string) {
+	if f, ok := l.sup.deps.Observer.(RunnerFailureObserver); ok {
+		f.RunnerFailed(l.key.name, reason)
+	}
+	l.status.set(func(st *TargetStatus) {
+		if st.Failures == nil {
+			st.Failures = map[string]int{}
+		}
+		st.Failures[reason]++
+	})
+}
+
 // targetForgetter is the optional Observer extension called when a target's last loop ends.
 type targetForgetter interface{ ForgetTarget(target string) }
 
@@ -94,6 +122,11 @@ func (l *loop) observeRunners(live []journal.Attempt) {
 	for id := range l.queuedAt {
 		if !started[id] {
 			delete(l.queuedAt, id)
+		}
+	}
+	for id := range l.online {
+		if !started[id] {
+			delete(l.online, id)
 		}
 	}
 	l.sup.observer().SetRunners(l.key.name, counts)

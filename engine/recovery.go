@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/journal"
@@ -24,7 +25,10 @@ type observation struct {
 	// Settled: the list was taken at least the call timeout after the attempt's planned record, so
 	// a registration request made for it has been answered or given up on: absence is final.
 	Settled bool
-	Err     error // liveness could not be determined: decide waits
+	// StartupExpired: started, and GitHub has not listed it online or busy for the target's
+	// startup_timeout (since its start, or since it was last listed online).
+	StartupExpired bool
+	Err            error // liveness could not be determined: decide waits
 }
 
 // step is the next thing to do for an attempt. Every step is idempotent, so a crash between a side
@@ -41,12 +45,13 @@ const (
 	stepStop                   // deregistered but still running: ask the shim to stop it
 	stepClean                  // remove the runtime directory -> cleaned
 	stepDrop                   // planned: delete a registration found by name, then cleaned
+	stepTimeout                // never came online: delete the registration -> failed (busy answer: busy)
 )
 
 // reasonNoExitStatus is the Reason of an exited attempt whose shim wrote no status (processMayRun reads it).
 const reasonNoExitStatus = "runner process ended without writing an exit status"
 
-var stepNames = [...]string{"keep", "wait", "attach", "mark-busy", "mark-exited", "deregister", "stop", "clean", "drop"}
+var stepNames = [...]string{"keep", "wait", "attach", "mark-busy", "mark-exited", "deregister", "stop", "clean", "drop", "timeout"}
 
 func (s step) String() string { return stepNames[s] }
 
@@ -76,6 +81,8 @@ func decide(a journal.Attempt, o observation) step {
 			return stepMarkExited
 		case o.ListKnown && o.ListedBusy:
 			return stepMarkBusy
+		case o.StartupExpired:
+			return stepTimeout
 		}
 		return stepKeep
 	case journal.StateBusy:
@@ -154,14 +161,15 @@ func (l *loop) observe(a journal.Attempt, v *githubView) observation {
 func (l *loop) reconcile(ctx context.Context, t config.Target, a journal.Attempt, v *githubView, recovering bool) (journal.Attempt, error) {
 	cctx, cancel := l.sup.cleanupContext(ctx)
 	defer cancel()
-	for i := range 8 { // a full conclusion is at most five steps
+	for i := range 8 { // a full conclusion is at most six steps
 		o := l.observe(a, v)
+		o.StartupExpired = l.startupExpired(t, a, v)
 		s := decide(a, o)
 		if recovering && i == 0 && o.Alive && (s == stepKeep || s == stepMarkBusy || s == stepAttach) {
 			l.emit(slog.LevelInfo, a.ID, EventAdopted, fmt.Sprintf("runner %s (pid %d) is alive in state %s: supervising it again", a.RunnerName, o.Process.PID, a.State))
 		}
 		next, done, err := l.execute(cctx, t, a, o, s)
-		if err == nil && (s == stepDeregister || s == stepDrop) && next.State != a.State {
+		if err == nil && (s == stepDeregister || s == stepDrop || s == stepTimeout) && next.State != a.State {
 			delete(v.byName, a.RunnerName)
 		}
 		if err != nil || done {
@@ -232,6 +240,8 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 		n, err := l.transition(ctx, a, journal.StateDeregistered, nil, fmt.Sprintf("runner %s deregistered", a.RunnerName))
 		l.sup.crash(CrashAfterDeregister, a.ID)
 		return n, err != nil, err
+	case stepTimeout:
+		return l.timeOut(ctx, t, a, o)
 	case stepStop:
 		if err := d.Launcher.Stop(ctx, o.Process); err != nil {
 			return a, true, fmt.Errorf("stop runner %s (pid %d): %w", a.RunnerName, o.Process.PID, err)
@@ -253,4 +263,62 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 		return n, true, err
 	}
 	return a, true, nil
+}
+
+// startupTimeout is t's startup_timeout; 0 (a target built in code, not loaded) is the default.
+func startupTimeout(t config.Target) time.Duration {
+	if d := t.StartupTimeout.D(); d > 0 {
+		return d
+	}
+	return 5 * time.Minute
+}
+
+// startupExpired says whether started attempt a has gone startup_timeout without GitHub listing
+// it online or busy: since its started record, or since the list last showed it online (a runner
+// that lost its connection while idle). Only a list that answered can tell.
+func (l *loop) startupExpired(t config.Target, a journal.Attempt, v *githubView) bool {
+	if a.State != journal.StateStarted || !v.listed {
+		return false
+	}
+	if r, ok := v.byName[a.RunnerName]; ok && (r.Online || r.Busy) {
+		l.online[a.ID] = v.at
+		return false
+	}
+	since := a.UpdatedAt
+	if at, ok := l.online[a.ID]; ok && at.After(since) {
+		since = at
+	}
+	return v.at.Sub(since) >= startupTimeout(t)
+}
+
+// timeOut gives up on a runner that never came online: deregister first (a busy answer means it
+// took a job after all: it is left to finish), then record it failed; the next steps stop it and
+// clean up. It keeps its capacity slot until then, but is no longer idle supply, so the pass
+// launches its replacement.
+func (l *loop) timeOut(ctx context.Context, t config.Target, a journal.Attempt, o observation) (journal.Attempt, bool, error) {
+	if o.Listed {
+		err := l.sup.deps.Registrar.DeleteRunner(ctx, t, o.ListedID)
+		if errors.Is(err, ErrRunnerBusy) {
+			n, err := l.transition(ctx, a, journal.StateBusy, nil, fmt.Sprintf("runner %s took a job as it was being given up on; it will be left to finish", a.RunnerName))
+			if err == nil {
+				l.observeBusy(a, l.sup.clock.Now())
+			}
+			return n, true, err
+		}
+		if err != nil {
+			return a, true, fmt.Errorf("deregister runner %s (id %d) of target %s, which never came online: %w", a.RunnerName, o.ListedID, t.Name, err)
+		}
+	}
+	since := "its start"
+	if _, ok := l.online[a.ID]; ok {
+		since = "it was last listed online"
+	}
+	reason := fmt.Sprintf("%s: GitHub has not listed runner %s online within startup_timeout (%s) of %s; check that the host reaches GitHub (proxy, firewall) and the runner's log in %s",
+		ReasonRegistrationTimedOut, a.RunnerName, startupTimeout(t), since, a.RuntimeDir)
+	n, err := l.transition(ctx, a, journal.StateFailed, func(x *journal.Attempt) { x.Reason = reason }, reason+"; deregistered, stopping it, a replacement is launched")
+	if err != nil {
+		return a, true, err
+	}
+	l.runnerFailed(ReasonRegistrationTimedOut)
+	return n, false, nil
 }

@@ -23,6 +23,10 @@ func TestDecide(t *testing.T) {
 	busy := alive
 	busy.Listed, busy.ListedBusy = true, true
 	broken := observation{Err: errors.New("proc unreadable")}
+	expired := alive
+	expired.StartupExpired = true
+	expiredBusy, expiredExited := busy, exited
+	expiredBusy.StartupExpired, expiredExited.StartupExpired = true, true
 	at := func(s journal.State) journal.Attempt {
 		return journal.Attempt{ID: "h-1", State: s, RunnerName: "runner-manager-h-1"}
 	}
@@ -45,6 +49,9 @@ func TestDecide(t *testing.T) {
 		{"started, alive, list unknown: keep", at(journal.StateStarted), observation{Process: p, HasProcess: true, Alive: true}, stepKeep},
 		{"started, busy at GitHub: mark busy", at(journal.StateStarted), busy, stepMarkBusy},
 		{"started, exit status: mark exited", at(journal.StateStarted), exited, stepMarkExited},
+		{"started, never online within startup_timeout: time out", at(journal.StateStarted), expired, stepTimeout},
+		{"started, busy though past startup_timeout: mark busy", at(journal.StateStarted), expiredBusy, stepMarkBusy},
+		{"started, ended past startup_timeout: mark exited", at(journal.StateStarted), expiredExited, stepMarkExited},
 		{"started, pid gone or reused: mark exited", at(journal.StateStarted), dead, stepMarkExited},
 		{"busy, alive: keep", at(journal.StateBusy), busy, stepKeep},
 		{"busy, alive, GitHub unreachable: keep", at(journal.StateBusy), observation{Process: p, HasProcess: true, Alive: true}, stepKeep},
@@ -78,7 +85,7 @@ func TestDecide(t *testing.T) {
 func TestDecideStepsAreLegalTransitions(t *testing.T) {
 	target := map[step]journal.State{stepAttach: journal.StateStarted, stepMarkBusy: journal.StateBusy,
 		stepMarkExited: journal.StateExited, stepDeregister: journal.StateDeregistered,
-		stepClean: journal.StateCleaned, stepDrop: journal.StateCleaned}
+		stepClean: journal.StateCleaned, stepDrop: journal.StateCleaned, stepTimeout: journal.StateFailed}
 	p := Process{PID: 1, StartTime: 1}
 	var obs []observation
 	for _, alive := range []bool{false, true} {
@@ -86,6 +93,8 @@ func TestDecideStepsAreLegalTransitions(t *testing.T) {
 			for _, ex := range []bool{false, true} {
 				for _, list := range []bool{false, true} {
 					for _, busy := range []bool{false, true} {
+						obs = append(obs, observation{Process: p, HasProcess: has, Alive: alive, Exit: ExitStatus{Exited: ex},
+							ListKnown: list, Listed: busy, ListedBusy: busy, StartupExpired: true})
 						obs = append(obs, observation{Process: p, HasProcess: has, Alive: alive, Exit: ExitStatus{Exited: ex},
 							ListKnown: list, Listed: busy, ListedBusy: busy})
 					}

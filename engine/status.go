@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -37,7 +38,10 @@ type TargetStatus struct {
 	Backoff      string    `json:"backoff,omitempty"` // error class while backing off
 	BackoffUntil time.Time `json:"backoff_until,omitzero"`
 	LastError    string    `json:"last_error,omitempty"`
-	LastPass     time.Time `json:"last_pass,omitzero"`
+	// Failures counts the runners given up on since the daemon started, by reason
+	// (ReasonRegistrationTimedOut, ReasonLaunchFailed).
+	Failures map[string]int `json:"failures,omitempty"`
+	LastPass time.Time      `json:"last_pass,omitzero"`
 }
 
 type targetStatusBox struct {
@@ -54,7 +58,9 @@ func (b *targetStatusBox) set(f func(*TargetStatus)) {
 func (b *targetStatusBox) get() TargetStatus {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.st
+	st := b.st
+	st.Failures = maps.Clone(b.st.Failures)
+	return st
 }
 
 // Status returns a consistent-enough snapshot: each target's fields come from one pass.

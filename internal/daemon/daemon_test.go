@@ -19,7 +19,10 @@ import (
 )
 
 // The engine reports to the daemon's metrics without importing them: same methods, same stage names.
-var _ engine.Observer = (*metrics.Metrics)(nil)
+var (
+	_ engine.Observer              = (*metrics.Metrics)(nil)
+	_ engine.RunnerFailureObserver = (*metrics.Metrics)(nil)
+)
 
 func TestEngineStagesAreTheMetricsStages(t *testing.T) {
 	for _, p := range [][2]string{

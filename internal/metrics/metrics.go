@@ -40,6 +40,7 @@ type Metrics struct {
 
 	runners          *prometheus.GaugeVec
 	jobsPickedUp     *prometheus.CounterVec
+	runnerFailures   *prometheus.CounterVec
 	scaleUpLatency   *prometheus.HistogramVec
 	githubRequests   *prometheus.CounterVec
 	githubDuration   *prometheus.HistogramVec
@@ -79,6 +80,10 @@ func New(version string) *Metrics {
 		Namespace: Namespace, Name: "jobs_picked_up_total",
 		Help: "Workflow jobs that a runner started by this host picked up, by target.",
 	}, []string{"target"})
+	m.runnerFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "runner_failures_total",
+		Help: "Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout).",
+	}, []string{"target", "reason"})
 	m.scaleUpLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "scale_up_latency_seconds",
 		Help:    "Time from a job being queued to a runner starting for it and to the job being in progress, by target and stage.",
@@ -149,7 +154,7 @@ func New(version string) *Metrics {
 	m.reg.MustRegister(m.fleetJoined, m.fleetAlone)
 
 	m.reg.MustRegister(
-		m.runners, m.jobsPickedUp, m.scaleUpLatency, m.githubRequests, m.githubDuration,
+		m.runners, m.jobsPickedUp, m.runnerFailures, m.scaleUpLatency, m.githubRequests, m.githubDuration,
 		m.rates, m.reconcileSeconds, m.reconcileErrors, m.reloads, m.reloadOK, m.watchHealthy,
 		m.reloadSuccessTS, m.configGeneration, m.journalWrite, m.githubContact, m.webhookDelivery,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -199,9 +204,15 @@ func (m *Metrics) ForgetTarget(target string) {
 	l := prometheus.Labels{"target": target}
 	m.runners.DeletePartialMatch(l)
 	m.jobsPickedUp.DeletePartialMatch(l)
+	m.runnerFailures.DeletePartialMatch(l)
 	m.scaleUpLatency.DeletePartialMatch(l)
 	m.reconcileSeconds.DeletePartialMatch(l)
 	m.reconcileErrors.DeletePartialMatch(l)
+}
+
+// RunnerFailed counts one runner of target given up on for reason (engine.Reason* values).
+func (m *Metrics) RunnerFailed(target, reason string) {
+	m.runnerFailures.WithLabelValues(target, reason).Inc()
 }
 
 // JobPickedUp counts one job that a runner of target picked up.
