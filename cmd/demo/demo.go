@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -244,11 +245,7 @@ func startDaemon(ctx context.Context, o options, p paths, said *lineLog) (*daemo
 	}
 	d, err := daemonproc.StartDaemon(ctx, daemonproc.DaemonSpec{
 		Bin: filepath.Join(o.BinDir, "runner-manager"), Config: p.config, Stdout: logf, Stderr: logf,
-		OnLine: func(s daemonproc.Stream, line string) {
-			if s == daemonproc.Stdout {
-				said.add(line)
-			}
-		},
+		OnLine: func(_ daemonproc.Stream, line string) { said.add(logMessage(line)) },
 	}, daemonReady)
 	if err != nil {
 		logf.Close()
@@ -283,6 +280,16 @@ func (l *lineLog) add(line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lines = append(l.lines, line)
+}
+
+// logMessage is the message of one of the daemon's JSON log lines (its format off a terminal),
+// or the line itself.
+func logMessage(line string) string {
+	var rec struct{ Msg string }
+	if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg != "" {
+		return rec.Msg
+	}
+	return line
 }
 
 // last returns the last line starting with prefix, or "".

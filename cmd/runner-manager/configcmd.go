@@ -11,10 +11,10 @@ import (
 	"github.com/runner-manager/runner-manager/config"
 )
 
-// newConfigCmd is `runner-manager config`, home of `config print`.
+// newConfigCmd is `runner-manager config`, home of `config print`, `config diff` and `config init`.
 func newConfigCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "config", Short: "Inspect the configuration"}
-	cmd.AddCommand(newConfigPrintCmd(), newConfigDiffCmd())
+	cmd := &cobra.Command{Use: "config", Short: "Write a starter config, inspect the effective one, compare two"}
+	cmd.AddCommand(newConfigPrintCmd(), newConfigDiffCmd(), newConfigInitCmd())
 	return cmd
 }
 

@@ -33,7 +33,7 @@ runners still alive are adopted by the next start. See docs/exit-codes.md for ex
 			reload := make(chan struct{}, 1)
 			go forwardSignals(ctx, hup, reload)
 
-			o.Stdout, o.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			o.Stderr = cmd.ErrOrStderr()
 			o.IsTTY = term.IsTerminal(int(os.Stderr.Fd()))
 			o.Reload = reload
 			o.Crash = crashHookFromEnv()

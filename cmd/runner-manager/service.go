@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/service"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/selfupdate"
@@ -44,6 +47,7 @@ version that keeps crashing is rolled back. See docs/upgrades.md.`,
 	}
 	cmd.AddCommand(
 		serviceInstallCmd(mgr),
+		serviceUnitCmd(mgr),
 		serviceSimpleCmd(mgr, "uninstall", "Stop and remove the service (runners, config and state are kept)",
 			func(ctx context.Context, m *service.Manager) error { return m.Uninstall(ctx) }),
 		serviceSimpleCmd(mgr, "start", "Start the installed service",
@@ -59,16 +63,16 @@ func serviceInstallCmd(mgr func(*cobra.Command) *service.Manager) *cobra.Command
 	var source, config string
 	cmd := &cobra.Command{
 		Use:   "install",
-		Short: "Install the service from this binary and enable it (start it with `service start`)",
-		Args:  cobra.NoArgs,
+		Short: "Install the service from this binary and enable it (start it with service start)",
+		Long: `install copies this binary to a private path, writes the systemd unit (or launchd plist) that
+runs it and enables it. The unit's stop timeout is the config's daemon.shutdown_drain_timeout
++ 30 s (the default 60 s when the config does not exist yet): reinstall after raising it.
+service unit prints the same unit without installing anything.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m := mgr(cmd)
-			m.Paths.ConfigFile = config
-			if source == "" {
-				var err error
-				if source, err = invokedAs(); err != nil {
-					return withCode(exitUsage, fmt.Errorf("cannot tell which binary to install (%w); pass --source", err))
-				}
+			m, source, err := serviceFor(cmd, mgr, config, source)
+			if err != nil {
+				return err
 			}
 			rec, err := m.Install(cmd.Context(), source)
 			if err != nil {
@@ -78,7 +82,7 @@ func serviceInstallCmd(mgr func(*cobra.Command) *service.Manager) *cobra.Command
 			fmt.Fprintf(out, "installed runner-manager %s as %s\n", rec.Version, rec.Unit)
 			fmt.Fprintf(out, "  runs:    %s (private copy)\n  watches: %s (replace it to upgrade)\n  config:  %s\n", rec.Binary, rec.Source, rec.Config)
 			if _, err := os.Stat(filepath.Join(m.Paths.Root, rec.Config)); err != nil {
-				fmt.Fprintf(out, "note: %s does not exist yet; write it (see examples/config.toml) before starting\n", rec.Config)
+				fmt.Fprintf(out, "note: %s does not exist yet; write it (runner-manager config init --config %s) before starting\n", rec.Config, rec.Config)
 			}
 			fmt.Fprintln(out, "start it with: runner-manager service start")
 			return nil
@@ -87,6 +91,66 @@ func serviceInstallCmd(mgr func(*cobra.Command) *service.Manager) *cobra.Command
 	cmd.Flags().StringVar(&source, "source", "", "the binary to install and to watch for upgrades (default: the one you ran)")
 	cmd.Flags().StringVar(&config, "config", defaultConfigPath, "config file the service's daemon reads")
 	return cmd
+}
+
+func serviceUnitCmd(mgr func(*cobra.Command) *service.Manager) *cobra.Command {
+	var source, config string
+	cmd := &cobra.Command{
+		Use:   "unit",
+		Short: "Print the systemd unit (or launchd plist) service install would write",
+		Long: `unit prints what service install writes, for review, configuration management or image
+builds; it installs nothing. The stop timeout follows the config's daemon.shutdown_drain_timeout.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, source, err := serviceFor(cmd, mgr, config, source)
+			if err != nil {
+				return err
+			}
+			unit, err := m.Render(source)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			_, err = io.WriteString(cmd.OutOrStdout(), unit)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&source, "source", "", "the binary the service watches for upgrades (default: the one you ran)")
+	cmd.Flags().StringVar(&config, "config", defaultConfigPath, "config file the service's daemon reads")
+	return cmd
+}
+
+// serviceFor is the manager for config (whose shutdown drain sets the stop timeout) and the source
+// binary: the one given, else the one this command was run as.
+func serviceFor(cmd *cobra.Command, mgr func(*cobra.Command) *service.Manager, config, source string) (*service.Manager, string, error) {
+	m := mgr(cmd)
+	m.Paths.ConfigFile = config
+	drain, err := drainTimeout(filepath.Join(m.Paths.Root, config))
+	if err != nil {
+		return nil, "", err
+	}
+	m.Drain = drain
+	if source == "" {
+		if source, err = invokedAs(); err != nil {
+			return nil, "", withCode(exitUsage, fmt.Errorf("cannot tell which binary to install (%w); pass --source", err))
+		}
+	}
+	return m, source, nil
+}
+
+// drainTimeout is the config's daemon.shutdown_drain_timeout, or 0 (the default) when the file
+// does not exist yet. An invalid file is refused: the unit would be built on a guess.
+func drainTimeout(path string) (time.Duration, error) {
+	cfg, err := config.LoadWith(path, config.Options{Offline: true})
+	var cerr *config.Error
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return 0, nil
+	case errors.As(err, &cerr):
+		return 0, withCode(exitFailure, fmt.Errorf("%s is invalid, and its shutdown_drain_timeout sets the unit's stop timeout: fix it first (runner-manager validate --config %s)", path, path))
+	case err != nil:
+		return 0, withCode(exitUsage, err)
+	}
+	return cfg.Daemon.ShutdownDrainTimeout.D(), nil
 }
 
 func serviceSimpleCmd(mgr func(*cobra.Command) *service.Manager, use, short string, do func(context.Context, *service.Manager) error) *cobra.Command {

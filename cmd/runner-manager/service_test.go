@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,5 +56,65 @@ func TestServiceCommandIsRegistered(t *testing.T) {
 	out, _, code := execute(t, "service", "--help")
 	if code != exitOK || !strings.Contains(out, "install") || !strings.Contains(out, "status") {
 		t.Fatalf("service --help: exit %d\n%s", code, out)
+	}
+}
+
+// TestServiceUnit prints the unit for a config with a 5 m drain: the stop timeout follows it, the
+// unit is Type=notify, and systemd-analyze verify accepts it (ExecStart's program exists under --root).
+func TestServiceUnit(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "config.toml", "[daemon]\nshutdown_drain_timeout = \"5m\"\n", 0o600)
+	stdout, stderr, code := execute(t, "service", "unit", "--config", cfg, "--source", "/usr/local/bin/runner-manager")
+	if code != exitOK {
+		t.Fatalf("service unit: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"\nType=notify\n", "\nNotifyAccess=main\n", "\nTimeoutStopSec=330s\n", " daemon --config " + cfg + " "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("unit lacks %q:\n%s", strings.TrimSpace(want), stdout)
+		}
+	}
+	stdout, _, _ = execute(t, "service", "unit", "--config", filepath.Join(dir, "absent.toml"), "--source", "/usr/local/bin/runner-manager")
+	if !strings.Contains(stdout, "\nTimeoutStopSec=90s\n") {
+		t.Errorf("without a config the stop timeout is not the default drain + 30 s:\n%s", stdout)
+	}
+	bad := writeFile(t, dir, "bad.toml", "[daemon]\nmax_runners = 0\n", 0o600)
+	if _, _, code := execute(t, "service", "unit", "--config", bad, "--source", "/usr/local/bin/runner-manager"); code != exitFailure {
+		t.Errorf("service unit on an invalid config: exit %d, want 1", code)
+	}
+
+	tool, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("systemd-analyze is missing in CI; `make tools` installs it")
+		}
+		t.Skip("systemd-analyze not installed; `make tools` installs it")
+	}
+	// The unit's programs, as absolute paths that exist here.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := strings.Replace(stdout, "ExecStart=/var/lib/runner-manager/bin/runner-manager ", "ExecStart="+self+" ", 1)
+	path := writeFile(t, dir, "runner-manager.service", unit, 0o644)
+	out, err := exec.Command(tool, "verify", path).CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Fatalf("systemd-analyze verify: %v\n%s\n%s", err, out, unit)
+	}
+}
+
+// TestConfigInit writes the starter file, which validates as it is, and refuses to overwrite it.
+func TestConfigInit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "etc", "config.toml")
+	if _, stderr, code := execute(t, "config", "init", "--config", path); code != exitOK {
+		t.Fatalf("config init: exit %d: %s", code, stderr)
+	}
+	if stdout, _, code := execute(t, "validate", "--offline", path); code != exitOK {
+		t.Fatalf("the starter config is invalid: %s", stdout)
+	}
+	if _, stderr, code := execute(t, "config", "init", "--config", path); code != exitUsage || !strings.Contains(stderr, "already exists") {
+		t.Fatalf("second config init: exit %d, %q; want 2 and no overwrite", code, stderr)
+	}
+	if _, _, code := execute(t, "config", "init", "--config", path, "--force"); code != exitOK {
+		t.Fatalf("config init --force: exit %d", code)
 	}
 }

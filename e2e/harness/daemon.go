@@ -80,12 +80,10 @@ func StartDaemonWith(t testing.TB, cfgPath string, o DaemonOptions) *Daemon {
 	proc, err := daemonproc.StartDaemon(context.Background(), daemonproc.DaemonSpec{
 		Bin: bin, Config: abs, Args: o.Args, Env: append(CleanEnviron(), o.Env...),
 		Stdout: stdoutFile, Stderr: stderrFile,
-		OnLine: func(s daemonproc.Stream, line string) {
-			if s == daemonproc.Stdout {
-				d.mu.Lock()
-				d.stdout.WriteString(line + "\n")
-				d.mu.Unlock()
-			}
+		OnLine: func(_ daemonproc.Stream, line string) {
+			d.mu.Lock()
+			d.stdout.WriteString(line + "\n")
+			d.mu.Unlock()
 		},
 	}, StartTimeout)
 	if err != nil {
@@ -152,7 +150,8 @@ func (d *Daemon) Stop(t testing.TB, timeout time.Duration) int {
 // Kill9 SIGKILLs the daemon alone (not its runners, which live in their own sessions) and waits for it.
 func (d *Daemon) Kill9() { d.proc.Kill() }
 
-// Stdout is what the daemon printed on stdout so far.
+// Stdout is every line the daemon printed so far, of both streams in arrival order: its ready
+// line and its "daemon stopped; ..." summary are log records (on stderr) like every other line.
 func (d *Daemon) Stdout() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()

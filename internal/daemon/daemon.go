@@ -51,9 +51,11 @@ func classed(class, err error) error    { return &classedError{class: class, err
 // Options configure one daemon run. Zero values are production defaults.
 type Options struct {
 	ConfigPath string
-	Stdout     io.Writer // "daemon running (pid N)" and the exit summary; default os.Stdout
-	Stderr     io.Writer // logs; default os.Stderr
-	IsTTY      bool      // Stderr is a terminal (picks the log format when log_format = auto)
+	// Stderr receives every line, through the logger: the ready line (readiness.DaemonLine), the
+	// exit summary and the logs; default os.Stderr. Under systemd (JOURNAL_STREAM names it) each line
+	// carries its syslog priority.
+	Stderr io.Writer
+	IsTTY  bool // Stderr is a terminal (picks the log format when log_format = auto)
 	// Reload receives one value per forced reload (SIGHUP).
 	Reload <-chan struct{}
 	// ShimExecutable starts runner shims; default os.Executable() (this binary's `shim` command).
@@ -67,9 +69,6 @@ type Options struct {
 // Run runs the daemon until ctx ends (SIGTERM/SIGINT: a bounded shutdown drain) or an upgrade is
 // installed (selfupdate.ErrUpgradePending). Runners still alive at exit are left for recovery.
 func Run(ctx context.Context, o Options) error {
-	if o.Stdout == nil {
-		o.Stdout = os.Stdout
-	}
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
 	}
@@ -107,7 +106,9 @@ func Run(ctx context.Context, o Options) error {
 		}
 		return classed(ErrConfigUnreadable, err)
 	}
-	logs := logging.NewLive(o.Stderr, cfg.Daemon.LogLevel, cfg.Daemon.LogFormat, o.IsTTY)
+	stderrFile, _ := o.Stderr.(*os.File)
+	logs := logging.NewLiveWith(o.Stderr, logging.Options{Level: cfg.Daemon.LogLevel, Format: cfg.Daemon.LogFormat,
+		IsTTY: o.IsTTY, Journal: logging.UnderJournal(stderrFile)})
 	log := logs.Logger()
 	for _, w := range cfg.Warnings {
 		log.Warn("config warning", "problem", w.String())
@@ -235,7 +236,8 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	}
 
 	runtimeRoot := filepath.Join(stateDir, "runners")
-	cache, err := runner.NewCache(filepath.Join(stateDir, "cache"), runner.CacheOptions{Logger: log, Progress: progressWriter(o)})
+	// No progress bar: on the daemon's terminal it would break into log lines; progress is logged.
+	cache, err := runner.NewCache(filepath.Join(stateDir, "cache"), runner.CacheOptions{Logger: log})
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}
@@ -327,13 +329,6 @@ func policyKey(ctx context.Context, j *journal.Journal) ([]byte, error) {
 		return nil, fmt.Errorf("store the policy fingerprint key in the journal: %w", err)
 	}
 	return key, nil
-}
-
-func progressWriter(o Options) io.Writer {
-	if o.IsTTY {
-		return o.Stderr
-	}
-	return nil
 }
 
 func (d *daemon) config() *config.Config {

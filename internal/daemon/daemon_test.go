@@ -203,7 +203,7 @@ func TestRejectedConfigCountsAsAFailedStart(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte("[daemon]\nstate_dir = \""+stateDir+"\"\nmax_runners = 0\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := Run(t.Context(), Options{ConfigPath: cfgPath, Stdout: io.Discard, Stderr: io.Discard,
+	err := Run(t.Context(), Options{ConfigPath: cfgPath, Stderr: io.Discard,
 		Upgrade: UpgradeOptions{Source: dir + "/source", Private: dir + "/private"}})
 	if !errors.Is(err, ErrConfigInvalid) {
 		t.Fatalf("Run = %v, want ErrConfigInvalid", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -16,10 +17,12 @@ import (
 	"github.com/runner-manager/runner-manager/internal/status"
 )
 
-// readyProbe is the daemon's stdout: when the ready line is written it dials every endpoint at
+// readyProbe is the daemon's log stream: when the ready line is written it dials every endpoint at
 // once, from inside the daemon's own write, so a listener bound after the ready line is caught.
+// Everything is copied to tee.
 type readyProbe struct {
 	addrs []string
+	tee   io.Writer
 
 	mu      sync.Mutex
 	partial bytes.Buffer
@@ -30,6 +33,7 @@ type readyProbe struct {
 func (p *readyProbe) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	_, _ = p.tee.Write(b)
 	p.partial.Write(b)
 	for {
 		line, err := p.partial.ReadString('\n')
@@ -55,12 +59,12 @@ func (p *readyProbe) Write(b []byte) (int, error) {
 // or a scrape sent on that signal is never refused.
 func TestEndpointsAcceptConnectionsOnceReady(t *testing.T) {
 	e := newEnv(t)
-	probe := &readyProbe{addrs: []string{e.webhookAddr, e.metricsAddr}, ready: make(chan struct{})}
 	stderr := e.create(e.logs)
+	probe := &readyProbe{addrs: []string{e.webhookAddr, e.metricsAddr}, tee: stderr, ready: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{ConfigPath: e.configPath, Stdout: probe, Stderr: stderr, ShimExecutable: binary})
+		done <- Run(ctx, Options{ConfigPath: e.configPath, Stderr: probe, ShimExecutable: binary})
 	}()
 	defer func() {
 		cancel()

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ type env struct {
 	metricsAddr string
 	webhookAddr string
 
-	logs, stdout string // files the daemon writes its log and its stdout lines to
+	logs string // the file the daemon writes every line to
 }
 
 func newEnv(t *testing.T) *env {
@@ -51,7 +52,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { _ = srv.Close() })
 	e := &env{t: t, srv: srv, dir: dir, configPath: filepath.Join(dir, "config.toml"), stateDir: filepath.Join(dir, "state"),
 		tokenFile: filepath.Join(dir, "token"), secretFile: filepath.Join(dir, "webhook-secret"),
-		metricsAddr: freeAddr(t), webhookAddr: freeAddr(t), logs: filepath.Join(dir, "daemon.log"), stdout: filepath.Join(dir, "daemon.out")}
+		metricsAddr: freeAddr(t), webhookAddr: freeAddr(t), logs: filepath.Join(dir, "daemon.log")}
 	srv.CreateRepo("acme", "web")
 	e.writeFile(e.tokenFile, srv.AddToken(ghsim.TokenOptions{Login: "ops"}))
 	e.writeFile(e.secretFile, "webhook-test-secret")
@@ -158,25 +159,36 @@ func (e *env) writeRaw(body string) {
 
 // start runs the daemon in-process with the built binary as its shim; the test's cleanup stops it
 // (a bounded shutdown drain) and checks it stopped cleanly. Logs are printed if the test failed.
-func (e *env) start() {
+func (e *env) start() { e.startStoppable() }
+
+// startStoppable is start, and returns a function that stops the daemon (SIGTERM's path) and
+// waits for it; the cleanup then only checks.
+func (e *env) startStoppable() (stop func()) {
 	e.t.Helper()
-	stdout, stderr := e.create(e.stdout), e.create(e.logs)
+	stderr := e.create(e.logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{ConfigPath: e.configPath, Stdout: stdout, Stderr: stderr, ShimExecutable: binary})
+		done <- Run(ctx, Options{ConfigPath: e.configPath, Stderr: stderr, ShimExecutable: binary})
 	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				e.t.Errorf("daemon.Run: %v", err)
+			}
+			_ = stderr.Close()
+		})
+	}
 	e.t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			e.t.Errorf("daemon.Run: %v", err)
-		}
-		_, _ = stdout.Close(), stderr.Close()
+		stop()
 		if e.t.Failed() {
-			e.t.Logf("daemon stdout:\n%s\ndaemon log:\n%s", e.read(e.stdout), e.read(e.logs))
+			e.t.Logf("daemon log:\n%s", e.read(e.logs))
 		}
 	})
 	e.waitStatus("the status socket answers", func(status.Snapshot) bool { return true })
+	return stop
 }
 
 // waitStatus polls the status socket until cond holds and returns that snapshot.

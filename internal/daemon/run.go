@@ -118,13 +118,19 @@ func (d *daemon) run(ctx context.Context) (err error) {
 		})
 	}
 
-	fmt.Fprintln(d.o.Stdout, readiness.DaemonLine(os.Getpid()))
+	notify := notifier{log: d.log}
+	d.log.Info(readiness.DaemonLine(os.Getpid()))
+	notify.ready(d.sup.Status())
+	g.Go(func() error { d.statusLoop(gctx, notify); return nil })
 
 	var result error
 	select {
 	case <-ctx.Done():
-		d.log.Info("shutting down: draining", "bound", cfg.Daemon.ShutdownDrainTimeout.D().String())
+		bound := d.config().Daemon.ShutdownDrainTimeout.D()
+		notify.stopping(bound)
+		d.log.Info("shutting down: draining", "bound", bound.String())
 	case result = <-upgraded:
+		notify.send("STOPPING=1", "STATUS=upgrade installed; handing over to the new binary")
 		d.log.Info("upgrade installed; handing over to the new binary")
 	}
 	rep, serr := d.sup.Shutdown(context.WithoutCancel(ctx))
@@ -137,13 +143,30 @@ func (d *daemon) run(ctx context.Context) (err error) {
 	}
 	switch {
 	case serr != nil:
-		fmt.Fprintf(d.o.Stdout, "daemon stopped; shutdown drain failed: %v\n", serr)
+		d.log.Error(fmt.Sprintf("daemon stopped; shutdown drain failed: %v", serr))
 	case rep.Left == 0:
-		fmt.Fprintln(d.o.Stdout, "daemon stopped; no runner left running")
+		d.log.Info("daemon stopped; no runner left running")
 	default:
-		fmt.Fprintf(d.o.Stdout, "daemon stopped; %d runner(s) left running for recovery (%d busy)\n", rep.Left, rep.LeftBusy)
+		d.log.Info(fmt.Sprintf("daemon stopped; %d runner(s) left running for recovery (%d busy)", rep.Left, rep.LeftBusy))
 	}
 	return result
+}
+
+// statusInterval is how often `systemctl status` gets a fresh summary line.
+const statusInterval = 15 * time.Second
+
+// statusLoop keeps systemd's STATUS= line current until ctx ends.
+func (d *daemon) statusLoop(ctx context.Context, notify notifier) {
+	t := time.NewTicker(statusInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			notify.status(d.sup.Status())
+		}
+	}
 }
 
 func (d *daemon) close() {

@@ -10,17 +10,23 @@ import (
 // Live is a logger whose level and format a config reload can change (log_level and log_format
 // are live keys). Loggers derived from it with With or WithGroup follow the change too.
 type Live struct {
-	w     io.Writer
-	isTTY bool
-	level slog.LevelVar
-	root  atomic.Pointer[slog.Handler] // the format handler records go to now
-	log   *slog.Logger
+	w       io.Writer
+	isTTY   bool
+	journal bool // Options.Journal
+	level   slog.LevelVar
+	root    atomic.Pointer[slog.Handler] // the format handler records go to now
+	log     *slog.Logger
 }
 
 // NewLive is New with a level and format that Set can change later.
 func NewLive(w io.Writer, level, format string, isTTY bool) *Live {
-	l := &Live{w: w, isTTY: isTTY}
-	l.Set(level, format)
+	return NewLiveWith(w, Options{Level: level, Format: format, IsTTY: isTTY})
+}
+
+// NewLiveWith is NewLive with Options (Journal stays as given across Set).
+func NewLiveWith(w io.Writer, o Options) *Live {
+	l := &Live{w: w, isTTY: o.IsTTY, journal: o.Journal}
+	l.Set(o.Level, o.Format)
 	l.log = slog.New(NewRedactingHandler(&liveHandler{live: l}))
 	return l
 }
@@ -31,7 +37,7 @@ func (l *Live) Logger() *slog.Logger { return l.log }
 // Set switches level and format for every logger derived from l; records already written stay.
 func (l *Live) Set(level, format string) {
 	l.level.Set(ParseLevel(level))
-	h := formatHandler(l.w, &l.level, format, l.isTTY)
+	h := formatHandler(l.w, &l.level, format, l.isTTY, l.journal)
 	l.root.Store(&h)
 }
 

@@ -18,21 +18,59 @@ import (
 // info) in format: "text" (tint, coloured only when isTTY), "json", or "auto" (text on a terminal,
 // JSON otherwise; also used for any other value). Every record passes through Redact.
 func New(w io.Writer, level, format string, isTTY bool) *slog.Logger {
-	return slog.New(NewRedactingHandler(formatHandler(w, ParseLevel(level), format, isTTY)))
+	return NewWith(w, Options{Level: level, Format: format, IsTTY: isTTY})
 }
 
-// formatHandler is the handler of format ("text", "json" or "auto") at level, without redaction.
-func formatHandler(w io.Writer, lvl slog.Leveler, format string, isTTY bool) slog.Handler {
+// Options are New's arguments, and Journal.
+type Options struct {
+	Level, Format string
+	IsTTY         bool
+	// Journal: w is read by systemd-journald (UnderJournal). Each line then starts with its syslog
+	// priority ("<3>" error ... "<7>" debug); "auto" picks plain text without a timestamp, since the
+	// journal stamps every line itself.
+	Journal bool
+}
+
+// NewWith is New with Options.
+func NewWith(w io.Writer, o Options) *slog.Logger {
+	return slog.New(NewRedactingHandler(formatHandler(w, ParseLevel(o.Level), o.Format, o.IsTTY, o.Journal)))
+}
+
+// formatHandler is the handler of format ("text", "json" or "auto") at level, without redaction;
+// journal adds the syslog priority prefix (Options.Journal).
+func formatHandler(w io.Writer, lvl slog.Leveler, format string, isTTY, journal bool) slog.Handler {
 	if format != "text" && format != "json" {
 		format = "json"
-		if isTTY {
+		if isTTY || journal {
 			format = "text"
 		}
 	}
-	if format == "text" {
-		return tint.NewHandler(w, &tint.Options{Level: lvl, TimeFormat: time.TimeOnly, NoColor: !isTTY})
+	var pw *prefixWriter
+	if journal {
+		pw = &prefixWriter{w: w}
+		w = pw
 	}
-	return slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})
+	var h slog.Handler
+	switch {
+	case format == "text" && journal:
+		h = tint.NewHandler(w, &tint.Options{Level: lvl, NoColor: true, ReplaceAttr: dropTime})
+	case format == "text":
+		h = tint.NewHandler(w, &tint.Options{Level: lvl, TimeFormat: time.TimeOnly, NoColor: !isTTY})
+	default:
+		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl})
+	}
+	if pw != nil {
+		h = priorityHandler{inner: h, w: pw}
+	}
+	return h
+}
+
+// dropTime removes the record's time (journald records its own).
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
 }
 
 // IsTerminal reports whether f is a terminal, which is what "auto" decides on.

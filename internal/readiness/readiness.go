@@ -11,12 +11,16 @@ import (
 	"strconv"
 )
 
-// DaemonLine is the line the daemon writes once it runs.
+// DaemonLine is the message the daemon logs once it runs. It is a log record like every other line
+// of the daemon, so it arrives on stderr in the configured format (JSON, text, or text with a
+// journald priority): ParseDaemon finds it inside any of them.
 func DaemonLine(pid int) string { return fmt.Sprintf("daemon running (pid %d)", pid) }
 
-var daemonLine = regexp.MustCompile(`^daemon running \(pid (\d+)\)`)
+// The message, as JSON's "msg" value, tint's text or a bare line; a quoted mention inside another
+// record's attribute does not follow a '"msg":"', a level (maybe coloured) or the line's start.
+var daemonLine = regexp.MustCompile(`(?:^|"msg":"|(?:INF|INFO)(?:\x1b\[[0-9;]*m)?\s+)daemon running \(pid (\d+)\)`)
 
-// ParseDaemon reports whether line is the daemon's ready line, and the pid it names.
+// ParseDaemon reports whether line is (or logs) the daemon's ready line, and the pid it names.
 func ParseDaemon(line string) (pid int, ok bool) {
 	m := daemonLine.FindStringSubmatch(line)
 	if m == nil {

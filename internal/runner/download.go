@@ -149,8 +149,17 @@ func (c *Cache) newProgress(key string, total int64) *progress {
 			progressbar.OptionSetSpinnerChangeInterval(0),
 		)
 	}
-	p.log.Info("downloading runner package", "package", key, "bytes_total", total)
+	p.log.Info("downloading runner package", p.sizeAttrs("package", key)...)
 	return p
+}
+
+// sizeAttrs appends bytes_total when the server sent a length: an unknown size (-1) is left out
+// rather than logged as a negative total.
+func (p *progress) sizeAttrs(attrs ...any) []any {
+	if p.total >= 0 {
+		attrs = append(attrs, "bytes_total", p.total)
+	}
+	return attrs
 }
 
 func (p *progress) Write(b []byte) (int, error) {
@@ -163,8 +172,8 @@ func (p *progress) Write(b []byte) (int, error) {
 	}
 	if now := p.now(); now.Sub(p.lastLog) >= p.interval {
 		p.lastLog = now
-		p.log.Info("downloading runner package", "package", p.key,
-			"bytes", p.done, "bytes_total", p.total, "bytes_per_second", p.rate(now))
+		p.log.Info("downloading runner package", p.sizeAttrs("package", p.key,
+			"bytes", p.done, "bytes_per_second", p.rate(now))...)
 	}
 	return len(b), nil
 }

@@ -11,7 +11,7 @@ import (
 
 // KeepAlive restarts the daemon after every exit (crash, upgrade handover, rollback);
 // AbandonProcessGroup stops launchd from killing the runners when the daemon stops; ThrottleInterval
-// spaces restarts like systemd's RestartSec; ExitTimeOut leaves room for the 60 s shutdown drain.
+// spaces restarts like systemd's RestartSec; ExitTimeOut leaves room for the shutdown drain (Spec.StopTimeoutSeconds).
 var plistTemplate = template.Must(template.New("plist").Funcs(template.FuncMap{"x": xmlEscape}).Parse(
 	`<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -38,7 +38,7 @@ var plistTemplate = template.Must(template.New("plist").Funcs(template.FuncMap{"
 	<key>ThrottleInterval</key>
 	<integer>5</integer>
 	<key>ExitTimeOut</key>
-	<integer>90</integer>
+	<integer>{{.StopTimeoutSeconds}}</integer>
 {{- if .Log}}
 	<key>StandardOutPath</key>
 	<string>{{x .Log}}</string>

@@ -25,7 +25,19 @@ type Manager struct {
 	Probe  selfupdate.RunFunc
 	Clock  func() time.Time // nil = time.Now
 	Logger *slog.Logger     // nil = slog.Default()
+	// Drain is the config's daemon.shutdown_drain_timeout (0: the default), which sets the unit's
+	// stop timeout (Spec.Drain).
+	Drain time.Duration
 }
+
+// Spec is what the unit or plist of this install runs.
+func (m *Manager) Spec(source string) Spec {
+	p := m.Paths
+	return Spec{Binary: p.Binary(), Config: p.ConfigFile, Source: source, Log: p.LogFile, Drain: m.Drain}
+}
+
+// Render is the unit file (or plist) Install writes for source.
+func (m *Manager) Render(source string) (string, error) { return m.render(m.Spec(source)) }
 
 // Install copies source to the private binary, proves the copy runs, writes the install record and
 // the unit (or plist), and enables it; it does not start it. A reinstall replaces all of that, drops a
@@ -51,8 +63,7 @@ func (m *Manager) install(ctx context.Context, source string) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("service install: the source binary does not run: %w", err)
 	}
-	spec := Spec{Binary: bin, Config: p.ConfigFile, Source: source, Log: p.LogFile}
-	unit, err := m.render(spec)
+	unit, err := m.Render(source)
 	if err != nil {
 		return Record{}, fmt.Errorf("service install: %w", err)
 	}

@@ -7,7 +7,17 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+	"time"
 )
+
+// StopMargin is what the stop timeout (TimeoutStopSec, launchd's ExitTimeOut, and the daemon's
+// EXTEND_TIMEOUT_USEC when it starts to drain) gives beyond daemon.shutdown_drain_timeout: time to
+// close the journal and release the lock after the drain, before the service manager kills.
+const StopMargin = 30 * time.Second
+
+// DefaultDrainTimeout is daemon.shutdown_drain_timeout's default (config.DefaultShutdownDrainTimeout),
+// used when the config does not exist yet at install.
+const DefaultDrainTimeout = 60 * time.Second
 
 // Spec is what a generated unit or plist runs.
 type Spec struct {
@@ -15,6 +25,18 @@ type Spec struct {
 	Config string // --config
 	Source string // the source binary selfupdate watches (SourceFlag)
 	Log    string // launchd only: stdout/stderr file
+	// Drain is the config's daemon.shutdown_drain_timeout at install (0: DefaultDrainTimeout);
+	// the stop timeout is Drain + StopMargin.
+	Drain time.Duration
+}
+
+// StopTimeoutSeconds is the unit's TimeoutStopSec (and the plist's ExitTimeOut), whole seconds.
+func (s Spec) StopTimeoutSeconds() int {
+	d := s.Drain
+	if d <= 0 {
+		d = DefaultDrainTimeout
+	}
+	return int((d + StopMargin + time.Second - 1) / time.Second)
 }
 
 func (s Spec) check() error {
@@ -36,7 +58,11 @@ func (s Spec) check() error {
 //     restarts, not a failure that marks the unit failed.
 //   - KillMode=process: stop signals the daemon only; runners (in their own shim sessions, but in
 //     this cgroup) keep running their jobs and recovery adopts them.
-//   - TimeoutStopSec=90: the shutdown drain is bounded at 60 s; leave it room before SIGKILL.
+//   - Type=notify: the daemon says READY=1 once the journal is open, live runners are adopted and
+//     the target loops run (not after GitHub answered), keeps STATUS= current, and on stop says
+//     STOPPING=1 with EXTEND_TIMEOUT_USEC covering the drain.
+//   - TimeoutStopSec: the config's shutdown_drain_timeout at install + StopMargin, so systemd never
+//     SIGKILLs mid-drain; reinstall after raising the drain timeout (the daemon extends it anyway).
 //   - No NoNewPrivileges, ProtectSystem, ProtectHome, PrivateTmp or PrivateDevices: runners are this
 //     unit's children and inherit its sandbox, and jobs use sudo (setuid), install packages into /usr
 //     and /etc, keep caches in $HOME, share /tmp with Docker bind mounts (the Docker daemon sees the
@@ -54,7 +80,8 @@ After=network-online.target
 Wants=network-online.target
 
 [Service]
-Type=exec
+Type=notify
+NotifyAccess=main
 ExecStart={{q .Binary}} daemon --config {{q .Config}} {{.Flag}} {{q .Source}}
 Restart=always
 RestartSec=5s
@@ -62,7 +89,7 @@ SuccessExitStatus=75
 RestartForceExitStatus=75
 KillMode=process
 KillSignal=SIGTERM
-TimeoutStopSec=90s
+TimeoutStopSec={{.StopTimeoutSeconds}}s
 ConfigurationDirectory=runner-manager
 StateDirectory=runner-manager
 StateDirectoryMode=0700
