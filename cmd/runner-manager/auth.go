@@ -45,8 +45,8 @@ func newAuthCmdWith(d authDeps) *cobra.Command {
 		Long: `login prints a URL and a code; open the URL on any device, enter the code and approve.
 The token pair is stored with mode 0600 in <state_dir>/credentials/github-user.json and renewed
 by the daemon before it expires. The previous sign-in is replaced, not revoked. The sign-in page
-is on github.com for api.github.com, and on the API URL's own host otherwise (GHES, the
-simulator); --web-url overrides it.`,
+is on github.com for api.github.com, on SUBDOMAIN.ghe.com for api.SUBDOMAIN.ghe.com (GHE.com),
+and on the API URL's own host otherwise (GHES, the simulator); --web-url overrides it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadAuthConfig(path)

@@ -205,6 +205,9 @@ func TestWebURLFor(t *testing.T) {
 		"https://ghe.example.com/api/v3": "https://ghe.example.com",
 		"http://127.0.0.1:8080":          "http://127.0.0.1:8080",
 		"http://127.0.0.1:8080/api/v3/":  "http://127.0.0.1:8080",
+		"https://api.octocorp.ghe.com":   "https://octocorp.ghe.com", // GHE.com: sign in at SUBDOMAIN.ghe.com
+		"https://API.Octocorp.GHE.com/":  "https://octocorp.ghe.com",
+		"https://api.ghe.com":            "https://api.ghe.com", // not a SUBDOMAIN.ghe.com API host
 	} {
 		if got, err := WebURLFor(in); err != nil || got != want {
 			t.Errorf("WebURLFor(%q) = %q, %v; want %q", in, got, err, want)

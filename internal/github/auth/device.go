@@ -47,8 +47,14 @@ func WebURLFor(apiURL string) (string, error) {
 	if err != nil || u.Host == "" {
 		return "", fmt.Errorf("github.api_url %q is not a URL", config.RedactURL(apiURL))
 	}
-	if strings.EqualFold(u.Hostname(), "api.github.com") {
+	host := strings.ToLower(u.Hostname())
+	if host == "api.github.com" {
 		return "https://github.com", nil
+	}
+	// GitHub Enterprise Cloud with data residency: the API is api.SUBDOMAIN.ghe.com, sign-in is on
+	// SUBDOMAIN.ghe.com.
+	if sub, ok := strings.CutPrefix(host, "api."); ok && strings.HasSuffix(sub, ".ghe.com") && u.Port() == "" {
+		return u.Scheme + "://" + sub, nil
 	}
 	return u.Scheme + "://" + u.Host, nil
 }
