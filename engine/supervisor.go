@@ -43,6 +43,7 @@ type Supervisor struct {
 	stopped    bool
 	wg         sync.WaitGroup
 	shutdownCh chan struct{} // closed when Shutdown begins: supersedes an upgrade drain
+	startedCh  chan struct{} // closed once Run has started the loops and taken over leftovers
 
 	// hard ends when the shutdown bound is reached: cleanup steps, which a stop does not cut
 	// short, end then too (cleanupContext).
@@ -58,7 +59,7 @@ type Supervisor struct {
 // New returns a supervisor; nothing runs until Run.
 func New(deps Deps, opts Options) *Supervisor {
 	s := &Supervisor{deps: deps, opts: opts.withDefaults(), clock: deps.Clock, rand: deps.Rand, log: deps.Logger,
-		loops: map[loopKey]*loop{}, changed: make(chan struct{}), shutdownCh: make(chan struct{}), left: map[string]bool{}}
+		loops: map[loopKey]*loop{}, changed: make(chan struct{}), shutdownCh: make(chan struct{}), startedCh: make(chan struct{}), left: map[string]bool{}}
 	s.hard, s.hardCancel = context.WithCancel(context.Background())
 	if s.clock == nil {
 		s.clock = RealClock{}
@@ -335,6 +336,11 @@ func (s *Supervisor) Wake(target string) {
 // Run starts the loops of the applied config, plus a draining loop for journal attempts of targets
 // no longer configured (startup recovery of removed targets), and supervises until ctx ends or
 // Shutdown finishes. Cancelling ctx stops supervising only: runners keep running for recovery.
+// Started is closed once Run has read the journal, started every target loop and taken over the
+// runners of removed targets: the daemon's readiness (systemd READY=1) waits for it, not for any
+// pass, which needs GitHub.
+func (s *Supervisor) Started() <-chan struct{} { return s.startedCh }
+
 func (s *Supervisor) Run(ctx context.Context) error {
 	s.mu.Lock()
 	if s.stopped && s.runCtx == nil {
@@ -359,6 +365,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		s.syncLoopsLocked(wakeAll)
 	}
 	s.recoverLeftoversLocked(live)
+	close(s.startedCh)
 	runCtx := s.runCtx
 	s.mu.Unlock()
 

@@ -119,6 +119,10 @@ func (d *daemon) run(ctx context.Context) (err error) {
 	}
 
 	notify := notifier{log: d.log}
+	select { // the loops run (journal read, live runners adopted); a Run that failed ends gctx
+	case <-d.sup.Started():
+	case <-gctx.Done():
+	}
 	d.log.Info(readiness.DaemonLine(os.Getpid()))
 	notify.ready(d.sup.Status())
 	g.Go(func() error { d.statusLoop(gctx, notify); return nil })
