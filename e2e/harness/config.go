@@ -44,10 +44,12 @@ func NewConfig(t testing.TB, sim *Sim) *Config {
 	return c
 }
 
-// RepoTarget is a repository target with fast defaults (idle_timeout 3s, runner_version latest).
+// RepoTarget is a repository target with fast defaults (idle_timeout 3s, runner_version latest) and
+// the default startup_timeout: the file is rendered from the struct, so a zero would be written.
 func RepoTarget(name, repo string, labels []string, maxRunners int) config.Target {
 	return config.Target{Name: name, Repository: repo, Labels: slices.Clone(labels), MaxRunners: maxRunners,
-		IdleTimeout: config.Duration(3 * time.Second), Mode: "autoscale", RunnerVersion: "latest"}
+		IdleTimeout: config.Duration(3 * time.Second), StartupTimeout: config.Duration(defaultStartupTimeout),
+		Mode: "autoscale", RunnerVersion: "latest"}
 }
 
 // OrgTarget is an organisation target with the same defaults as RepoTarget.
@@ -56,6 +58,15 @@ func OrgTarget(name, org string, labels []string, maxRunners int) config.Target 
 	t.Organization = org
 	return t
 }
+
+// defaultStartupTimeout is config.DefaultStartupTimeout as a duration.
+var defaultStartupTimeout = func() time.Duration {
+	d, err := time.ParseDuration(config.DefaultStartupTimeout)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()
 
 // Add appends targets.
 func (c *Config) Add(targets ...config.Target) *Config {
