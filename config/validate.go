@@ -39,6 +39,8 @@ const (
 	maxTargetLen = 64
 	maxLabelLen  = 100
 	minPoll      = time.Second
+	// minReloadSettle keeps two reads of a file being written apart.
+	minReloadSettle = 100 * time.Millisecond
 )
 
 func (c *checker) validate(cfg *Config) {
@@ -89,8 +91,9 @@ func (c *checker) validateDaemon(d Daemon) {
 		c.add(SeverityError, "daemon.shutdown_drain_timeout", fmt.Sprintf("daemon.shutdown_drain_timeout must not be negative (got %s)", d.ShutdownDrainTimeout))
 	}
 	c.checkDurationBound("daemon.shutdown_drain_timeout", d.ShutdownDrainTimeout)
-	if d.ReloadSettle < 0 {
-		c.add(SeverityError, "daemon.reload_settle", fmt.Sprintf("daemon.reload_settle must not be negative (got %s)", d.ReloadSettle))
+	if d.ReloadSettle.D() < minReloadSettle {
+		// 0 would read the file twice at once, between a truncation and the first write.
+		c.add(SeverityError, "daemon.reload_settle", fmt.Sprintf("daemon.reload_settle must be at least %s (got %s)", minReloadSettle, d.ReloadSettle))
 	}
 	c.checkDurationBound("daemon.reload_settle", d.ReloadSettle)
 	if d.MetricsListen != "" {

@@ -38,6 +38,7 @@ func NewConfig(t testing.TB, sim *Sim) *Config {
 	c.File.Daemon = config.Daemon{
 		StateDir: c.StateDir, LogLevel: "info", LogFormat: "json", MaxRunners: 4,
 		PollInterval: config.Duration(time.Second), ShutdownDrainTimeout: config.Duration(10 * time.Second),
+		ReloadSettle: config.Duration(time.Second), // the default: the file is rendered whole, so say it
 		StatusListen: "unix",
 	}
 	c.File.GitHub = config.GitHub{APIURL: sim.URL(), TokenFile: sim.TokenFile}

@@ -22,7 +22,7 @@ func fakeConfig(t *testing.T) *Config {
 	c.Path = filepath.Join(c.Dir, "config.toml")
 	c.StateDir = filepath.Join(t.TempDir(), "state")
 	c.File.Daemon = config.Daemon{StateDir: c.StateDir, LogLevel: "info", LogFormat: "json", MaxRunners: 3,
-		PollInterval: config.Duration(time.Second), ShutdownDrainTimeout: config.Duration(5 * time.Second), StatusListen: "unix"}
+		PollInterval: config.Duration(time.Second), ShutdownDrainTimeout: config.Duration(5 * time.Second), ReloadSettle: config.Duration(time.Second), StatusListen: "unix"}
 	c.File.GitHub = config.GitHub{APIURL: "http://127.0.0.1:1", TokenFile: tok}
 	return c
 }
