@@ -39,6 +39,10 @@ func TestBounds(t *testing.T) {
 		{"fleet lease_ttl past bound", "c.toml", auth + fleet("lease_ttl = \"721h\"\n"), nil, `fleet.lease_ttl is too large: at most 720h (30 days) (got 721h0m0s)`},
 		{"idle_timeout past bound", "c.toml", target("idle_timeout = \"31d\"\n"), nil, `idle_timeout: "31d" is not a duration`},
 		{"idle_timeout past bound hours", "c.toml", target("idle_timeout = \"744h\"\n"), nil, `6:1: target "api": idle_timeout is too large: at most 720h (30 days) (got 744h0m0s)`},
+		{"points_per_minute at GitHub's limit", "c.toml", "[github]\npoints_per_minute = 900\nmax_concurrent_requests = 100\n" + auth, nil, ""},
+		{"points_per_minute past GitHub's limit", "c.toml", "[github]\npoints_per_minute = 901\n" + auth, nil, `2:1: github.points_per_minute is too large: at most 900, GitHub's own limit (got 901)`},
+		{"max_concurrent_requests past GitHub's limit", "c.toml", "[github]\nmax_concurrent_requests = 101\n" + auth, nil, `2:1: github.max_concurrent_requests is too large: at most 100, GitHub's own limit (got 101)`},
+		{"points_per_minute negative", "c.yaml", "github:\n  points_per_minute: -1\n  device_flow:\n    client_id: x\n", nil, `2:3: github.points_per_minute must be positive, or absent for the default (got -1)`},
 		{"target poll_interval past bound", "c.yaml", "github:\n  device_flow:\n    client_id: x\ntarget:\n  - name: api\n    repository: acme/api\n    poll_interval: 9000h\n", nil, `7:5: target "api": poll_interval is too large: at most 720h (30 days) (got 9000h0m0s)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -71,7 +71,17 @@ type GitHub struct {
 	PrivateKeyFile string `koanf:"private_key_file" json:"private_key_file,omitempty" toml:"private_key_file,omitempty"`
 	// OAuth device-flow sign-in (`runner-manager auth login`).
 	DeviceFlow *DeviceFlow `koanf:"device_flow" json:"device_flow,omitempty" toml:"device_flow,omitempty"`
+	// Ceiling of GitHub secondary-limit points (GET 1, POST/PATCH/PUT/DELETE 5) spent per minute for the credential's account; GitHub refuses above 900. Absent or 0: 600.
+	PointsPerMinute int `koanf:"points_per_minute" json:"points_per_minute,omitempty" toml:"points_per_minute,omitempty" jsonschema:"minimum=0,maximum=900,default=600"`
+	// REST requests in flight at once per account; GitHub refuses above 100. Absent or 0: 8.
+	MaxConcurrentRequests int `koanf:"max_concurrent_requests" json:"max_concurrent_requests,omitempty" toml:"max_concurrent_requests,omitempty" jsonschema:"minimum=0,maximum=100,default=8"`
 }
+
+// GitHub's own secondary limits, the bounds of points_per_minute and max_concurrent_requests.
+const (
+	GitHubPointsPerMinute = 900
+	GitHubConcurrent      = 100
+)
 
 // DeviceFlow is OAuth device-flow sign-in; the resulting token pair lives in the state dir.
 type DeviceFlow struct {

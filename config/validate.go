@@ -112,6 +112,17 @@ func (c *checker) validateDaemon(d Daemon) {
 
 func (c *checker) validateGitHub(cfg *Config) {
 	g := cfg.GitHub
+	for _, b := range []struct {
+		key      string
+		v, limit int
+	}{{"github.points_per_minute", g.PointsPerMinute, GitHubPointsPerMinute}, {"github.max_concurrent_requests", g.MaxConcurrentRequests, GitHubConcurrent}} {
+		switch {
+		case b.v < 0:
+			c.add(SeverityError, b.key, fmt.Sprintf("%s must be positive, or absent for the default (got %d)", b.key, b.v))
+		case b.v > b.limit:
+			c.add(SeverityError, b.key, tooLarge(b.key, fmt.Sprintf("%d, GitHub's own limit", b.limit), fmt.Sprint(b.v)))
+		}
+	}
 	u, err := url.Parse(g.APIURL)
 	switch {
 	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):

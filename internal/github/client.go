@@ -61,6 +61,8 @@ type Options struct {
 	WebURL string
 	// Host is this machine's name as stored with a device-flow sign-in; "" = os.Hostname().
 	Host string
+	// Governor paces requests per GitHub account (governor.go); zero values are the defaults.
+	Governor GovernorOptions
 }
 
 // Client is safe for concurrent use by many target loops.
@@ -68,6 +70,7 @@ type Client struct {
 	gh     *gh.Client
 	o      Options
 	budget *Budget
+	gov    *Governor
 	// Wire is the metered transport below the credential; auth sources that call GitHub
 	// themselves (App JWT requests) use it so those calls count against the same Budget.
 	wire http.RoundTripper
@@ -111,8 +114,8 @@ func newBare(o Options) *Client {
 		o.RequestTimeout = 30 * time.Second
 	}
 	b := NewBudget(o.Clock)
-	c := &Client{o: o, budget: b, groups: map[string]int64{}}
-	c.wire = &meter{next: o.Transport, budget: b, clock: o.Clock, observe: o.Observer, contacted: o.Contacted}
+	c := &Client{o: o, budget: b, gov: NewGovernor(o.Governor, o.Clock, o.Sleep), groups: map[string]int64{}}
+	c.wire = &governedTransport{c: c, next: &meter{next: o.Transport, budget: b, clock: o.Clock, observe: o.Observer, contacted: o.Contacted}}
 	return c
 }
 
@@ -136,6 +139,12 @@ func (c *Client) finish(src auth.Source) error {
 // device-flow credential store.
 func NewFromConfig(cfg config.GitHub, stateDir string, o Options) (*Client, error) {
 	o.APIURL, o.Kind = cfg.APIURL, cfg.Auth()
+	if cfg.PointsPerMinute > 0 {
+		o.Governor.PointsPerMinute = cfg.PointsPerMinute
+	}
+	if cfg.MaxConcurrentRequests > 0 {
+		o.Governor.Concurrent = cfg.MaxConcurrentRequests
+	}
 	c := newBare(o)
 	var src auth.Source
 	var err error
@@ -190,6 +199,9 @@ func apiURLOrDefault(s string) string {
 // Budget exposes the rate-limit tracker (remaining/limit/reset per resource).
 func (c *Client) Budget() *Budget { return c.budget }
 
+// Governor exposes the request governor (its settings and counters).
+func (c *Client) Governor() *Governor { return c.gov }
+
 // Credential describes the credential in use (never its value).
 func (c *Client) Credential() string { return c.o.Auth.Describe() }
 
@@ -211,9 +223,16 @@ func (c *Client) call(ctx context.Context, s Scope, o op, fn func(ctx context.Co
 	b := retry.WithMaxRetries(c.o.MaxRetries, retry.WithJitterPercent(20, retry.NewExponential(c.o.RetryBase)))
 	reloaded, rateWaits := false, 0
 	for {
-		actx, cancel := context.WithTimeout(ctx, c.o.RequestTimeout)
+		// Admission comes before the attempt's timeout: waiting for the governor is not GitHub
+		// failing to answer.
+		gctx, release, err := c.admitCall(ctx, s, o)
+		if err != nil {
+			return fmt.Errorf("target %s: %s: waiting for the request governor: %w", s, o.what, err)
+		}
+		actx, cancel := context.WithTimeout(gctx, c.o.RequestTimeout)
 		resp, err := fn(actx)
 		cancel()
+		release()
 		if err == nil {
 			return nil
 		}

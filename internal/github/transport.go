@@ -229,7 +229,8 @@ func (a *authorize) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	owner, _ := req.Context().Value(ownerKey).(string)
 	// The token fetch may itself call GitHub (App token renewal); label it by its own path.
-	tok, err := a.src.Token(withEndpoint(req.Context(), ""), owner)
+	// It is a request of its own, so the governor admits it apart from the call it serves.
+	tok, err := a.src.Token(context.WithValue(withEndpoint(req.Context(), ""), admittedKey{}, false), owner)
 	if err != nil {
 		closeBody(req)
 		return nil, &credentialError{err}
