@@ -36,12 +36,14 @@ var classes = map[string]Class{
 	"daemon.status_listen":          Restart,
 	"daemon.status_token_file":      Restart, // the file is re-read live; another path needs a restart
 
-	"github.api_url":               Live, // the GitHub client is rebuilt when the reload is applied
-	"github.token_file":            Live,
-	"github.app_id":                Live,
-	"github.installation_id":       Live,
-	"github.private_key_file":      Live,
-	"github.device_flow.client_id": Live,
+	"github.api_url":                 Live, // the GitHub client is rebuilt when the reload is applied
+	"github.token_file":              Live,
+	"github.app_id":                  Live,
+	"github.installation_id":         Live,
+	"github.private_key_file":        Live,
+	"github.device_flow.client_id":   Live,
+	"github.points_per_minute":       Live, // a new client gets a new governor; the poll plan follows the config
+	"github.max_concurrent_requests": Live,
 
 	"webhook.listen":        Restart, // the listener and its secret are set up once, at start
 	"webhook.path":          Restart,

@@ -198,6 +198,15 @@ const (
 // CrashHook is called at every CrashPoint with the attempt concerned; nil means no hook.
 type CrashHook func(point CrashPoint, attemptID string)
 
+// Pacer spreads passes evenly and stretches intervals the GitHub account cannot afford (the
+// daemon plans it with internal/github's PlanPolls). Nil: each pass waits its poll interval, jittered.
+type Pacer interface {
+	// Interval is target name's poll interval when configured with base.
+	Interval(name string, base time.Duration) time.Duration
+	// Phase places target name's passes: at phase + k*interval from the Unix epoch.
+	Phase(name string, interval time.Duration) time.Duration
+}
+
 // Deps are the engine's collaborators. Journal is always required; Demand, Registrar and Launcher
 // only once a config enables a target (a host with no enabled targets needs no credential).
 type Deps struct {
@@ -211,6 +220,7 @@ type Deps struct {
 	Crash     CrashHook
 	Observer  Observer // nil: nothing is reported (see Observer for what is)
 	Fleet     Fleet    // nil: this host serves its targets alone
+	Pacer     Pacer    // nil: no pacing
 }
 
 // Options are fixed for the supervisor's life.

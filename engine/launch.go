@@ -149,6 +149,9 @@ func (l *loop) finish(now time.Time, poll time.Duration, draining bool, demand i
 	// pass that spent 15 s in retries would otherwise report a backoff already over.
 	end := s.clock.Now()
 	wait := jitter(s.rand, poll)
+	if s.deps.Pacer != nil {
+		wait = l.slotWait(end, poll, poll/2)
+	}
 	if draining {
 		wait = s.opts.DrainPoll
 	}

@@ -71,6 +71,13 @@ func (l *loop) snapshot() (cfg *config.Config, t config.Target, draining bool) {
 func (l *loop) run(ctx context.Context) {
 	defer close(l.done)
 	l.emit(slog.LevelInfo, "", EventLoop, fmt.Sprintf("target loop started for %s", l.key.identity))
+	if p := l.sup.deps.Pacer; p != nil {
+		// Staggered start: the first pass waits for this target's slot (a wake still cuts it short).
+		cfg, t, _ := l.snapshot()
+		if !l.sleep(ctx, l.slotWait(l.sup.clock.Now(), l.interval(cfg, t), 0)) {
+			return
+		}
+	}
 	recovering := true
 	for {
 		wait, owned := l.pass(ctx, recovering)
@@ -126,7 +133,7 @@ func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 		l.emit(slog.LevelInfo, "", EventLoop, "target loop draining: starting nothing new, deregistering idle runners, letting busy ones finish")
 	}
 	l.draining = draining
-	now, poll, monitor := s.clock.Now(), pollInterval(cfg, t), t.Mode == "monitor"
+	now, poll, monitor := s.clock.Now(), l.interval(cfg, t), t.Mode == "monitor"
 	cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 	defer cancel()
 
@@ -294,7 +301,27 @@ func (l *loop) launchN(ctx context.Context, cfg *config.Config, t config.Target,
 	return nil
 }
 
-func pollInterval(cfg *config.Config, t config.Target) time.Duration {
+// interval is the target's poll interval, as the pacer stretches it.
+func (l *loop) interval(cfg *config.Config, t config.Target) time.Duration {
+	poll := PollInterval(cfg, t)
+	if p := l.sup.deps.Pacer; p != nil {
+		poll = p.Interval(l.key.name, poll)
+	}
+	return poll
+}
+
+// slotWait is the wait from now to this target's next pass slot at least gap away, so passes of
+// all targets fall evenly over their interval instead of together.
+func (l *loop) slotWait(now time.Time, interval, gap time.Duration) time.Duration {
+	phase := l.sup.deps.Pacer.Phase(l.key.name, interval)
+	from := time.Duration(now.Add(gap).UnixNano()) - phase
+	slot := (from + interval - 1) / interval * interval
+	return slot + phase - time.Duration(now.UnixNano())
+}
+
+// PollInterval is the configured poll interval of t: its own, else the webhook's slow poll when
+// deliveries wake it, else the daemon's, else 30 s.
+func PollInterval(cfg *config.Config, t config.Target) time.Duration {
 	poll := t.PollInterval.D()
 	// With webhooks a delivery wakes the loop at once; the poll only reconciles missed ones.
 	if poll <= 0 && cfg != nil && cfg.Webhook != nil {

@@ -25,7 +25,7 @@ func TestPollInterval(t *testing.T) {
 		{"nothing set", &config.Config{}, config.Target{}, 30 * time.Second},
 	}
 	for _, c := range cases {
-		if got := pollInterval(c.cfg, c.target); got != c.want {
+		if got := PollInterval(c.cfg, c.target); got != c.want {
 			t.Errorf("%s: pollInterval = %s, want %s", c.name, got, c.want)
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/internal/github"
 )
 
 // newValidateCmd is `runner-manager validate`: the daemon's own config.Load, minus starting
@@ -172,7 +174,40 @@ func reportText(w io.Writer, results []result, _ bool) {
 			fmt.Fprintln(w, p.String())
 		}
 		fmt.Fprintln(w, summary(r.path, r.cfg, r.problems))
+		if line := projectedCost(r.cfg); line != "" {
+			fmt.Fprintln(w, line)
+		}
 	}
+}
+
+// projectedCost is what the enabled repository targets will spend of the request governor's
+// ceiling, idle, at their poll intervals. An organization's cost depends on its repository count,
+// which only GitHub knows: `verify` reports it.
+func projectedCost(cfg *config.Config) string {
+	if cfg == nil {
+		return ""
+	}
+	var ts []github.PollTarget
+	orgs := 0
+	for _, t := range cfg.EnabledTargets() {
+		if t.Organization != "" {
+			orgs++
+			continue
+		}
+		ts = append(ts, github.PollTarget{Name: t.Name, Interval: engine.PollInterval(cfg, t), Points: github.PassPoints(false, 1)})
+	}
+	if len(ts) == 0 && orgs == 0 {
+		return ""
+	}
+	p := github.PlanPolls(cfg.GitHub.PointsPerMinute, ts)
+	line := fmt.Sprintf("  GitHub cost: %s poll for %d of %d points/min", plural(len(ts), "repository target"), p.Need, p.Ceiling)
+	if p.Message != "" {
+		line += "; too many: " + p.Message
+	}
+	if orgs > 0 {
+		line += fmt.Sprintf("; plus %s, whose cost depends on their repository count (runner-manager verify reports it)", plural(orgs, "organization target"))
+	}
+	return line
 }
 
 type jsonResult struct {

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/config"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files with the current output")
@@ -268,5 +271,23 @@ func TestValidateSeveralFilesAndStdin(t *testing.T) {
 		if code != tc.code || !strings.Contains(stdout, tc.want) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d with %q", tc.args, code, stdout, stderr, tc.code, tc.want)
 		}
+	}
+}
+
+// TestValidateProjectsTheGitHubCost: validate says what the repository targets cost of the
+// governor's ceiling, and when they do not fit, how far their intervals stretch.
+func TestValidateProjectsTheGitHubCost(t *testing.T) {
+	body := "[github]\ntoken_file = \"/dev/null\"\npoints_per_minute = 60\n"
+	for i := range 30 {
+		body += fmt.Sprintf("[[target]]\nname = \"r%d\"\nrepository = \"acme/r%d\"\nlabels = [\"linux\"]\npoll_interval = \"10s\"\n", i, i)
+	}
+	body += "[[target]]\nname = \"org\"\norganization = \"acme\"\nlabels = [\"linux\"]\n"
+	cfg, err := config.LoadBytes("c.toml", []byte(body), config.Options{Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "  GitHub cost: 30 repository targets poll for 540 of 60 points/min; too many: 30 targets need 540 points/min at poll_interval 10s; the ceiling is 60: polling every 2m15s instead; plus 1 organization target, whose cost depends on their repository count (runner-manager verify reports it)"
+	if got := projectedCost(cfg); got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
 	}
 }

@@ -156,6 +156,7 @@ type daemon struct {
 	journal *journal.Journal
 	metrics *metrics.Metrics
 	gh      *gitHub
+	pacer   *pacer
 	sup     *engine.Supervisor
 	fleet   *fleet.Fleet      // nil without a [fleet]
 	guard   *selfupdate.Guard // nil when self-update is off
@@ -228,6 +229,12 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		})
 	})
 	m.SetRateLimitSource(gh.rateLimits)
+	pc := &pacer{gh: gh, onPlan: func(p github.PollPlan) {
+		if p.Message != "" {
+			log.Warn("GitHub request governor: poll intervals stretched", "detail", p.Message)
+		}
+	}}
+	pc.set(cfg)
 	// A host with targets must be able to authenticate now; one without needs no credential.
 	if len(cfg.EnabledTargets()) > 0 {
 		if _, err := gh.get(); err != nil {
@@ -253,6 +260,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		Logger:    log,
 		Crash:     o.Crash,
 		Observer:  m,
+		Pacer:     pc,
 	}
 	var woken atomic.Pointer[engine.Supervisor] // the fleet may wake a loop before the supervisor exists
 	fl, err := joinFleet(ctx, cfg, j.HostID(), log, m, func(target string) {
@@ -281,7 +289,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		fl.SetTargets(cfg)
 	}
 	m.ConfigReload(true, rep.Generation, time.Now()) // the startup load counts as a reload
-	return &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, sup: sup, fleet: fl, cfg: cfg, started: time.Now()}, nil
+	return &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sup: sup, fleet: fl, cfg: cfg, started: time.Now()}, nil
 }
 
 // joinFleet joins the [fleet] before any loop runs (nil without one). A refused membership (the

@@ -241,6 +241,7 @@ func (d *daemon) reload(ctx context.Context, cfg *config.Config, err error) {
 	}
 	old := d.config()
 	d.gh.setConfig(cfg.GitHub)
+	d.pacer.set(cfg) // before Apply: the loops it starts plan their first pass with it
 	rep, err := d.sup.Apply(ctx, cfg)
 	if err == nil && d.fleet != nil {
 		d.fleet.SetTargets(cfg)
@@ -250,6 +251,7 @@ func (d *daemon) reload(ctx context.Context, cfg *config.Config, err error) {
 		d.sup.ReloadFailed(err)
 		d.metrics.ConfigReload(false, 0, now)
 		d.gh.setConfig(d.config().GitHub)
+		d.pacer.set(d.config())
 		return
 	}
 	// A removed target's series are dropped by the engine once its loop has drained (ForgetTarget).

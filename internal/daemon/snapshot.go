@@ -33,6 +33,9 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 	if e := st.LastReload.Error; e != "" {
 		snap.Config.LastReload.Error = strings.Split(strings.TrimSpace(e), "\n")
 	}
+	if pl := d.pacer.current(); len(cfg.EnabledTargets()) > 0 {
+		snap.GitHubPolling = &status.Polling{PointsPerMinute: pl.Ceiling, NeedPerMinute: pl.Need, Stretch: pl.Stretch, Message: pl.Message}
+	}
 	if t, err := d.journal.LastGitHubContact(ctx); err == nil {
 		snap.GitHubLastContact = t
 	}

@@ -75,8 +75,10 @@ type Client struct {
 	// themselves (App JWT requests) use it so those calls count against the same Budget.
 	wire http.RoundTripper
 
-	mu     sync.Mutex
-	groups map[string]int64 // "org/group name" -> runner group id
+	mu                sync.Mutex
+	groups            map[string]int64 // "org/group name" -> runner group id
+	repoCounts        map[string]int   // lower-case org -> repositories at its last listing (pollplan.go)
+	repoCountsVersion int
 }
 
 // New builds a client. Use NewFromConfig in the daemon and CLI.

@@ -175,6 +175,7 @@ func (c *Client) Repositories(ctx context.Context, s Scope) ([]Scope, error) {
 			out = append(out, Scope{Owner: r.GetOwner().GetLogin(), Repo: r.GetName()})
 		}
 		if next == 0 {
+			c.noteRepoCount(s.Owner, len(out))
 			return out, nil
 		}
 		lo.Page = next

@@ -47,6 +47,13 @@ func RenderStatus(w io.Writer, s Snapshot, now time.Time) error {
 	} else {
 		p.linef("github:     last successful contact %s ago", age(now, s.GitHubLastContact))
 	}
+	if pl := s.GitHubPolling; pl != nil {
+		if pl.Message != "" {
+			p.linef("            polling STRETCHED: %s", pl.Message)
+		} else {
+			p.linef("            polling needs %d of %d points/min", pl.NeedPerMinute, pl.PointsPerMinute)
+		}
+	}
 	owned := 0
 	for _, t := range s.Targets {
 		owned += t.Owned

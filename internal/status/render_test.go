@@ -22,6 +22,7 @@ func fixture() Snapshot {
 		Config: Config{Generation: 3, Path: "/etc/runner-manager/config.toml",
 			LastReload: Reload{OK: true, At: ago(5 * time.Minute)}},
 		GitHubLastContact: ago(4 * time.Second),
+		GitHubPolling:     &Polling{PointsPerMinute: 600, NeedPerMinute: 18, Stretch: 1},
 		Targets: []Target{
 			{Name: "web", Scope: "repo:acme/web", Mode: "autoscale", Enabled: true, Demand: 2, Owned: 4, Starting: 1, Busy: 2, Idle: 1, MaxRunners: 5, LastPass: ago(3 * time.Second)},
 			{Name: "infra", Scope: "org:acme", Mode: "autoscale", Enabled: true, Demand: 1, MaxRunners: 2,
@@ -63,6 +64,15 @@ func draining() Snapshot {
 	return s
 }
 
+// stretched is a host whose targets need more GitHub points than the governor's ceiling allows.
+func stretched() Snapshot {
+	s := fixture()
+	s.GitHubPolling = &Polling{PointsPerMinute: 600, NeedPerMinute: 6000, Stretch: 13.9,
+		Message: "1000 targets need 6000 points/min at poll_interval 30s; the ceiling is 600: polling every 6m57s instead"}
+	s.Events = nil
+	return s
+}
+
 func TestGoldenRenderings(t *testing.T) {
 	for _, tc := range []struct {
 		golden string
@@ -74,6 +84,7 @@ func TestGoldenRenderings(t *testing.T) {
 			return RenderStatus(b, Snapshot{Version: "0.3.1", PID: 1, StartedAt: now, MaxRunners: 4, Config: Config{Path: "/etc/runner-manager/config.toml"}}, now)
 		}},
 		{"status-draining.txt", func(b *bytes.Buffer) error { return RenderStatus(b, draining(), now) }},
+		{"status-stretched.txt", func(b *bytes.Buffer) error { return RenderStatus(b, stretched(), now) }},
 		{"status.json", func(b *bytes.Buffer) error { return WriteJSON(b, fixture()) }},
 		{"runners.txt", func(b *bytes.Buffer) error { return RenderRunners(b, fixture().Runners, now) }},
 		{"runners-none.txt", func(b *bytes.Buffer) error { return RenderRunners(b, nil, now) }},

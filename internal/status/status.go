@@ -39,10 +39,19 @@ type Snapshot struct {
 	Draining          string    `json:"draining,omitempty"` // "", "shutdown" or "upgrade"
 	Config            Config    `json:"config"`
 	GitHubLastContact time.Time `json:"github_last_contact,omitzero"` // last successful GitHub API request
+	GitHubPolling     *Polling  `json:"github_polling,omitempty"`     // the request governor's poll plan
 	Targets           []Target  `json:"targets"`
 	Runners           []Runner  `json:"runners"`
 	Events            []Event   `json:"events"`          // recent operator-visible events, oldest first
 	Fleet             *Fleet    `json:"fleet,omitempty"` // with a [fleet] only
+}
+
+// Polling is the request governor's plan for the configured targets (docs/github.md).
+type Polling struct {
+	PointsPerMinute int     `json:"points_per_minute"`      // the governor's ceiling
+	NeedPerMinute   int     `json:"need_points_per_minute"` // what the targets need at their configured intervals
+	Stretch         float64 `json:"stretch"`                // >= 1: every interval is this many times longer
+	Message         string  `json:"message,omitempty"`      // set when intervals stretch
 }
 
 // Config is the configuration the daemon runs and the outcome of its last load.
