@@ -79,6 +79,7 @@ func (h *host) ExitStatus(string) (engine.ExitStatus, error) {
 	return engine.ExitStatus{Exited: !h.alive}, nil
 }
 func (h *host) RemoveRuntimeDir(context.Context, string) error { return nil }
+func (h *host) RemoveWorkDir(context.Context, string) error    { return nil }
 
 // passCount reads the number of loop passes so far.
 func (h *host) passCount() int64 {

@@ -73,6 +73,7 @@ var classes = map[string]Class{
 	"target.mode":            NextPass,
 	"target.runner_version":  NextPass,
 	"target.work_dir":        NextPass,
+	"target.shared_work_dir": NextPass,
 	"target.env":             NextPass,
 	"target.ephemeral":       NextPass,
 }

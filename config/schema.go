@@ -161,8 +161,13 @@ type Target struct {
 	Enabled *bool `koanf:"enabled" json:"enabled,omitempty" toml:"enabled,omitempty" jsonschema:"default=true"`
 	// "latest" or an exact actions/runner version x.y.z.
 	RunnerVersion string `koanf:"runner_version" json:"runner_version" toml:"runner_version" jsonschema:"default=latest"`
-	// Absolute directory under which the runners' work directories are made (default: in state_dir).
+	// Absolute directory under which each runner's own work directory <work_dir>/<attempt id> is
+	// made and removed with it (default: inside the runner's runtime directory).
 	WorkDir string `koanf:"work_dir" json:"work_dir,omitempty" toml:"work_dir,omitempty"`
+	// true: work_dir itself is every runner's work directory, shared by the target's jobs and never
+	// cleaned (files one job leaves are seen by the next). false: each runner gets <work_dir>/<attempt
+	// id>, removed with its runtime directory.
+	SharedWorkDir bool `koanf:"shared_work_dir" json:"shared_work_dir,omitempty" toml:"shared_work_dir,omitempty"`
 	// Environment variables given to the runner process; values are never printed.
 	Env map[string]string `koanf:"env" json:"env,omitempty" toml:"env,omitempty"`
 	// Must be absent or true: just-in-time runners are always ephemeral.

@@ -296,6 +296,12 @@ func (c *checker) validateTarget(t Target, p string) {
 	if t.WorkDir != "" && !filepath.IsAbs(t.WorkDir) {
 		c.add(SeverityError, p+".work_dir", fmt.Sprintf("work_dir must be an absolute path (got %q)", t.WorkDir))
 	}
+	switch {
+	case t.SharedWorkDir && t.WorkDir == "":
+		c.add(SeverityError, p+".shared_work_dir", "shared_work_dir needs work_dir: the directory every runner of this target shares")
+	case t.SharedWorkDir:
+		c.add(SeverityWarning, p+".shared_work_dir", "shared_work_dir = true: every job of this target runs in work_dir and sees what earlier jobs left there (never cleaned); remove it to give each runner its own directory")
+	}
 	if t.Ephemeral != nil && !*t.Ephemeral {
 		c.add(SeverityError, p+".ephemeral", "ephemeral = false is not supported: just-in-time runners are always ephemeral (each runs one job and is replaced); remove the key")
 	}

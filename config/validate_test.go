@@ -181,6 +181,9 @@ func TestRules(t *testing.T) {
 		{"mode", target("mode = \"turbo\"\n"), `6:1: target "api": mode must be one of autoscale, monitor (got "turbo")`},
 		{"runner_version", target("runner_version = \"v2\"\n"), `6:1: target "api": runner_version must be "latest" or an actions/runner version`},
 		{"work_dir relative", target("work_dir = \"w\"\n"), `6:1: target "api": work_dir must be an absolute path`},
+		{"work_dir per attempt", target("work_dir = \"/srv/work\"\n"), ""},
+		{"shared_work_dir without work_dir", target("shared_work_dir = true\n"), `target "api": shared_work_dir needs work_dir`},
+		{"shared_work_dir warns", target("work_dir = \"/srv/work\"\nshared_work_dir = true\n"), `7:1: warning: target "api": shared_work_dir = true: every job of this target runs in work_dir`},
 		{"ephemeral false", target("ephemeral = false\n"), `6:1: target "api": ephemeral = false is not supported: just-in-time runners are always ephemeral`},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantOne(t, problemsOf(loadIn(t, "c.toml", tc.body)), tc.want) })

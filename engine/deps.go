@@ -98,6 +98,9 @@ type Launcher interface {
 	ShimProcess(dir string) (Process, bool, error)
 	ExitStatus(dir string) (ExitStatus, error)
 	RemoveRuntimeDir(ctx context.Context, dir string) error
+	// RemoveWorkDir removes an attempt's own work directory (journal.Attempt.WorkDir) after its
+	// runtime directory; a missing one is nothing to remove.
+	RemoveWorkDir(ctx context.Context, dir string) error
 }
 
 // PeerSupply is one host's runners of a target as the fleet counts them: Starting and Idle cover

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +31,7 @@ type world struct {
 	procs   map[string]*fproc // by runtime dir
 	nextPID int
 	dirs    map[string]bool
+	work    map[string]string // work directory given to Start -> the runtime directory it was started in
 
 	starts     map[string]int // attempt id -> Start calls
 	stops      map[string]int // runner name -> Stop calls
@@ -70,7 +73,7 @@ type fproc struct {
 
 func newWorld(t *testing.T, j *enginetest.Journal) *world {
 	return &world{t: t, j: j, queued: map[string]int{}, since: map[string]time.Time{}, regs: map[int64]*ghRunner{}, procs: map[string]*fproc{},
-		dirs: map[string]bool{}, starts: map[string]int{}, stops: map[string]int{}, calls: map[string]int{},
+		dirs: map[string]bool{}, work: map[string]string{}, starts: map[string]int{}, stops: map[string]int{}, calls: map[string]int{},
 		perTarget: map[string]int{}, maxPer: map[string]int{}, fail: map[string]error{}, block: map[string]chan struct{}{},
 		hang: map[string]bool{}, nameTaken: map[string]bool{}, offline: map[string]bool{}, nextID: 100, nextPID: 1000}
 }
@@ -224,6 +227,9 @@ func (w *world) Start(_ context.Context, spec LaunchSpec) (Process, error) {
 		w.violations = append(w.violations, "start without its JIT config")
 	}
 	w.starts[spec.AttemptID]++
+	if spec.WorkDir != "" {
+		w.work[spec.WorkDir] = spec.RuntimeDir
+	}
 	w.nextPID++
 	p := Process{PID: w.nextPID, StartTime: uint64(w.nextPID) * 10}
 	w.procs[spec.RuntimeDir] = &fproc{p: p, name: a.RunnerName, target: a.Target, alive: true}
@@ -303,6 +309,23 @@ func (w *world) RemoveRuntimeDir(_ context.Context, dir string) error {
 	delete(w.dirs, dir)
 	delete(w.procs, dir)
 	return nil
+}
+
+func (w *world) RemoveWorkDir(_ context.Context, dir string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if rt, ok := w.work[dir]; ok && w.dirs[rt] {
+		w.violations = append(w.violations, "removed the work directory of a runner whose runtime directory is still there: "+dir)
+	}
+	delete(w.work, dir)
+	return nil
+}
+
+// workDirs lists the work directories Start was given that were not removed since.
+func (w *world) workDirs() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Sorted(maps.Keys(w.work))
 }
 
 // takeJobs lets GitHub hand queued jobs of identity to idle online runners; returns how many.

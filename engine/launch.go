@@ -31,8 +31,9 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	l.emit(slog.LevelInfo, a.ID, EventPlanned, fmt.Sprintf("launching runner %s in slot %d", a.RunnerName, a.Slot))
 	s.crash(CrashAfterPlan, a.ID)
 
+	workDir, own := attemptWorkDir(t, a.ID)
 	jctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
-	reg, err := s.deps.Registrar.JITConfig(jctx, t, JITRequest{Name: a.RunnerName, Labels: t.Labels, RunnerGroup: t.RunnerGroup, WorkDir: t.WorkDir})
+	reg, err := s.deps.Registrar.JITConfig(jctx, t, JITRequest{Name: a.RunnerName, Labels: t.Labels, RunnerGroup: t.RunnerGroup, WorkDir: workDir})
 	cancel()
 	if errors.Is(err, ErrRunnerNameTaken) {
 		return l.nameTaken(ctx, t, a, err)
@@ -47,6 +48,9 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	dir := filepath.Join(s.opts.RuntimeRoot, a.ID)
 	a, err = l.transition(ctx, a, journal.StateRegistered, func(x *journal.Attempt) {
 		x.RunnerID, x.RuntimeDir = reg.RunnerID, dir
+		if own {
+			x.WorkDir = workDir // journaled before Start creates it, so cleanup and recovery remove it
+		}
 	}, fmt.Sprintf("runner %s registered (id %d)", a.RunnerName, reg.RunnerID))
 	if err != nil {
 		// Not journaled: the planned record still leads recovery to the registration by name.
@@ -88,7 +92,8 @@ func (l *loop) start(ctx context.Context, t config.Target, a journal.Attempt, re
 	if err := lc.Prepare(ctx, t, a.RuntimeDir); err != nil {
 		return Process{}, fmt.Errorf("prepare runner %s (version %s) for target %s: %w", a.RunnerName, t.RunnerVersion, t.Name, err)
 	}
-	proc, err := lc.Start(ctx, LaunchSpec{AttemptID: a.ID, RuntimeDir: a.RuntimeDir, JITConfig: reg.JITConfig, Env: t.Env, WorkDir: t.WorkDir})
+	workDir, _ := attemptWorkDir(t, a.ID)
+	proc, err := lc.Start(ctx, LaunchSpec{AttemptID: a.ID, RuntimeDir: a.RuntimeDir, JITConfig: reg.JITConfig, Env: t.Env, WorkDir: workDir})
 	if err != nil {
 		return Process{}, fmt.Errorf("start runner %s for target %s: %w", a.RunnerName, t.Name, err)
 	}
@@ -186,4 +191,17 @@ func (l *loop) finish(now time.Time, poll time.Duration, draining bool, demand i
 		}
 	})
 	return wait
+}
+
+// attemptWorkDir is the work directory of attempt id of t and whether it is the attempt's own
+// (removed with its runtime directory): "" (inside the runtime directory) without work_dir,
+// work_dir itself when shared_work_dir is set, else <work_dir>/<id>.
+func attemptWorkDir(t config.Target, id string) (string, bool) {
+	switch {
+	case t.WorkDir == "":
+		return "", false
+	case t.SharedWorkDir:
+		return t.WorkDir, false
+	}
+	return filepath.Join(t.WorkDir, id), true
 }

@@ -121,3 +121,47 @@ func TestReapRaceWithJobLeavesBusyRunner(t *testing.T) {
 	}
 	h.w.checkPromises()
 }
+
+// TestWorkDirIsPerAttemptUnlessShared: with work_dir each runner gets <work_dir>/<attempt id>
+// (journaled, given to GitHub and the shim) and it is removed after the runtime directory; with
+// shared_work_dir every runner gets work_dir itself and it is never removed.
+func TestWorkDirIsPerAttemptUnlessShared(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "per attempt", true: "shared"}[shared], func(t *testing.T) {
+			h := newHarness(t)
+			a := baseTarget("a")
+			a.WorkDir, a.SharedWorkDir = "/srv/work", shared
+			h.w.setQueued("repo:acme/a", 2)
+			h.begin(cfgOf(a))
+			var want []string
+			for _, at := range h.j.All() {
+				switch {
+				case shared && at.WorkDir != "":
+					t.Errorf("%s journaled work dir %q for a shared work_dir", at.ID, at.WorkDir)
+				case !shared && at.WorkDir != "/srv/work/"+at.ID:
+					t.Errorf("%s journaled work dir %q, want /srv/work/%s", at.ID, at.WorkDir, at.ID)
+				}
+				want = append(want, "/srv/work/"+at.ID)
+			}
+			if shared {
+				want = []string{"/srv/work"}
+			}
+			slices.Sort(want)
+			if got := h.w.workDirs(); !slices.Equal(got, want) {
+				t.Fatalf("work directories given to the runners: %v, want %v", got, want)
+			}
+			h.w.takeJobs("repo:acme/a")
+			h.tick(poll, 1, "a")
+			h.w.finishJobs("repo:acme/a")
+			h.tick(poll, 1, "a")
+			if got := h.byState("a"); got["cleaned"] != 2 {
+				t.Fatalf("after the jobs: %v, want 2 cleaned", got)
+			}
+			left := h.w.workDirs()
+			if shared && !slices.Equal(left, []string{"/srv/work"}) || !shared && len(left) != 0 {
+				t.Errorf("work directories left after cleanup: %v", left)
+			}
+			h.w.checkPromises()
+		})
+	}
+}

@@ -253,6 +253,11 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 				return a, true, fmt.Errorf("remove runtime directory %s of %s: %w; check permissions under the state dir", a.RuntimeDir, a.RunnerName, err)
 			}
 		}
+		if a.WorkDir != "" {
+			if err := d.Launcher.RemoveWorkDir(ctx, a.WorkDir); err != nil {
+				return a, true, fmt.Errorf("remove work directory %s of %s: %w; check permissions under the target's work_dir", a.WorkDir, a.RunnerName, err)
+			}
+		}
 		l.sup.crash(CrashMidClean, a.ID)
 		n, err := l.transition(ctx, a, journal.StateCleaned, func(x *journal.Attempt) {
 			if x.ExitCode == nil && o.Exit.Exited {

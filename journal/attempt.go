@@ -58,6 +58,7 @@ type Attempt struct {
 	RunnerID   int64     `json:"runner_id,omitempty"`
 	Labels     []string  `json:"labels,omitempty"`
 	RuntimeDir string    `json:"runtime_dir,omitempty"`
+	WorkDir    string    `json:"work_dir,omitempty"` // the attempt's own work directory outside RuntimeDir, removed with it; "" when none
 	ShimPID    int       `json:"shim_pid,omitempty"`
 	ShimStart  uint64    `json:"shim_start,omitempty"` // process start time as the OS reports it (Linux: clock ticks since boot)
 	JobID      int64     `json:"job_id,omitempty"`

@@ -94,3 +94,7 @@ func (l *launcher) ExitStatus(dir string) (engine.ExitStatus, error) {
 func (l *launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
 	return l.proc.RemoveRuntimeDir(ctx, dir)
 }
+
+func (l *launcher) RemoveWorkDir(ctx context.Context, dir string) error {
+	return runner.RemoveWorkDir(ctx, dir)
+}

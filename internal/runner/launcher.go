@@ -166,6 +166,8 @@ func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 	workDir := s.WorkDir
 	if workDir == "" {
 		workDir = dir
+	} else if err := os.MkdirAll(workDir, 0o755); err != nil {
+		return Handle{}, fmt.Errorf("start runner for attempt %s: create its work directory: %w", s.AttemptID, err)
 	}
 	logPath := filepath.Join(dir, LogFile)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
@@ -342,6 +344,35 @@ func (l *Launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
 		}
 	}
 	l.log.Info("removed runtime directory", "runtime_dir", abs)
+	return nil
+}
+
+// RemoveWorkDir removes an attempt's own work directory <work_dir>/<attempt id> (the engine calls
+// it after RemoveRuntimeDir, so the runner is gone). It refuses anything but an absolute, clean
+// path ending in a plain name below a parent directory, removes through os.Root (a symlink is
+// removed as a link), and reads a missing directory or parent as nothing to remove.
+func RemoveWorkDir(ctx context.Context, dir string) error {
+	parent, base := filepath.Split(dir)
+	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || !keyPart.MatchString(base) || parent == "/" {
+		return fmt.Errorf("remove work directory %q: not <work_dir>/<attempt id>", dir)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("remove work directory %s: %w", dir, err)
+	}
+	root, err := os.OpenRoot(parent)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove work directory %s: %w", dir, err)
+	}
+	defer root.Close()
+	if err := root.RemoveAll(base); err != nil {
+		makeRemovable(root, base)
+		if err := root.RemoveAll(base); err != nil {
+			return fmt.Errorf("remove work directory %s (check its permissions; it is retried on the next pass): %w", dir, err)
+		}
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -146,5 +147,53 @@ func TestRemoveRuntimeDirWithoutRuntimeRoot(t *testing.T) {
 	l := newTestLauncher(t, root)
 	if err := l.RemoveRuntimeDir(context.Background(), filepath.Join(root, "attempt-1")); err != nil {
 		t.Fatalf("RemoveRuntimeDir under a missing runtime root = %v, want nil (nothing to remove)", err)
+	}
+}
+
+// TestRemoveWorkDir: an attempt's own work directory goes, whatever a job left in it (read-only
+// directories, a symlink out of it, whose target stays); a missing one is nothing to remove; any
+// path that is not <dir>/<plain name> is refused.
+func TestRemoveWorkDir(t *testing.T) {
+	parent := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "keep")
+	if err := os.WriteFile(outside, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "h1-0000000001")
+	ro := filepath.Join(dir, "ws", "ro")
+	if err := os.MkdirAll(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ro, "f"), []byte("x"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(ro, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveWorkDir(t.Context(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("work directory still there: %v", err)
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Errorf("a symlink's target was removed: %v", err)
+	}
+	if err := RemoveWorkDir(t.Context(), dir); err != nil {
+		t.Errorf("removing it again: %v", err)
+	}
+	if err := RemoveWorkDir(t.Context(), filepath.Join(t.TempDir(), "gone", "h1-2")); err != nil {
+		t.Errorf("a missing parent: %v", err)
+	}
+	for _, bad := range []string{"", "rel/h1-1", "/h1-1", "/", parent + "/", parent + "/../h1-1", parent + "/.."} {
+		if err := RemoveWorkDir(t.Context(), bad); err == nil {
+			t.Errorf("RemoveWorkDir(%q) accepted", bad)
+		}
+	}
+	if _, err := os.Stat(parent); err != nil {
+		t.Errorf("the parent went: %v", err)
 	}
 }
