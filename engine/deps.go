@@ -20,14 +20,21 @@ type Journal interface {
 	RecordGitHubContact(ctx context.Context, t time.Time) error
 }
 
-// Job is one queued workflow job whose runs-on labels the target's runners satisfy.
+// Job is one workflow job whose runs-on labels the target's runners satisfy: queued, or in
+// progress on the runner named Runner.
 type Job struct {
 	ID       int64
+	Name     string
 	Labels   []string
 	QueuedAt time.Time // when GitHub queued it (created_at); zero if unknown. Only scale-up metrics use it.
+	// Runner is the name of the runner running the job; "" while it is queued. A Demand may report
+	// jobs in progress: they are no demand, they name a busy runner's job (journal JobID).
+	Runner string
 }
 
-// Demand reports the jobs waiting for a runner of target t (polling or webhook-fed).
+// Demand reports the jobs waiting for a runner of target t (polling or webhook-fed). An error
+// with `Partial() bool` true (some of an organization's repositories could not be read) comes with
+// valid jobs for the rest: the pass uses them and names the error in status.
 type Demand interface {
 	Queued(ctx context.Context, t config.Target) ([]Job, error)
 }

@@ -11,21 +11,22 @@ import (
 type EventKind string
 
 const (
-	EventPlanned      EventKind = "planned"
-	EventRegistered   EventKind = "registered"
-	EventStarted      EventKind = "started"
-	EventAdopted      EventKind = "adopted" // recovery found the runner alive and supervises it again
-	EventBusy         EventKind = "busy"
-	EventExited       EventKind = "exited"
-	EventDeregistered EventKind = "deregistered"
-	EventCleaned      EventKind = "cleaned"
-	EventFailed       EventKind = "failed"
-	EventOrphan       EventKind = "orphan-deleted" // a registration of this host with no live runner
-	EventReload       EventKind = "reload"
-	EventReloadFailed EventKind = "reload-failed"
-	EventLoop         EventKind = "loop" // a target loop started, began draining, or ended
-	EventBackoff      EventKind = "backoff"
-	EventDrain        EventKind = "drain" // shutdown or upgrade drain began or ended
+	EventPlanned       EventKind = "planned"
+	EventRegistered    EventKind = "registered"
+	EventStarted       EventKind = "started"
+	EventAdopted       EventKind = "adopted" // recovery found the runner alive and supervises it again
+	EventBusy          EventKind = "busy"
+	EventExited        EventKind = "exited"
+	EventDeregistered  EventKind = "deregistered"
+	EventCleaned       EventKind = "cleaned"
+	EventFailed        EventKind = "failed"
+	EventOrphan        EventKind = "orphan-deleted" // a registration of this host with no live runner
+	EventReload        EventKind = "reload"
+	EventReloadFailed  EventKind = "reload-failed"
+	EventLoop          EventKind = "loop" // a target loop started, began draining, or ended
+	EventBackoff       EventKind = "backoff"
+	EventDemandPartial EventKind = "demand-partial" // some repositories' jobs could not be read; the rest are served
+	EventDrain         EventKind = "drain"          // shutdown or upgrade drain began or ended
 )
 
 // Event is one operator-visible change, kept for `status` and logged.

@@ -46,11 +46,12 @@ type world struct {
 	hang        map[string]bool          // "DeleteRunner repo:acme/a" -> that call hangs until ctx ends
 	jitGate     chan struct{}            // non-nil: JITConfig waits for it (jitEntered says one waits)
 	jitEntered  chan string
-	afterList   func()          // called after each Runners answer is taken, without w.mu
-	nameTaken   map[string]bool // runner names whose first JITConfig registers, then answers 409
-	offline     map[string]bool // runner names GitHub lists offline (never connected, or lost)
-	allOffline  bool            // every runner is listed offline (the host cannot reach GitHub)
-	holdPrepare bool            // Prepare waits until its ctx ends (a download that never finishes)
+	afterList   func()           // called after each Runners answer is taken, without w.mu
+	nameTaken   map[string]bool  // runner names whose first JITConfig registers, then answers 409
+	offline     map[string]bool  // runner names GitHub lists offline (never connected, or lost)
+	allOffline  bool             // every runner is listed offline (the host cannot reach GitHub)
+	holdPrepare bool             // Prepare waits until its ctx ends (a download that never finishes)
+	partial     map[string]error // identity -> Queued answers its jobs with this error (Partial)
 	failStart   error
 	hideBusy    bool // list busy runners as idle, like a list fetched just before a job arrived
 	violations  []string
@@ -75,7 +76,7 @@ func newWorld(t *testing.T, j *enginetest.Journal) *world {
 	return &world{t: t, j: j, queued: map[string]int{}, since: map[string]time.Time{}, regs: map[int64]*ghRunner{}, procs: map[string]*fproc{},
 		dirs: map[string]bool{}, work: map[string]string{}, starts: map[string]int{}, stops: map[string]int{}, calls: map[string]int{},
 		perTarget: map[string]int{}, maxPer: map[string]int{}, fail: map[string]error{}, block: map[string]chan struct{}{},
-		hang: map[string]bool{}, nameTaken: map[string]bool{}, offline: map[string]bool{}, nextID: 100, nextPID: 1000}
+		hang: map[string]bool{}, nameTaken: map[string]bool{}, offline: map[string]bool{}, partial: map[string]error{}, nextID: 100, nextPID: 1000}
 }
 
 func (w *world) call(op string, t config.Target) error {
@@ -120,7 +121,12 @@ func (w *world) Queued(ctx context.Context, t config.Target) ([]Job, error) {
 			jobs[i].QueuedAt = at.Add(time.Duration(i) * time.Second)
 		}
 	}
-	return jobs, nil
+	for _, r := range w.sortedRegs() { // in progress: job 9000+runner id
+		if r.identity == t.Identity() && r.busy {
+			jobs = append(jobs, Job{ID: 9000 + r.id, Labels: t.Labels, Runner: r.name})
+		}
+	}
+	return jobs, w.partial[t.Identity()]
 }
 
 func (w *world) JITConfig(ctx context.Context, t config.Target, req JITRequest) (Registration, error) {

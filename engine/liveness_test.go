@@ -344,3 +344,56 @@ func TestShutdownCancellationIsNotAJournalFailure(t *testing.T) {
 		t.Fatalf("report = %+v", rep)
 	}
 }
+
+type partialErr string
+
+func (e partialErr) Error() string { return string(e) }
+func (partialErr) Partial() bool   { return true }
+
+// Issue 15.6: demand read in part (a repository refused) is served, not backed off, and the
+// skipped repository is named in status and in one event until it clears.
+func TestPartialDemandIsServedAndNamed(t *testing.T) {
+	h := newHarness(t)
+	const warn = "target acme: skipped 1 repositories whose jobs cannot be read (acme/secret)"
+	h.w.partial["repo:acme/a"] = partialErr(warn)
+	h.w.setQueued("repo:acme/a", 2)
+	h.begin(cfgOf(baseTarget("a")))
+	st := h.s.Status().Targets[0]
+	if got := h.byState("a"); got["started"] != 2 {
+		t.Fatalf("jobs of the readable repositories: %v, want 2 started", got)
+	}
+	if st.Backoff != "" || st.LastError != "" || st.Warning != warn {
+		t.Fatalf("status: backoff %q, error %q, warning %q", st.Backoff, st.LastError, st.Warning)
+	}
+	h.tick(poll, 1, "a")
+	if evs := h.events("acme/secret"); len(evs) != 1 || evs[0].Kind != EventDemandPartial {
+		t.Fatalf("events naming the skipped repository: %v, want one", evs)
+	}
+	h.w.mu.Lock()
+	delete(h.w.partial, "repo:acme/a")
+	h.w.mu.Unlock()
+	h.tick(poll, 1, "a")
+	if st := h.s.Status().Targets[0]; st.Warning != "" || len(h.events("can be read again")) != 1 {
+		t.Fatalf("after it cleared: warning %q", st.Warning)
+	}
+}
+
+// Issue 15.11: a busy runner's job is journaled (`runner-manager runners` shows it), and a job
+// in progress is no demand.
+func TestBusyRunnerRecordsItsJob(t *testing.T) {
+	h := startA(t, 1)
+	h.w.takeJobs("repo:acme/a")
+	h.tick(poll, 1, "a")
+	var busy journal.Attempt
+	for _, at := range h.j.All() {
+		if at.State == journal.StateBusy {
+			busy = at
+		}
+	}
+	if busy.ID == "" || busy.JobID != 9000+busy.RunnerID {
+		t.Fatalf("busy attempt %+v, want job id %d", busy, 9000+busy.RunnerID)
+	}
+	if st := h.s.Status().Targets[0]; st.Demand != 0 || len(h.j.All()) != 1 {
+		t.Fatalf("a job in progress counted as demand: %d, attempts %d", st.Demand, len(h.j.All()))
+	}
+}

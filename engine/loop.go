@@ -171,7 +171,7 @@ func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 		if ctx.Err() != nil {
 			return 0, -1
 		}
-		keep(l.reapIdle(ctx, t, owned, r, draining))
+		keep(l.reapIdle(ctx, t, owned, r, &gh, draining))
 	}
 	if launching {
 		keep(l.launchN(ctx, cfg, t, out.Start, jobWaits(gh.jobs, in.Starting+len(in.Idle)-len(out.Reap))))
@@ -247,9 +247,14 @@ type githubView struct {
 	listed bool      // the runner list answered
 	at     time.Time // when the list was asked for
 	demand int
-	jobs   []Job
+	jobs   []Job            // queued ones
+	jobOf  map[string]int64 // runner name -> id of the job it runs
+	warn   string           // demand read in part (Partial): what was skipped
 	err    error
 }
+
+// partial is the Demand error that comes with valid jobs (deps.go).
+type partial interface{ Partial() bool }
 
 // readGitHub lists the target's runners, then (unless draining) its queued jobs. The list is read
 // before the journal, so any registration it shows was journaled first (see deleteOrphans).
@@ -270,10 +275,23 @@ func (l *loop) readGitHub(ctx context.Context, t config.Target, draining bool) g
 		return v
 	}
 	jobs, err := s.deps.Demand.Queued(ctx, t)
-	if err != nil {
+	var p partial
+	switch {
+	case err != nil && errors.As(err, &p) && p.Partial():
+		v.warn = err.Error()
+	case err != nil:
 		v.err = fmt.Errorf("read queued jobs of target %s: %w", t.Name, err)
 	}
-	v.demand, v.jobs = len(jobs), jobs
+	v.jobOf = map[string]int64{}
+	for _, j := range jobs {
+		if j.Runner != "" {
+			v.jobOf[j.Runner] = j.ID
+			continue
+		}
+		v.jobs = append(v.jobs, j)
+	}
+	v.demand = len(v.jobs)
+	l.noteWarning(v.warn)
 	return v
 }
 
@@ -376,7 +394,7 @@ func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, own
 
 // reapIdle deregisters an idle runner first; only once GitHub accepted (so it cannot take a job any
 // more) is the process stopped. A busy answer means it just took a job: it is left to finish.
-func (l *loop) reapIdle(ctx context.Context, t config.Target, owned []journal.Attempt, r reap, draining bool) error {
+func (l *loop) reapIdle(ctx context.Context, t config.Target, owned []journal.Attempt, r reap, gh *githubView, draining bool) error {
 	var a journal.Attempt
 	for _, o := range owned {
 		if o.ID == r.ID {
@@ -390,11 +408,7 @@ func (l *loop) reapIdle(ctx context.Context, t config.Target, owned []journal.At
 	defer cancel()
 	err := l.sup.deps.Registrar.DeleteRunner(ctx, t, a.RunnerID)
 	if errors.Is(err, ErrRunnerBusy) {
-		_, err = l.transition(ctx, a, journal.StateBusy, nil, fmt.Sprintf("runner %s took a job while being reaped (%s); it will be left to finish", a.RunnerName, r.Reason))
-		if err == nil {
-			l.observeBusy(a, l.sup.clock.Now())
-		}
-		l.sup.crash(CrashAfterBusy, a.ID)
+		_, err = l.markBusy(ctx, a, gh.jobOf[a.RunnerName], fmt.Sprintf("runner %s took a job while being reaped (%s); it will be left to finish", a.RunnerName, r.Reason))
 		return err
 	}
 	if err != nil {
@@ -440,6 +454,17 @@ func (s *Supervisor) deleteOrphans(ctx context.Context, t config.Target, regs []
 	return nil
 }
 
+// markBusy records that started attempt a took a job (jobID, when GitHub's jobs list showed it:
+// `runner-manager runners` shows it); the attempt is never stopped or deregistered again.
+func (l *loop) markBusy(ctx context.Context, a journal.Attempt, jobID int64, msg string) (journal.Attempt, error) {
+	n, err := l.transition(ctx, a, journal.StateBusy, func(x *journal.Attempt) { x.JobID = jobID }, msg)
+	if err == nil {
+		l.observeBusy(a, l.sup.clock.Now())
+	}
+	l.sup.crash(CrashAfterBusy, a.ID)
+	return n, err
+}
+
 // transition writes one journal step and emits its event.
 func (l *loop) transition(ctx context.Context, a journal.Attempt, to journal.State, update func(*journal.Attempt), msg string) (journal.Attempt, error) {
 	n, err := l.sup.deps.Journal.Transition(ctx, a.ID, to, update)
@@ -452,4 +477,17 @@ func (l *loop) transition(ctx context.Context, a journal.Attempt, to journal.Sta
 	}
 	l.emit(level, a.ID, EventKind(to), msg)
 	return n, nil
+}
+
+// noteWarning shows a demand read in part in status, with an event when it starts or changes
+// and when it clears, not on every pass.
+func (l *loop) noteWarning(warn string) {
+	var prev string
+	l.status.set(func(st *TargetStatus) { prev, st.Warning = st.Warning, warn })
+	switch {
+	case warn != "" && warn != prev:
+		l.emit(slog.LevelWarn, "", EventDemandPartial, warn)
+	case warn == "" && prev != "":
+		l.emit(slog.LevelInfo, "", EventDemandPartial, "every repository's jobs can be read again")
+	}
 }

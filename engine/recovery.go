@@ -28,6 +28,7 @@ type observation struct {
 	// StartupExpired: started, and GitHub has not listed it online or busy for the target's
 	// startup_timeout (since its start, or since it was last listed online).
 	StartupExpired bool
+	JobID          int64 // the job GitHub's jobs list shows the runner running, if any
 	Err            error // liveness could not be determined: decide waits
 }
 
@@ -152,6 +153,7 @@ func (l *loop) observe(a journal.Attempt, v *githubView) observation {
 	if r, ok := v.byName[a.RunnerName]; ok {
 		o.Listed, o.ListedID, o.ListedBusy = true, r.ID, r.Busy
 	}
+	o.JobID = v.jobOf[a.RunnerName]
 	return o
 }
 
@@ -195,11 +197,7 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 		}, fmt.Sprintf("runner %s found running (pid %d) though the journal had no pid: adopted", a.RunnerName, o.Process.PID))
 		return n, err != nil, err
 	case stepMarkBusy:
-		n, err := l.transition(ctx, a, journal.StateBusy, nil, fmt.Sprintf("runner %s took a job; it will be left to finish", a.RunnerName))
-		if err == nil {
-			l.observeBusy(a, l.sup.clock.Now())
-		}
-		l.sup.crash(CrashAfterBusy, a.ID)
+		n, err := l.markBusy(ctx, a, o.JobID, fmt.Sprintf("runner %s took a job; it will be left to finish", a.RunnerName))
 		return n, true, err
 	case stepMarkExited:
 		msg := fmt.Sprintf("runner %s ended", a.RunnerName)
@@ -304,10 +302,7 @@ func (l *loop) timeOut(ctx context.Context, t config.Target, a journal.Attempt, 
 	if o.Listed {
 		err := l.sup.deps.Registrar.DeleteRunner(ctx, t, o.ListedID)
 		if errors.Is(err, ErrRunnerBusy) {
-			n, err := l.transition(ctx, a, journal.StateBusy, nil, fmt.Sprintf("runner %s took a job as it was being given up on; it will be left to finish", a.RunnerName))
-			if err == nil {
-				l.observeBusy(a, l.sup.clock.Now())
-			}
+			n, err := l.markBusy(ctx, a, o.JobID, fmt.Sprintf("runner %s took a job as it was being given up on; it will be left to finish", a.RunnerName))
 			return n, true, err
 		}
 		if err != nil {

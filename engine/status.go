@@ -38,6 +38,7 @@ type TargetStatus struct {
 	Backoff      string    `json:"backoff,omitempty"` // error class while backing off
 	BackoffUntil time.Time `json:"backoff_until,omitzero"`
 	LastError    string    `json:"last_error,omitempty"`
+	Warning      string    `json:"warning,omitempty"` // demand read in part: the repositories skipped and why
 	// Failures counts the runners given up on since the daemon started, by reason
 	// (ReasonRegistrationTimedOut, ReasonLaunchFailed).
 	Failures map[string]int `json:"failures,omitempty"`

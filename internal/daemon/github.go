@@ -76,15 +76,16 @@ func (g *gitHub) Queued(ctx context.Context, t config.Target) ([]engine.Job, err
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := c.QueuedJobs(ctx, s, t.Labels)
-	if err != nil {
+	jobs, err := c.Jobs(ctx, s, t.Labels)
+	var partial *github.PartialError
+	if err != nil && !errors.As(err, &partial) {
 		return nil, classify(err)
 	}
 	out := make([]engine.Job, 0, len(jobs))
 	for _, j := range jobs {
-		out = append(out, engine.Job{ID: j.ID, Labels: j.Labels, QueuedAt: j.CreatedAt})
+		out = append(out, engine.Job{ID: j.ID, Name: j.Name, Labels: j.Labels, QueuedAt: j.CreatedAt, Runner: j.RunnerName})
 	}
-	return out, nil
+	return out, err // a *github.PartialError: the jobs are valid (engine: Partial)
 }
 
 func (g *gitHub) JITConfig(ctx context.Context, t config.Target, req engine.JITRequest) (engine.Registration, error) {

@@ -43,7 +43,7 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 		t := status.Target{
 			Name: ts.Name, Scope: ts.Identity, Mode: ts.Mode, Enabled: true,
 			Demand: ts.Demand, Owned: ts.Owned, Starting: ts.Starting, Busy: ts.Busy, Idle: ts.Idle,
-			Draining: ts.Draining, LastError: ts.LastError, LastPass: ts.LastPass,
+			Draining: ts.Draining, LastError: ts.LastError, Warning: ts.Warning, LastPass: ts.LastPass,
 			Backoff: status.Backoff{Active: ts.Backoff != "", Until: ts.BackoffUntil, Reason: ts.Backoff},
 		}
 		if ct, ok := cfg.Target(ts.Name); ok {

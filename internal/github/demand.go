@@ -3,7 +3,9 @@ package github
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 	"time"
 
@@ -18,7 +20,34 @@ type Job struct {
 	Name      string
 	Labels    []string
 	CreatedAt time.Time
+	// RunnerName is the runner running the job; "" while it is queued (see Jobs).
+	RunnerName string
 }
+
+// PartialError is returned by QueuedJobs, with the jobs of every other repository, when some of an
+// organization's repositories refused the read (403, or another refusal that retrying will not
+// change). Partial marks it for the engine: the jobs alongside it are valid.
+type PartialError struct {
+	Target  string
+	Skipped map[string]error // repository "owner/name" -> why it was skipped
+}
+
+func (e *PartialError) Error() string {
+	names := make([]string, 0, len(e.Skipped))
+	for n := range e.Skipped {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, e.Skipped[n].Error())
+	}
+	return fmt.Sprintf("target %s: skipped %d repositories whose jobs cannot be read (%s); the other repositories are served: %s",
+		e.Target, len(names), strings.Join(names, ", "), strings.Join(parts, "; "))
+}
+
+// Partial reports that the jobs returned alongside the error are valid.
+func (e *PartialError) Partial() bool { return true }
 
 var (
 	opRuns     = op{"GET /repos/{owner}/{repo}/actions/runs", "list workflow runs", permActions}
@@ -34,10 +63,25 @@ var (
 var runStatuses = []string{"queued", "in_progress"}
 
 // QueuedJobs returns the queued jobs of the scope whose runs-on labels the given runner labels
-// satisfy. For an organisation it walks the repositories the credential can see (the App
-// installation's, or the organisation's). Every GET is conditional, so an idle scope costs no
-// rate budget.
+// satisfy (Jobs without the ones in progress).
 func (c *Client) QueuedJobs(ctx context.Context, s Scope, runnerLabels []string) ([]Job, error) {
+	jobs, err := c.Jobs(ctx, s, runnerLabels)
+	queued := jobs[:0:0]
+	for _, j := range jobs {
+		if j.RunnerName == "" {
+			queued = append(queued, j)
+		}
+	}
+	return queued, err
+}
+
+// Jobs returns the queued jobs of the scope whose runs-on labels the given runner labels satisfy,
+// and, at no extra cost (their runs are read anyway), those in progress on a runner (RunnerName
+// set). For an organisation it walks the repositories the credential can see (the App
+// installation's, or the organisation's); one that refuses the read is skipped and named in a
+// *PartialError returned with the other repositories' jobs. Every GET is conditional, so an idle
+// scope costs no rate budget.
+func (c *Client) Jobs(ctx context.Context, s Scope, runnerLabels []string) ([]Job, error) {
 	if !s.IsOrg() {
 		return c.repoQueuedJobs(ctx, s, runnerLabels)
 	}
@@ -46,17 +90,28 @@ func (c *Client) QueuedJobs(ctx context.Context, s Scope, runnerLabels []string)
 		return nil, err
 	}
 	var out []Job
+	var partial *PartialError
 	for _, r := range repos {
 		jobs, err := c.repoQueuedJobs(ctx, r, runnerLabels)
 		var e *Error
-		if errors.As(err, &e) && e.Status == http.StatusNotFound {
+		switch {
+		case errors.As(err, &e) && e.Status == http.StatusNotFound:
 			// Actions disabled, or the repository vanished between the two lists: nothing queued.
 			continue
-		}
-		if err != nil {
-			return nil, err
+		case errors.As(err, &e) && !e.Retryable && ctx.Err() == nil:
+			// This repository refuses (a 403 on its runs): it alone is skipped, the rest are served.
+			if partial == nil {
+				partial = &PartialError{Target: s.String(), Skipped: map[string]error{}}
+			}
+			partial.Skipped[r.String()] = err
+			continue
+		case err != nil:
+			return nil, err // the credential, the budget or GitHub itself: every repository would fail
 		}
 		out = append(out, jobs...)
+	}
+	if partial != nil {
+		return out, partial
 	}
 	return out, nil
 }
@@ -107,11 +162,16 @@ func (c *Client) runQueuedJobs(ctx context.Context, s Scope, runID int64, runner
 			return nil, err
 		}
 		for _, j := range page.Jobs {
-			if j.GetStatus() != "queued" || !LabelsMatch(j.Labels, runnerLabels) {
+			running := j.GetStatus() == "in_progress" && j.GetRunnerName() != ""
+			if (j.GetStatus() != "queued" && !running) || !LabelsMatch(j.Labels, runnerLabels) {
 				continue
 			}
-			out = append(out, Job{ID: j.GetID(), RunID: j.GetRunID(), Repo: s.String(), Name: j.GetName(),
-				Labels: j.Labels, CreatedAt: j.GetCreatedAt().Time})
+			job := Job{ID: j.GetID(), RunID: j.GetRunID(), Repo: s.String(), Name: j.GetName(),
+				Labels: j.Labels, CreatedAt: j.GetCreatedAt().Time}
+			if running {
+				job.RunnerName = j.GetRunnerName()
+			}
+			out = append(out, job)
 		}
 		if next == 0 {
 			return out, nil

@@ -5,14 +5,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
 
 // orgReposFront serves GET /orgs/acme/repos as GitHub does (repository objects, ETag, 304 on
@@ -85,5 +88,35 @@ func TestOrgDemandWithTokenListsOrgRepos(t *testing.T) {
 	}
 	if listed != 1 {
 		t.Fatalf("repository list fetched %d times in a poll, want 1", listed)
+	}
+}
+
+// Issue 15.6: one repository that refuses the read (403) does not stop an organisation's demand:
+// it is skipped and named, the other repositories' jobs come back with the error.
+func TestOrgDemandSkipsARepositoryThatRefuses(t *testing.T) {
+	s := newSim(t)
+	s.srv.CreateRepo("acme", "web")
+	s.srv.CreateRepo("acme", "secret")
+	web, _ := s.srv.QueueJob("acme/web", []string{"linux"}, -1)
+	s.srv.QueueJob("acme/secret", []string{"linux"}, -1)
+	s.srv.AddFault(ghsim.Fault{Path: "/repos/acme/secret/actions/runs", Kind: ghsim.FaultStatus, Status: http.StatusForbidden})
+	repo := func(name string) map[string]any {
+		return map[string]any{"name": name, "full_name": "acme/" + name, "owner": map[string]any{"login": "acme", "type": "Organization"}}
+	}
+	front := orgReposFront(t, s, []map[string]any{repo("secret"), repo("web")})
+	c, err := NewFromConfig(config.GitHub{APIURL: front.URL, TokenFile: writeToken(t, s.token)}, t.TempDir(), s.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := c.QueuedJobs(context.Background(), OrgScope("acme"), []string{"linux"})
+	var partial *PartialError
+	if !errors.As(err, &partial) || !partial.Partial() || partial.Skipped["acme/secret"] == nil || len(partial.Skipped) != 1 {
+		t.Fatalf("err = %v, want a PartialError naming acme/secret", err)
+	}
+	if !strings.Contains(err.Error(), "acme/secret") {
+		t.Fatalf("the message does not name the repository: %v", err)
+	}
+	if ids := jobIDs(jobs); !slices.Equal(ids, []int64{web}) {
+		t.Fatalf("jobs %v, want acme/web's %d", ids, web)
 	}
 }

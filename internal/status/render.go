@@ -135,6 +135,8 @@ func targetState(t Target, now time.Time) string {
 		return s
 	case t.LastError != "":
 		return "error: " + oneLine(t.LastError)
+	case t.Warning != "":
+		return "ok, in part: " + oneLine(t.Warning)
 	}
 	return "ok"
 }

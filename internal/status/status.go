@@ -92,6 +92,7 @@ type Target struct {
 	Draining   bool      `json:"draining,omitempty"` // removed or changed: finishing its busy runners
 	Backoff    Backoff   `json:"backoff"`
 	LastError  string    `json:"last_error,omitempty"`
+	Warning    string    `json:"warning,omitempty"`  // served in part: the repositories whose jobs cannot be read, and why
 	LastPass   time.Time `json:"last_pass,omitzero"` // end of the loop's latest reconcile pass
 }
 
