@@ -47,7 +47,9 @@ func (s *Server) handleRunnerConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	rn.status = RunnerOnline
 	s.registration(rn.id).Online = true
-	rn.fault = s.runnerFaults[rn.name]
+	if f, ok := s.runnerFaults[rn.name]; ok {
+		rn.fault = f // a runner's own fault may be set after it registered
+	}
 	writeJSON(w, http.StatusOK, runnerproto.ConnectResponse{Fault: rn.fault})
 }
 

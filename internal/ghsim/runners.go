@@ -73,9 +73,9 @@ func (s *Server) handleGenerateJIT(w http.ResponseWriter, r *http.Request) {
 	}
 	rn := &runner{id: s.newID(), name: req.Name, scope: sc, labels: slices.Clone(req.Labels), groupID: g.id,
 		groupName: g.name, credential: newSecret("ghsimrunner_"),
-		status: RunnerOffline, createdAt: s.now()}
+		status: RunnerOffline, createdAt: s.now(), fault: s.registeredFault(req.Name)}
 	cfg := runnerproto.JITConfig{URL: s.URL(), RunnerID: rn.id, RunnerName: rn.name, Credential: rn.credential,
-		Labels: rn.labels}
+		Labels: rn.labels, Fault: jitFault(rn.fault)}
 	if req.WorkFolder != nil {
 		cfg.WorkFolder = *req.WorkFolder
 	}

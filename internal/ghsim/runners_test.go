@@ -333,3 +333,51 @@ func TestSilentRunnerGoesOffline(t *testing.T) {
 		t.Fatalf("snapshot = %+v", r[0])
 	}
 }
+
+// TestNeverOnlineForEveryRunner: the fault named "*" applies to every runner registered from then
+// on; never_online reaches the runner in its JIT config (it never reads a connect reply), so the
+// process runs, stays listed offline, takes no job, and exits on SIGTERM. "" clears it.
+func TestNeverOnlineForEveryRunner(t *testing.T) {
+	pkg := testPackage(t)
+	s := newTestServer(t, Options{})
+	s.CreateRepo("acme", "api")
+	gh := newClient(t, s, s.AddToken(TokenOptions{}))
+	jobID, _ := s.QueueJob("acme/api", []string{"linux"}, 50)
+	before, _, err := gh.Actions.GenerateRepoJITConfig(context.Background(), "acme", "api", jitReq("before", "linux"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetRunnerFault(runnerproto.AllRunners, runnerproto.FaultNeverOnline)
+	jit, _, err := gh.Actions.GenerateRepoJITConfig(context.Background(), "acme", "api", jitReq("any-name", "linux"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ := runnerproto.Decode(before.GetEncodedJITConfig()); cfg.Fault != "" {
+		t.Fatalf("a runner registered before the fault got %q", cfg.Fault)
+	}
+	p := startRunner(t, extract(t, pkg.Path), jit.GetEncodedJITConfig())
+	time.Sleep(300 * time.Millisecond) // proving an absence: it never connects
+	if p.exited() {
+		t.Fatal("the never-online runner exited by itself")
+	}
+	for _, r := range s.Runners() {
+		if r.Name == "any-name" && r.Status != RunnerOffline {
+			t.Fatalf("never-online runner listed %s", r.Status)
+		}
+	}
+	if j, _ := s.Job(jobID); j.Status != StatusQueued {
+		t.Fatalf("job = %+v, want it still queued", j)
+	}
+	_ = p.cmd.Process.Signal(sigTERM)
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit %d on SIGTERM, want 0", code)
+	}
+	s.SetRunnerFault(runnerproto.AllRunners, "")
+	after, _, err := gh.Actions.GenerateRepoJITConfig(context.Background(), "acme", "api", jitReq("after", "linux"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ := runnerproto.Decode(after.GetEncodedJITConfig()); cfg.Fault != "" {
+		t.Fatalf("after clearing, a new runner got %q", cfg.Fault)
+	}
+}

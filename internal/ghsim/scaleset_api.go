@@ -328,9 +328,9 @@ func (s *Server) handleScaleSetJIT(w http.ResponseWriter, r *http.Request, ss *s
 	}
 	rn := &runner{id: s.newID(), name: body.Name, scope: sc, labels: slices.Clone(ss.labels), groupID: ss.groupID,
 		groupName: ss.groupName, credential: newSecret("ghsimrunner_"), status: RunnerOffline, createdAt: s.now(),
-		scaleSetID: ss.id}
+		scaleSetID: ss.id, fault: s.registeredFault(body.Name)}
 	enc, err := runnerproto.JITConfig{URL: s.URL(), RunnerID: rn.id, RunnerName: rn.name, Credential: rn.credential,
-		Labels: rn.labels, WorkFolder: body.WorkFolder, ScaleSetID: ss.id}.Encode()
+		Labels: rn.labels, WorkFolder: body.WorkFolder, ScaleSetID: ss.id, Fault: jitFault(rn.fault)}.Encode()
 	if err != nil {
 		writeActionsError(w, http.StatusInternalServerError, "", "Internal Server Error")
 		return

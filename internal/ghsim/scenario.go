@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
 )
 
 // CreateOrg creates an organization (idempotent) and returns its id.
@@ -230,7 +232,8 @@ func (s *Server) Registrations() []Registration {
 }
 
 // SetRunnerFault makes the runner named name (registered now or later) play fault, a
-// runnerproto.Fault* constant; "" clears it.
+// runnerproto.Fault* constant; "" clears it. The name runnerproto.AllRunners ("*") sets it for
+// every runner registered from then on (a runner's own name wins).
 func (s *Server) SetRunnerFault(name, fault string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -239,6 +242,24 @@ func (s *Server) SetRunnerFault(name, fault string) {
 		return
 	}
 	s.runnerFaults[name] = fault
+}
+
+// registeredFault is the fault a runner registered now plays: its own, else the one for every
+// runner. Caller holds s.mu.
+func (s *Server) registeredFault(name string) string {
+	if f, ok := s.runnerFaults[name]; ok {
+		return f
+	}
+	return s.runnerFaults[runnerproto.AllRunners]
+}
+
+// jitFault is the part of a fault that travels in the JIT config: never_online, which a runner
+// plays before it could read the connect reply.
+func jitFault(fault string) string {
+	if fault == runnerproto.FaultNeverOnline {
+		return fault
+	}
+	return ""
 }
 
 func (s *Server) registration(id int64) *Registration {

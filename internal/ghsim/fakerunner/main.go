@@ -68,6 +68,12 @@ func (r *runner) hello() runnerproto.Hello {
 }
 
 func (r *runner) main() int {
+	if r.cfg.Fault == runnerproto.FaultNeverOnline {
+		// As a runner behind a proxy or firewall: it runs, it never reaches GitHub.
+		fmt.Fprintln(os.Stderr, "fakerunner: never connecting (fault never_online)")
+		<-r.sigs
+		return 0
+	}
 	var conn runnerproto.ConnectResponse
 	if _, err := r.call("connect", r.hello(), &conn); err != nil {
 		fmt.Fprintln(os.Stderr, "fakerunner: connect to the simulator failed:", err)

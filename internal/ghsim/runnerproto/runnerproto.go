@@ -24,6 +24,9 @@ type JITConfig struct {
 	Labels     []string `json:"labels"`
 	WorkFolder string   `json:"work_folder,omitempty"`
 	ScaleSetID int64    `json:"scale_set_id,omitempty"` // issued by a scale set's generatejitconfig
+	// Fault is set only for FaultNeverOnline: a runner that never connects never reads the
+	// connect reply, where every other fault is given.
+	Fault string `json:"fault,omitempty"`
 }
 
 // Encode returns the base64 form served as encoded_jit_config.
@@ -58,7 +61,11 @@ const (
 	FaultCrashMidJob   = "crash_mid_job"  // exit 1 halfway through the job without reporting it
 	FaultHang          = "hang"           // take the job, then never progress nor exit (needs SIGKILL)
 	FaultIgnoreSIGTERM = "ignore_sigterm" // SIGTERM is ignored, even while idle
+	FaultNeverOnline   = "never_online"   // the process runs but never connects (proxy, firewall); exits on SIGTERM
 )
+
+// AllRunners is the runner name that sets a fault for every runner registered from then on.
+const AllRunners = "*"
 
 // Hello is sent to POST /_ghsim/runner/connect and every later call to authenticate the runner.
 type Hello struct {
