@@ -58,24 +58,26 @@ var classes = map[string]Class{
 	"fleet.host_name":      Restart,
 	"fleet.lease_ttl":      Restart,
 
-	"target":                 Live,
-	"target.name":            Live, // the identity: a rename is a removal plus an addition
-	"target.repository":      Live, // the loop restarts against the new identity
-	"target.organization":    Live,
-	"target.enabled":         Live, // the loop starts, or drains
-	"target.runner_group":    NextPass,
-	"target.labels":          NextPass,
-	"target.max_runners":     NextPass,
-	"target.min_idle":        NextPass,
-	"target.idle_timeout":    NextPass,
-	"target.startup_timeout": NextPass,
-	"target.poll_interval":   NextPass,
-	"target.mode":            NextPass,
-	"target.runner_version":  NextPass,
-	"target.work_dir":        NextPass,
-	"target.shared_work_dir": NextPass,
-	"target.env":             NextPass,
-	"target.ephemeral":       NextPass,
+	"target":                            Live,
+	"target.name":                       Live, // the identity: a rename is a removal plus an addition
+	"target.repository":                 Live, // the loop restarts against the new identity
+	"target.organization":               Live,
+	"target.enabled":                    Live, // the loop starts, or drains
+	"target.scale_set":                  Live, // part of the identity: the loop restarts against the new set
+	"target.delete_scale_set_on_remove": Live, // read when the target's last runner has drained
+	"target.runner_group":               NextPass,
+	"target.labels":                     NextPass,
+	"target.max_runners":                NextPass,
+	"target.min_idle":                   NextPass,
+	"target.idle_timeout":               NextPass,
+	"target.startup_timeout":            NextPass,
+	"target.poll_interval":              NextPass,
+	"target.mode":                       NextPass,
+	"target.runner_version":             NextPass,
+	"target.work_dir":                   NextPass,
+	"target.shared_work_dir":            NextPass,
+	"target.env":                        NextPass,
+	"target.ephemeral":                  NextPass,
 }
 
 // ClassOf returns the class of the key at schema path ("daemon.log_level", "target.labels").

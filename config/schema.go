@@ -143,7 +143,13 @@ type Target struct {
 	// Runner group of the organisation (organisation targets; empty = Default).
 	RunnerGroup string `koanf:"runner_group" json:"runner_group,omitempty" toml:"runner_group,omitempty"`
 	// Custom labels added to the runners; a job runs here when its runs-on labels are a subset.
+	// With scale_set: empty, or exactly [scale_set] (a scale set carries its name as its label).
 	Labels []string `koanf:"labels" json:"labels,omitempty" toml:"labels,omitempty"`
+	// Take demand from the runner scale set of this name (GitHub's message queue, no polling);
+	// jobs reach it with runs-on: <name>. Created or updated by the daemon.
+	ScaleSet string `koanf:"scale_set" json:"scale_set,omitempty" toml:"scale_set,omitempty"`
+	// Delete the scale set at GitHub when the target is removed (default: only its session is closed).
+	DeleteScaleSetOnRemove bool `koanf:"delete_scale_set_on_remove" json:"delete_scale_set_on_remove,omitempty" toml:"delete_scale_set_on_remove,omitempty"`
 	// Bound on this target's runners alive at once.
 	MaxRunners int `koanf:"max_runners" json:"max_runners" toml:"max_runners" jsonschema:"minimum=1,maximum=1000,default=1"`
 	// Runners kept idle and registered, waiting for jobs.
@@ -226,7 +232,13 @@ func (Target) JSONSchemaExtend(s *jsonschema.Schema) {
 	label.Pattern, label.MinLength, label.MaxLength = labelChars.String(), uintPtr(1), uintPtr(maxLabelLen)
 	property(s, "runner_version").Pattern = "^(latest|" + semverPattern + ")$"
 	property(s, "ephemeral").Const = true
+	set := property(s, "scale_set")
+	set.Pattern, set.MinLength, set.MaxLength = labelChars.String(), uintPtr(1), uintPtr(maxLabelLen)
 	s.OneOf = []*jsonschema.Schema{{Required: []string{"repository"}}, {Required: []string{"organization"}}}
+	// delete_scale_set_on_remove = true needs a scale_set.
+	s.If = &jsonschema.Schema{Properties: jsonschema.NewProperties(), Required: []string{"delete_scale_set_on_remove"}}
+	s.If.Properties.Set("delete_scale_set_on_remove", &jsonschema.Schema{Const: true})
+	s.Then = &jsonschema.Schema{Required: []string{"scale_set"}}
 }
 
 // JSONSchemaExtend: at most one kind of credential (validate: "configure exactly one credential").
@@ -256,14 +268,23 @@ func uintPtr(n int) *uint64 { u := uint64(n); return &u }
 // IsEnabled reports whether the target should have a running loop (absent means enabled).
 func (t Target) IsEnabled() bool { return t.Enabled == nil || *t.Enabled }
 
-// Identity is what a target's runners are registered against ("repo:owner/name" or "org:name").
+// Identity is what a target's runners are registered against ("repo:owner/name" or "org:name",
+// with "/scale_set:<name>" appended for a scale-set target, whose runners belong to that set).
 // A change of identity is the only change that restarts a target's loop.
 func (t Target) Identity() string {
+	id := "org:" + t.Organization
 	if t.Repository != "" {
-		return "repo:" + t.Repository
+		id = "repo:" + t.Repository
 	}
-	return "org:" + t.Organization
+	if t.ScaleSet != "" {
+		id += ScaleSetIdentity + t.ScaleSet
+	}
+	return id
 }
+
+// ScaleSetIdentity separates a scale-set target's scope from its set's name in Identity; neither
+// a login, a repository nor a label can contain it.
+const ScaleSetIdentity = "/scale_set:"
 
 // Auth reports which credential kind the section configures (AuthNone if none; Validate rejects a
 // section that configures more than one, see authKinds).

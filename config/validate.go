@@ -267,6 +267,7 @@ func (c *checker) validateTarget(t Target, p string) {
 		c.add(SeverityError, p+".runner_group", fmt.Sprintf("runner_group must be at most %d printable characters", maxRepoLen))
 	}
 	c.checkLabels(p, t.Labels)
+	c.checkScaleSet(t, p)
 	if t.MaxRunners < 1 {
 		c.add(SeverityError, p+".max_runners", fmt.Sprintf("max_runners must be at least 1 (got %d)", t.MaxRunners))
 	}
@@ -345,6 +346,27 @@ func (c *checker) checkLabels(p string, labels []string) {
 			c.add(SeverityWarning, lp, fmt.Sprintf("label %q is listed twice (labels are case-insensitive)", l))
 		}
 		seen[strings.ToLower(l)] = true
+	}
+}
+
+// checkScaleSet: a scale set's name is the label its jobs ask for, and the set carries no other
+// label GitHub would honour (custom labels need GHES 3.18 and a feature flag), so labels may only
+// repeat the name.
+func (c *checker) checkScaleSet(t Target, p string) {
+	if t.ScaleSet == "" {
+		if t.DeleteScaleSetOnRemove {
+			c.add(SeverityError, p+".delete_scale_set_on_remove", "delete_scale_set_on_remove applies to scale-set targets only: set scale_set, or remove the key")
+		}
+		return
+	}
+	switch {
+	case len(t.ScaleSet) > maxLabelLen:
+		c.add(SeverityError, p+".scale_set", fmt.Sprintf("scale_set must be 1-%d characters", maxLabelLen))
+	case !labelChars.MatchString(t.ScaleSet):
+		c.add(SeverityError, p+".scale_set", fmt.Sprintf("scale_set %q must not contain commas, spaces or control characters: jobs name it in runs-on", t.ScaleSet))
+	}
+	if len(t.Labels) > 1 || (len(t.Labels) == 1 && t.Labels[0] != t.ScaleSet) {
+		c.add(SeverityError, p+".labels", fmt.Sprintf("a scale-set target's runners carry only the scale set's name: remove labels, or set labels = [%q]; jobs reach the set with runs-on: %s", t.ScaleSet, t.ScaleSet))
 	}
 }
 

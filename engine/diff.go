@@ -176,6 +176,7 @@ func policyIdentity(policy string) string {
 // attempts of a removed or re-pointed target can still be deregistered where they were registered.
 func targetForIdentity(name, identity string) config.Target {
 	t := config.Target{Name: name}
+	identity, t.ScaleSet, _ = strings.Cut(identity, config.ScaleSetIdentity)
 	if repo, ok := strings.CutPrefix(identity, "repo:"); ok {
 		t.Repository = repo
 	} else {

@@ -110,4 +110,9 @@ func TestFingerprint(t *testing.T) {
 	if rt := targetForIdentity("a", "repo:acme/x"); rt.Identity() != "repo:acme/x" {
 		t.Fatalf("targetForIdentity repo = %q", rt.Identity())
 	}
+	for _, id := range []string{"org:acme/scale_set:linux", "repo:acme/x/scale_set:gpu.large"} {
+		if rt := targetForIdentity("a", id); rt.Identity() != id || rt.ScaleSet == "" {
+			t.Fatalf("targetForIdentity(%q) = %q, scale set %q", id, rt.Identity(), rt.ScaleSet)
+		}
+	}
 }

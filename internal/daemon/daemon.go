@@ -157,6 +157,7 @@ type daemon struct {
 	metrics *metrics.Metrics
 	gh      *gitHub
 	pacer   *pacer
+	sets    *scaleSets
 	sup     *engine.Supervisor
 	fleet   *fleet.Fleet      // nil without a [fleet]
 	guard   *selfupdate.Guard // nil when self-update is off
@@ -252,14 +253,17 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}
+	var sup *engine.Supervisor
+	sets := newScaleSets(gh, j, hostName(), log, func(target string) { sup.Wake(target) })
+	demand := demandFor{rest: gh, sets: sets}
 	deps := engine.Deps{
 		Journal:   j,
-		Demand:    gh,
-		Registrar: gh,
+		Demand:    demand,
+		Registrar: demand,
 		Launcher:  newLauncher(cache, proc, gh, time.Now),
 		Logger:    log,
 		Crash:     o.Crash,
-		Observer:  m,
+		Observer:  observer{Metrics: m, sets: sets},
 		Pacer:     pc,
 	}
 	var woken atomic.Pointer[engine.Supervisor] // the fleet may wake a loop before the supervisor exists
@@ -277,9 +281,9 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		}
 	}()
 	if fl != nil {
-		deps.Demand, deps.Registrar, deps.Fleet = fl.Demand(gh), fl.Registrar(gh), fl
+		deps.Demand, deps.Registrar, deps.Fleet = fl.Demand(demand), fl.Registrar(demand), fl
 	}
-	sup := engine.New(deps, engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey})
+	sup = engine.New(deps, engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey})
 	woken.Store(sup)
 	rep, err := sup.Apply(ctx, cfg)
 	if err != nil {
@@ -288,8 +292,9 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	if fl != nil {
 		fl.SetTargets(cfg)
 	}
+	sets.apply(cfg)
 	m.ConfigReload(true, rep.Generation, time.Now()) // the startup load counts as a reload
-	return &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sup: sup, fleet: fl, cfg: cfg, started: time.Now()}, nil
+	return &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sets: sets, sup: sup, fleet: fl, cfg: cfg, started: time.Now()}, nil
 }
 
 // joinFleet joins the [fleet] before any loop runs (nil without one). A refused membership (the
@@ -337,6 +342,14 @@ func policyKey(ctx context.Context, j *journal.Journal) ([]byte, error) {
 		return nil, fmt.Errorf("store the policy fingerprint key in the journal: %w", err)
 	}
 	return key, nil
+}
+
+// hostName is the ownerName of this host's scale-set sessions, the name GitHub shows in a conflict.
+func hostName() string {
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "runner-manager"
 }
 
 func (d *daemon) config() *config.Config {

@@ -48,6 +48,9 @@ func (d *daemon) run(ctx context.Context) (err error) {
 		// Stopped with the other parts, after the drain: the host's supply counts until it leaves.
 		g.Go(func() error { return d.fleet.Run(gctx) })
 	}
+	// The scale-set listeners stop with the parts, after the engine's drain: stopping deletes
+	// their sessions and ends a long poll in flight.
+	g.Go(func() error { d.sets.run(gctx); return nil })
 
 	changes := make(chan fileChange)
 	if d.watcher != nil {
@@ -137,6 +140,7 @@ func (d *daemon) run(ctx context.Context) (err error) {
 		notify.send("STOPPING=1", "STATUS=upgrade installed; handing over to the new binary")
 		d.log.Info("upgrade installed; handing over to the new binary")
 	}
+	d.sets.draining.Store(true)
 	rep, serr := d.sup.Shutdown(context.WithoutCancel(ctx))
 	stopParts()
 	_ = g.Wait()
@@ -254,6 +258,7 @@ func (d *daemon) reload(ctx context.Context, cfg *config.Config, err error) {
 		d.pacer.set(d.config())
 		return
 	}
+	d.sets.apply(cfg)
 	// A removed target's series are dropped by the engine once its loop has drained (ForgetTarget).
 	d.mu.Lock()
 	d.cfg = cfg

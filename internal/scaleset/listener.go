@@ -30,6 +30,9 @@ type Listener struct {
 	Client *Client
 	Holder *Holder
 	Want   ScaleSet // name, group id, labels: created or updated to match
+	// MovedFrom is the group the set may still be in (a reload changed the target's group): a set
+	// found there by name is moved by PATCH instead of a second one being created. 0: none.
+	MovedFrom int64
 	// Capacity is X-ScaleSetMaxCapacity: min(max_runners, live runners + free host slots).
 	Capacity func() int
 	// Process is called with each message's demand before it is acknowledged.
@@ -61,6 +64,9 @@ func (l *Listener) ScaleSet() ScaleSet {
 // group differ from Want.
 func (l *Listener) Ensure(ctx context.Context) (ScaleSet, error) {
 	got, ok, err := l.Client.ScaleSetByName(ctx, l.Want.RunnerGroupID, l.Want.Name)
+	if err == nil && !ok && l.MovedFrom != 0 && l.MovedFrom != l.Want.RunnerGroupID {
+		got, ok, err = l.Client.ScaleSetByName(ctx, l.MovedFrom, l.Want.Name)
+	}
 	switch {
 	case err != nil:
 		return ScaleSet{}, err

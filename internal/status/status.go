@@ -92,8 +92,23 @@ type Target struct {
 	Draining   bool      `json:"draining,omitempty"` // removed or changed: finishing its busy runners
 	Backoff    Backoff   `json:"backoff"`
 	LastError  string    `json:"last_error,omitempty"`
-	Warning    string    `json:"warning,omitempty"`  // served in part: the repositories whose jobs cannot be read, and why
-	LastPass   time.Time `json:"last_pass,omitzero"` // end of the loop's latest reconcile pass
+	Warning    string    `json:"warning,omitempty"`   // served in part: the repositories whose jobs cannot be read, and why
+	LastPass   time.Time `json:"last_pass,omitzero"`  // end of the loop's latest reconcile pass
+	ScaleSet   *ScaleSet `json:"scale_set,omitempty"` // for a target that takes demand from a scale set
+}
+
+// ScaleSet is a scale-set target's listener: its set, its message session and the queue's counts.
+type ScaleSet struct {
+	Name    string `json:"name"`
+	ID      int64  `json:"id,omitempty"` // GitHub's id, once the set is created or found
+	Session string `json:"session"`      // opening, open, or waiting (another session holds the set)
+	// Waiting says why the session cannot be opened yet (409: another host, or a stale session of
+	// a run of this host killed before it journaled its session id).
+	Waiting       string `json:"waiting,omitempty"`
+	LastError     string `json:"last_error,omitempty"`
+	AssignedJobs  int    `json:"assigned_jobs"`  // waiting + running, GitHub's totalAssignedJobs
+	RunningJobs   int    `json:"running_jobs"`   // totalRunningJobs
+	AvailableJobs int    `json:"available_jobs"` // queued for the set but held back (capacity, or GHES before acquire)
 }
 
 // Backoff says whether a target's loop is waiting before its next GitHub call, until when, and why.

@@ -1,0 +1,570 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/internal/github/auth"
+	"github.com/runner-manager/runner-manager/internal/metrics"
+	"github.com/runner-manager/runner-manager/internal/scaleset"
+	"github.com/runner-manager/runner-manager/journal"
+)
+
+// scaleSets is the engine's Demand and Registrar for targets with scale_set (docs/operations.md,
+// "Choosing a demand source"). It runs one scaleset.Listener per such target: demand is the
+// queue's statistics, not a REST poll, and runners are registered through the set's JIT endpoint.
+// Scale-set runners have no REST listing and no online status, so Runners answers from what this
+// host knows (its JIT answers, the queue's JobStarted and JobCompleted) and looks a name up at the
+// Actions service only for an attempt it knows nothing of (after a restart) or whose registration
+// may still land (a planned attempt).
+//
+// A listener lives as long as its target's loop: a removed target's session is closed once its
+// last runner has drained (the engine's ForgetTarget), shutdown closes every session, and the
+// listener's context ends a long poll in flight.
+type scaleSets struct {
+	gh      *gitHub // registration tokens: the only use of the GitHub credential
+	store   setStore
+	owner   string // ownerName of the sessions: this host
+	log     *slog.Logger
+	wake    func(target string)
+	sleep   func(ctx context.Context, d time.Duration) error
+	backoff time.Duration // after a listener failed; default 10 s
+
+	draining atomic.Bool // a daemon-wide drain (shutdown, upgrade) has begun
+
+	mu      sync.Mutex
+	ctx     context.Context // the listeners' parent; nil until run
+	cfg     *config.Config
+	clients map[string]*scaleset.Client       // by api_url + scope
+	sets    map[string]*setTarget             // by target name
+	known   map[string]map[string]knownRunner // identity -> runner name -> what is known
+	wg      sync.WaitGroup
+}
+
+// setStore is what scaleSets needs of the journal: the runners (for capacity and lookups) and
+// the sessions' records (scaleset.Holder).
+type setStore interface {
+	scaleset.Store
+	Live(ctx context.Context) ([]journal.Attempt, error)
+}
+
+// knownRunner is what this host knows of one scale-set registration. looked marks knowledge from
+// a lookup by name, which a registration still in flight can make stale.
+type knownRunner struct {
+	id      int64
+	present bool
+	busy    bool
+	looked  bool
+}
+
+// setTarget is one target's listener.
+type setTarget struct {
+	t        config.Target
+	listener *scaleset.Listener
+	cancel   context.CancelFunc
+	done     chan struct{}
+	remove   atomic.Bool // the target is gone: delete the set too if it asks so
+	// deleteOnRemove is the target's delete_scale_set_on_remove as last applied.
+	deleteOnRemove atomic.Bool
+	moved          bool // a reload changed runner_group: the set may still be in movedFrom
+	movedFrom      string
+
+	mu      sync.Mutex
+	open    bool
+	waiting string // why the session cannot be opened yet (409)
+	lastErr string
+}
+
+func newScaleSets(gh *gitHub, store setStore, owner string, log *slog.Logger, wake func(string)) *scaleSets {
+	return &scaleSets{gh: gh, store: store, owner: owner, log: log, wake: wake, sleep: auth.Sleep,
+		clients: map[string]*scaleset.Client{}, sets: map[string]*setTarget{}, known: map[string]map[string]knownRunner{}}
+}
+
+// tokens mints registration tokens with the client the [github] section currently builds.
+type tokens struct{ gh *gitHub }
+
+func (t tokens) RegistrationToken(ctx context.Context, scope string) (string, error) {
+	c, err := t.gh.get()
+	if err != nil {
+		return "", err
+	}
+	return c.RegistrationToken(ctx, scope)
+}
+
+// client returns the Actions-service client of t's scope under the current api_url.
+func (s *scaleSets) client(t config.Target) (*scaleset.Client, error) {
+	s.gh.mu.Lock()
+	api := s.gh.cfg.APIURL
+	s.gh.mu.Unlock()
+	scope := t.Organization
+	if t.Repository != "" {
+		scope = t.Repository
+	}
+	key := api + " " + scope
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.clients[key]; ok {
+		return c, nil
+	}
+	web, err := auth.WebURLFor(api)
+	if err != nil {
+		return nil, &terminalError{err: err}
+	}
+	c, err := scaleset.New(scaleset.Options{APIURL: api, WebURL: web, Scope: scope, Tokens: tokens{s.gh}, UserAgent: "runner-manager (scaleset)"})
+	if err != nil {
+		return nil, &terminalError{err: err}
+	}
+	s.clients[key] = c
+	return c, nil
+}
+
+// run starts the listeners of cfg and returns when ctx ends and every listener has closed its
+// session (each within scaleset.Holder's bound).
+func (s *scaleSets) run(ctx context.Context) {
+	s.mu.Lock()
+	s.ctx = ctx
+	cfg := s.cfg
+	s.mu.Unlock()
+	if cfg != nil {
+		s.apply(cfg)
+	}
+	<-ctx.Done()
+	s.wg.Wait()
+}
+
+// apply follows a newly applied config: a listener for every enabled scale-set target, restarted
+// when what the set is made of changed (group, labels: the listener updates the set), stopped at
+// once when the target now names another set or scope (its old runners drain without a session).
+// A removed or disabled target keeps its listener until its last runner has drained (forget).
+func (s *scaleSets) apply(cfg *config.Config) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg = cfg
+	if s.ctx == nil || s.ctx.Err() != nil {
+		return // run starts them; after it, nothing starts
+	}
+	for _, t := range cfg.EnabledTargets() {
+		cur := s.sets[t.Name]
+		if cur != nil && cur.t.Identity() == t.Identity() && cur.t.RunnerGroup == t.RunnerGroup {
+			continue
+		}
+		if cur != nil {
+			cur.cancel() // re-pointed or regrouped: the new listener waits for the old session to close
+		}
+		if t.ScaleSet == "" {
+			delete(s.sets, t.Name)
+			continue
+		}
+		s.startLocked(t, cur)
+	}
+	for name, cur := range s.sets {
+		// A disabled entry, or the last word before removal, says whether to delete the set.
+		if ct, ok := cfg.Target(name); ok && ct.ScaleSet == cur.t.ScaleSet {
+			cur.deleteOnRemove.Store(ct.DeleteScaleSetOnRemove)
+		}
+	}
+}
+
+func (s *scaleSets) startLocked(t config.Target, prev *setTarget) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	st := &setTarget{t: t, cancel: cancel, done: make(chan struct{})}
+	st.deleteOnRemove.Store(t.DeleteScaleSetOnRemove)
+	if prev != nil && prev.t.Identity() == t.Identity() {
+		st.moved, st.movedFrom = true, prev.t.RunnerGroup // resolved to an id by the listener
+	}
+	s.sets[t.Name] = st
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(st.done)
+		if prev != nil {
+			<-prev.done
+		}
+		s.listen(ctx, st)
+	}()
+}
+
+// forget is the engine's word that target name's last loop has ended and the target is no longer
+// enabled: its session is closed now, and its set deleted if the target asked for that. It is
+// called under the supervisor's lock, so it only starts the close.
+func (s *scaleSets) forget(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.sets[name]
+	if st == nil {
+		return
+	}
+	if ct, ok := s.cfg.Target(name); ok && ct.IsEnabled() {
+		return
+	}
+	delete(s.sets, name)
+	st.remove.Store(true)
+	st.cancel()
+}
+
+// listen runs st's listener until ctx ends, backing off after each failure.
+func (s *scaleSets) listen(ctx context.Context, st *setTarget) {
+	t := st.t
+	log := s.log.With("target", t.Name, "scale_set", t.ScaleSet)
+	c, err := s.client(t)
+	for err == nil && ctx.Err() == nil {
+		err = s.listenOnce(ctx, st, c, log)
+		if ctx.Err() != nil {
+			break
+		}
+		st.note(func() { st.open, st.lastErr = false, err.Error() })
+		log.Warn("scale-set listener failed; retrying", "err", err, "retry_in", s.retryIn().String())
+		s.wake(t.Name)
+		if s.sleep(ctx, s.retryIn()) != nil {
+			break
+		}
+		err = nil
+	}
+	if err != nil && ctx.Err() == nil {
+		log.Error("scale-set target cannot be served", "err", err)
+	}
+	if st.remove.Load() && st.deleteOnRemove.Load() {
+		if id := st.setID(); id != 0 {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if err := c.DeleteScaleSet(dctx, id); err != nil {
+				log.Error("delete the scale set of a removed target (delete_scale_set_on_remove): delete it in the organization's settings", "err", err)
+			} else {
+				log.Info("scale set deleted (delete_scale_set_on_remove)", "id", id)
+			}
+		}
+	}
+}
+
+func (s *scaleSets) retryIn() time.Duration {
+	if s.backoff > 0 {
+		return s.backoff
+	}
+	return 10 * time.Second
+}
+
+func (s *scaleSets) listenOnce(ctx context.Context, st *setTarget, c *scaleset.Client, log *slog.Logger) error {
+	t := st.t
+	group, err := c.RunnerGroupID(ctx, t.RunnerGroup)
+	if err != nil {
+		return err
+	}
+	var from int64
+	if st.moved {
+		if from, err = c.RunnerGroupID(ctx, st.movedFrom); err != nil {
+			return err
+		}
+	}
+	l := &scaleset.Listener{
+		Client: c,
+		Holder: &scaleset.Holder{Client: c, Store: s.store, Key: "scaleset/" + t.Name, Owner: s.owner,
+			Waiting: func(reason string, retryIn time.Duration) {
+				st.note(func() { st.waiting = reason })
+				log.Warn("scale-set session refused (409); retrying", "reason", reason, "retry_in", retryIn.Round(time.Second).String())
+				s.wake(t.Name)
+			}},
+		Want:      scaleset.ScaleSet{Name: t.ScaleSet, RunnerGroupID: group, Labels: []string{t.ScaleSet}},
+		MovedFrom: from,
+		Capacity:  func() int { return s.capacity(ctx, t.Name) },
+		Process:   func(d scaleset.Demand) { s.process(st, d) },
+	}
+	st.mu.Lock()
+	st.listener = l
+	st.mu.Unlock()
+	return l.Run(ctx)
+}
+
+func (st *setTarget) setID() int64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.listener == nil {
+		return 0
+	}
+	return st.listener.ScaleSet().ID
+}
+
+func (st *setTarget) note(f func()) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	f()
+}
+
+// process takes one message's demand (before it is acknowledged; a redelivery repeats it, which
+// is harmless): who started and finished a job, then a pass for the target.
+func (s *scaleSets) process(st *setTarget, d scaleset.Demand) {
+	st.note(func() { st.open, st.waiting, st.lastErr = true, "", "" })
+	id := st.t.Identity()
+	s.mu.Lock()
+	k := s.knownLocked(id)
+	for _, name := range d.Started {
+		r := k[name]
+		r.present, r.busy, r.looked = true, true, false
+		k[name] = r
+	}
+	for _, name := range d.Completed {
+		// An ephemeral runner is removed by the service once its job is done.
+		k[name] = knownRunner{}
+	}
+	s.mu.Unlock()
+	s.wake(st.t.Name)
+}
+
+func (s *scaleSets) knownLocked(identity string) map[string]knownRunner {
+	k := s.known[identity]
+	if k == nil {
+		k = map[string]knownRunner{}
+		s.known[identity] = k
+	}
+	return k
+}
+
+// capacity is X-ScaleSetMaxCapacity for target name: min(max_runners, its live runners + the
+// host's free slots), so the service never assigns more jobs than this host can start. While the
+// target or the daemon drains it is the target's busy runners: no new job is assigned.
+func (s *scaleSets) capacity(ctx context.Context, name string) int {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	live, err := s.store.Live(ctx)
+	if err != nil {
+		return 0 // unknown: take no new job rather than one this host may not fit
+	}
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	targetLive, busy := 0, 0
+	for _, a := range live {
+		if a.Target == name {
+			targetLive++
+			if a.State == journal.StateBusy {
+				busy++
+			}
+		}
+	}
+	t, ok := cfg.Target(name)
+	if !ok || !t.IsEnabled() || s.draining.Load() || t.Mode == "monitor" {
+		return busy
+	}
+	return max(min(t.MaxRunners, targetLive+cfg.Daemon.MaxRunners-len(live)), 0)
+}
+
+func (s *scaleSets) target(name string) *setTarget {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sets[name]
+}
+
+// errNotReady is the answer while a target's session is not open: no demand is known, so nothing
+// is launched; the listener wakes the loop once it is.
+type errNotReady struct{ msg string }
+
+func (e *errNotReady) Error() string   { return e.msg }
+func (e *errNotReady) Temporary() bool { return true }
+
+// Queued is the jobs assigned to the set that no runner runs yet (ARC's min(min_idle + assigned,
+// max_runners) then follows from the plan, busy runners holding the running ones). A monitor
+// target also counts the jobs the service holds back (it takes none).
+func (s *scaleSets) Queued(ctx context.Context, t config.Target) ([]engine.Job, error) {
+	st := s.target(t.Name)
+	if st == nil || st.t.Identity() != t.Identity() {
+		return nil, &errNotReady{msg: fmt.Sprintf("scale set %s: the listener is not running yet", t.ScaleSet)}
+	}
+	st.mu.Lock()
+	open, waiting, lastErr, l := st.open, st.waiting, st.lastErr, st.listener
+	st.mu.Unlock()
+	switch {
+	case waiting != "":
+		return nil, &errNotReady{msg: fmt.Sprintf("scale set %s: waiting for its message session: %s", t.ScaleSet, waiting)}
+	case !open && lastErr != "":
+		return nil, &errNotReady{msg: fmt.Sprintf("scale set %s: %s", t.ScaleSet, lastErr)}
+	case !open || l == nil:
+		return nil, &errNotReady{msg: fmt.Sprintf("scale set %s: the message session is not open yet", t.ScaleSet)}
+	}
+	d := l.Last()
+	n := d.Waiting
+	if t.Mode == "monitor" {
+		n += d.Statistics.TotalAvailableJobs + d.Statistics.TotalAcquiredJobs
+	}
+	jobs := make([]engine.Job, n)
+	return jobs, nil
+}
+
+// JITConfig registers a runner through the scale set's JIT endpoint; it carries the set's label.
+func (s *scaleSets) JITConfig(ctx context.Context, t config.Target, req engine.JITRequest) (engine.Registration, error) {
+	st := s.target(t.Name)
+	var id int64
+	if st != nil && st.t.Identity() == t.Identity() {
+		id = st.setID()
+	}
+	if id == 0 {
+		return engine.Registration{}, &errNotReady{msg: fmt.Sprintf("scale set %s is not set up yet", t.ScaleSet)}
+	}
+	c, err := s.client(t)
+	if err != nil {
+		return engine.Registration{}, err
+	}
+	jit, err := c.GenerateJIT(ctx, id, req.Name, req.WorkDir)
+	if scaleset.Is(err, scaleset.ExcAgentExists) {
+		return engine.Registration{}, classed(engine.ErrRunnerNameTaken, err)
+	}
+	if err != nil {
+		return engine.Registration{}, classify(err)
+	}
+	s.mu.Lock()
+	s.knownLocked(t.Identity())[req.Name] = knownRunner{id: jit.Runner.ID, present: true}
+	s.mu.Unlock()
+	return engine.Registration{RunnerID: jit.Runner.ID, JITConfig: jit.Encoded}, nil
+}
+
+// Runners lists the registrations of this host's live attempts of t, as far as they exist.
+func (s *scaleSets) Runners(ctx context.Context, t config.Target) ([]engine.Runner, error) {
+	live, err := s.store.Live(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the journal: %w", err)
+	}
+	var c *scaleset.Client
+	id := t.Identity()
+	want := map[string]bool{}
+	var out []engine.Runner
+	for _, a := range live {
+		if a.Target != t.Name || a.RunnerName == "" {
+			continue
+		}
+		want[a.RunnerName] = true
+		s.mu.Lock()
+		r, ok := s.knownLocked(id)[a.RunnerName]
+		s.mu.Unlock()
+		inFlight := a.State == journal.StatePlanned || (a.State == journal.StateFailed && a.RunnerID == 0)
+		if !ok || (r.looked && !r.present && inFlight) {
+			if c == nil {
+				if c, err = s.client(t); err != nil {
+					return nil, err
+				}
+			}
+			got, found, err := c.RunnerByName(ctx, a.RunnerName)
+			if err != nil {
+				return nil, classify(err)
+			}
+			r = knownRunner{id: got.ID, present: found, looked: true}
+			s.mu.Lock()
+			s.knownLocked(id)[a.RunnerName] = r
+			s.mu.Unlock()
+		}
+		if r.present {
+			out = append(out, engine.Runner{ID: r.id, Name: a.RunnerName, Busy: r.busy})
+		}
+	}
+	s.mu.Lock()
+	for name := range s.known[id] {
+		if !want[name] {
+			delete(s.known[id], name)
+		}
+	}
+	s.mu.Unlock()
+	return out, nil
+}
+
+// DeleteRunner removes a registration through the Actions service: busy ones are refused.
+func (s *scaleSets) DeleteRunner(ctx context.Context, t config.Target, runnerID int64) error {
+	c, err := s.client(t)
+	if err != nil {
+		return err
+	}
+	err = c.RemoveRunner(ctx, runnerID)
+	if errors.Is(err, scaleset.ErrRunnerBusy) {
+		return classed(engine.ErrRunnerBusy, err)
+	}
+	if err != nil {
+		return classify(err)
+	}
+	s.mu.Lock()
+	for name, r := range s.known[t.Identity()] {
+		if r.id == runnerID {
+			s.known[t.Identity()][name] = knownRunner{}
+		}
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// setStatus is one scale-set target's view for status.
+type setStatus struct {
+	identity                          string
+	Name, Session, Waiting, LastError string
+	ID                                int64
+	Statistics                        scaleset.Statistics
+}
+
+func (s *scaleSets) status(name string) (setStatus, bool) {
+	st := s.target(name)
+	if st == nil {
+		return setStatus{}, false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := setStatus{identity: st.t.Identity(), Name: st.t.ScaleSet, Waiting: st.waiting, LastError: st.lastErr, Session: "opening"}
+	if st.open {
+		out.Session = "open"
+	}
+	if st.waiting != "" {
+		out.Session = "waiting"
+	}
+	if st.listener != nil {
+		out.ID = st.listener.ScaleSet().ID
+		out.Statistics = st.listener.Last().Statistics
+	}
+	return out, true
+}
+
+// demandFor routes the engine's calls by target: scale-set targets to the Actions service, the
+// others to the REST API (polling, or webhook-fed).
+type demandFor struct {
+	rest *gitHub
+	sets *scaleSets
+}
+
+func (d demandFor) Queued(ctx context.Context, t config.Target) ([]engine.Job, error) {
+	if t.ScaleSet != "" {
+		return d.sets.Queued(ctx, t)
+	}
+	return d.rest.Queued(ctx, t)
+}
+
+func (d demandFor) JITConfig(ctx context.Context, t config.Target, req engine.JITRequest) (engine.Registration, error) {
+	if t.ScaleSet != "" {
+		return d.sets.JITConfig(ctx, t, req)
+	}
+	return d.rest.JITConfig(ctx, t, req)
+}
+
+func (d demandFor) Runners(ctx context.Context, t config.Target) ([]engine.Runner, error) {
+	if t.ScaleSet != "" {
+		return d.sets.Runners(ctx, t)
+	}
+	return d.rest.Runners(ctx, t)
+}
+
+func (d demandFor) DeleteRunner(ctx context.Context, t config.Target, runnerID int64) error {
+	if t.ScaleSet != "" {
+		return d.sets.DeleteRunner(ctx, t, runnerID)
+	}
+	return d.rest.DeleteRunner(ctx, t, runnerID)
+}
+
+// observer is the engine's Observer: the metrics, plus the end of a removed scale-set target's
+// session once its last runner has drained.
+type observer struct {
+	*metrics.Metrics
+	sets *scaleSets
+}
+
+func (o observer) ForgetTarget(target string) {
+	o.Metrics.ForgetTarget(target)
+	o.sets.forget(target)
+}

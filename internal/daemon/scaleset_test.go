@@ -1,0 +1,87 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/runner-manager/runner-manager/internal/status"
+)
+
+// setTarget is target web taking its demand from scale set web-set of acme/web.
+const scaleSetTarget = `
+[[target]]
+name = "web"
+repository = "acme/web"
+scale_set = "web-set"
+max_runners = 2
+`
+
+// TestScaleSetTargetServesJobsFromTheQueue: a scale-set target creates its set, opens a session,
+// serves the jobs GitHub assigns to it with runners registered through the set's JIT endpoint, and
+// never polls the REST API for jobs or runners; the Actions-service tokens stay on its host, and
+// stopping the daemon deletes the session while a long poll is in flight (the simulator's lasts 50 s).
+func TestScaleSetTargetServesJobsFromTheQueue(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.writeConfig(scaleSetTarget)
+	stop := e.startStoppable()
+	e.waitStatus("the scale-set session open", func(s status.Snapshot) bool {
+		ss := target(s).ScaleSet
+		return ss != nil && ss.Session == "open" && ss.ID != 0
+	})
+	sets := e.srv.ScaleSets()
+	if len(sets) != 1 || sets[0].Name != "web-set" || sets[0].Session == "" {
+		t.Fatalf("scale sets %+v, want web-set with a session", sets)
+	}
+	var ids []int64
+	for range 2 {
+		id, err := e.srv.QueueJob("acme/web", []string{"web-set"}, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	e.waitStatus("two runners busy", func(s status.Snapshot) bool { return target(s).Busy == 2 })
+	for _, id := range ids {
+		if err := e.srv.FinishJob(id, "success", false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitStatus("the runners concluded", func(s status.Snapshot) bool { return target(s).Owned == 0 && len(s.Runners) == 0 })
+
+	for route, n := range e.srv.Requests() {
+		if strings.Contains(route, "/actions/runs") || strings.Contains(route, "/actions/jobs") ||
+			strings.HasSuffix(route, "/actions/runners") || strings.Contains(route, "/actions/runners/{") ||
+			strings.Contains(route, "generate-jitconfig") {
+			t.Errorf("REST %s called %d times for a scale-set target", route, n)
+		}
+	}
+	calls := e.srv.ActionsCalls()
+	jit := 0
+	for route, n := range calls {
+		if strings.Contains(route, "generatejitconfig") {
+			jit += n
+		}
+	}
+	if jit != 2 {
+		t.Errorf("scale-set JIT calls %d, want 2 (one per job): %v", jit, calls)
+	}
+	if leaks := e.srv.CredentialLeaks(); len(leaks) != 0 {
+		t.Errorf("credentials sent to the wrong host: %v", leaks)
+	}
+	for _, j := range e.srv.Jobs() {
+		if j.Status != "completed" {
+			t.Errorf("job %d is %s, want completed", j.ID, j.Status)
+		}
+	}
+
+	stop()
+	if got := e.srv.ScaleSets()[0]; got.Session != "" || got.Polling {
+		t.Errorf("after shutdown the set still has session %q (polling %v); want it deleted", got.Session, got.Polling)
+	}
+	for _, r := range e.srv.Registrations() {
+		if r.RemovedAt.IsZero() {
+			t.Errorf("registration left: %+v", r)
+		}
+	}
+}
