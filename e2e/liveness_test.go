@@ -1,0 +1,85 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/e2e/harness"
+	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
+)
+
+// TestRunnerThatNeverConnectsIsReplaced is issue 15.1 on the real binary: every runner registered
+// while the fault is set runs but never connects; the job's runner is given up on at
+// startup_timeout (registration_timed_out) and its replacement runs the job.
+func TestRunnerThatNeverConnectsIsReplaced(t *testing.T) {
+	t.Parallel()
+	const startup = 5 * time.Second
+	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/a"}})
+	cfg := harness.NewConfig(t, sim)
+	a := harness.RepoTarget("a", "acme/a", labels, 1) // one slot: the replacement waits for it
+	a.StartupTimeout = harness.Duration(startup)
+	cfg.Add(a)
+	sim.SetRunnerFault(runnerproto.AllRunners, runnerproto.FaultNeverOnline)
+	d := harness.StartDaemon(t, cfg.Write(t))
+	mark := d.Mark()
+	job := sim.MustQueue(t, "acme/a", labels, time.Second)
+	harness.Eventually(t, eventTimeout, "the first runner to register", func() bool { return len(sim.Registrations()) == 1 })
+	sim.SetRunnerFault(runnerproto.AllRunners, "") // the replacement can connect
+	registered := time.Now()
+	failed := d.WaitRecord(t, mark, eventTimeout, "the runner that never connected to be given up on", func(l harness.LogLine) bool {
+		return l.Kind == "failed" && strings.HasPrefix(l.Msg, "registration_timed_out: ")
+	})
+	if waited := time.Since(registered); waited < startup-time.Second {
+		t.Errorf("given up on %s after its registration, before startup_timeout %s", waited, startup)
+	}
+	sim.WaitJobsDone(t, jobsTimeout, job)
+	if j := sim.MustJob(t, job); j.Conclusion != "success" || j.RunnerName == harness.RunnerPrefix+failed.Attempt {
+		t.Errorf("job %+v: want success on the replacement, not on %s", j, failed.Attempt)
+	}
+	if len(sim.Registrations()) != 2 {
+		t.Errorf("registrations = %d, want the given-up runner and its replacement", len(sim.Registrations()))
+	}
+	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
+	if code := d.Stop(t, cfg.File.Daemon.ShutdownDrainTimeout.D()+2*time.Second); code != 0 {
+		t.Errorf("stop: exit %d", code)
+	}
+	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+}
+
+// TestSwitchToMonitorModeReapsTheWarmRunner is issue 15.3 on the real binary: a target with an
+// idle warm runner switched to mode = "monitor" deregisters and stops it, and launches nothing.
+func TestSwitchToMonitorModeReapsTheWarmRunner(t *testing.T) {
+	t.Parallel()
+	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/a"}})
+	cfg := harness.NewConfig(t, sim)
+	a := harness.RepoTarget("a", "acme/a", labels, 2)
+	a.MinIdle = 1
+	cfg.Add(a)
+	d := harness.StartDaemon(t, cfg.Write(t))
+	harness.Eventually(t, eventTimeout, "the warm runner online", func() bool { return len(idleIn(sim, "acme/a")) == 1 })
+	cfg.Target(t, "a").Mode = "monitor"
+	cfg.Write(t)
+	harness.Eventually(t, eventTimeout, "the warm runner to be reaped", func() bool { return len(sim.Runners()) == 0 })
+	job := sim.MustQueue(t, "acme/a", labels, time.Second)
+	harness.Eventually(t, eventTimeout, "monitor mode to see the job", func() bool {
+		for _, tg := range d.Status(t).Targets {
+			if tg.Name == "a" && tg.Mode == "monitor" && tg.Demand == 1 {
+				return true
+			}
+		}
+		return false
+	})
+	if n := len(sim.Registrations()); n != 1 || len(sim.Runners()) != 0 {
+		t.Errorf("monitor mode registered runners: %d registrations in all, %d listed", n, len(sim.Runners()))
+	}
+	if j := sim.MustJob(t, job); j.Status != "queued" {
+		t.Errorf("job %+v ran in monitor mode", j)
+	}
+	if code := d.Stop(t, cfg.File.Daemon.ShutdownDrainTimeout.D()+2*time.Second); code != 0 {
+		t.Errorf("stop: exit %d", code)
+	}
+	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+}
