@@ -72,7 +72,9 @@ func (l *loop) run(ctx context.Context) {
 	defer close(l.done)
 	l.emit(slog.LevelInfo, "", EventLoop, fmt.Sprintf("target loop started for %s", l.key.identity))
 	if p := l.sup.deps.Pacer; p != nil {
-		// Staggered start: the first pass waits for this target's slot (a wake still cuts it short).
+		// Staggered start: the first pass waits for this target's slot (a wake still cuts it
+		// short). The slot is within the planned interval: first passes crowded into the
+		// configured one would queue wakes behind them in the governor (e2e TestGovernorAtScale).
 		cfg, t, _ := l.snapshot()
 		if !l.sleep(ctx, l.slotWait(l.sup.clock.Now(), l.interval(cfg, t), 0)) {
 			return

@@ -21,6 +21,9 @@ func TestOfflineTargetsDoNotSlowAHealthyOne(t *testing.T) {
 	rec := StartRecorder(t, sim)
 	cfg := harness.NewConfig(t, sim)
 	cfg.File.GitHub.APIURL = rec.URL()
+	// Three targets polling every second need 540 points a minute, more than the default
+	// ceiling plans for: without this the governor would stretch every interval (docs/github.md).
+	cfg.File.GitHub.PointsPerMinute = 900
 	cfg.Add(harness.RepoTarget("web", "acme/web", e2eLabels, 2))
 	d := harness.StartDaemon(t, cfg.Write(t))
 

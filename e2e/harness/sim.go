@@ -18,6 +18,8 @@ type SimOptions struct {
 	Repos []string // "owner/name" repositories to create (an unknown owner becomes an organization)
 	Login string   // the user the token acts for; default "octocat"
 	Seed  uint64   // seeds probabilistic faults
+	// Limits are the simulator's secondary limits; zero fields are GitHub's (900 points a minute...).
+	Limits ghsim.Limits
 }
 
 // Sim is a running simulator with a token file and the fake runner package served. Its embedded
@@ -31,7 +33,7 @@ type Sim struct {
 // StartSim starts a simulator on 127.0.0.1 for the test's lifetime.
 func StartSim(t testing.TB, opts SimOptions) *Sim {
 	t.Helper()
-	srv, err := ghsim.New(ghsim.Options{Seed: opts.Seed})
+	srv, err := ghsim.New(ghsim.Options{Seed: opts.Seed, Limits: opts.Limits})
 	if err != nil {
 		t.Fatalf("harness: %v", err)
 	}

@@ -1,0 +1,61 @@
+//go:build e2e
+
+package faults
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/runner-manager/runner-manager/e2e/harness"
+	"github.com/runner-manager/runner-manager/internal/ghsim"
+)
+
+// TestGovernorAtScale is issue 16's acceptance, scaled for CI: a simulator enforcing 90 points a
+// minute, the governor's ceiling at 60, 100 repository targets and an organization of 30
+// repositories, webhooks on, for at least 60 s. GitHub (the simulator) answers no request with a
+// secondary limit, and queued jobs still start: the plan stretches the polls, deliveries wake the
+// targets concerned.
+func TestGovernorAtScale(t *testing.T) {
+	var repos []string
+	for i := range 100 {
+		repos = append(repos, fmt.Sprintf("acme/r%03d", i))
+	}
+	for i := range 30 {
+		repos = append(repos, fmt.Sprintf("big/b%02d", i))
+	}
+	sim := harness.StartSim(t, harness.SimOptions{Repos: repos, Limits: ghsim.Limits{PointsPerMinute: 90}})
+	cfg := harness.NewConfig(t, sim)
+	cfg.File.GitHub.PointsPerMinute = 60
+	hookURL := withWebhook(t, cfg, 30*time.Second)
+	for i := range 100 {
+		cfg.Add(harness.RepoTarget(fmt.Sprintf("r%03d", i), repos[i], e2eLabels, 1))
+	}
+	cfg.Add(harness.OrgTarget("big", "big", e2eLabels, 1))
+	start := time.Now()
+	d := harness.StartDaemon(t, cfg.Write(t))
+	sim.AddWebhook(hookURL, webhookSecret)
+
+	var jobs []int64
+	for _, r := range []string{"acme/r007", "acme/r042", "acme/r099"} {
+		jobs = append(jobs, sim.MustQueue(t, r, e2eLabels, 200*time.Millisecond))
+	}
+	sim.WaitJobsDone(t, 2*time.Minute, jobs...)
+	t.Logf("%d jobs done %s after the start", len(jobs), time.Since(start).Round(time.Second))
+	if left := time.Minute - time.Since(start); left > 0 {
+		time.Sleep(left) // the load runs its full minute; what is checked is counted, not timed
+	}
+	if snap := d.Status(t); snap.GitHubPolling == nil || snap.GitHubPolling.Message == "" {
+		t.Errorf("status does not say the polls were stretched: %+v", snap.GitHubPolling)
+	}
+	stopWithin(t, d, drainBound(cfg))
+	answers := sim.LimitAnswers()
+	for _, kind := range []string{ghsim.LimitPoints, ghsim.LimitConcurrent, ghsim.LimitContent, ghsim.LimitPrimary, ghsim.LimitRegistration} {
+		if answers[kind] != 0 {
+			t.Errorf("the simulator refused %d requests for the %s limit", answers[kind], kind)
+		}
+	}
+	t.Logf("peak %d points in a minute (simulator limit 90, governor ceiling 60); requests %v", sim.PeakPointsPerMinute(), sim.Requests())
+	// No AssertNoLeaks here: with polls stretched to minutes, an ended runner's directory is
+	// removed by its target's next pass or by startup recovery, which this minute does not reach.
+}
