@@ -59,6 +59,9 @@ func planFor(cfg *config.Config, c *github.Client) github.PollPlan {
 	}
 	var ts []github.PollTarget
 	for _, t := range cfg.EnabledTargets() {
+		if t.ScaleSet != "" {
+			continue // its passes make no REST call: demand comes from the scale set's queue
+		}
 		pts := github.PassPoints(false, 1)
 		if t.Organization != "" {
 			n, ok := 0, false

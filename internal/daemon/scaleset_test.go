@@ -4,10 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/status"
 )
 
-// setTarget is target web taking its demand from scale set web-set of acme/web.
+// scaleSetTarget is target web taking its demand from scale set web-set of acme/web.
 const scaleSetTarget = `
 [[target]]
 name = "web"
@@ -83,5 +84,17 @@ func TestScaleSetTargetServesJobsFromTheQueue(t *testing.T) {
 		if r.RemovedAt.IsZero() {
 			t.Errorf("registration left: %+v", r)
 		}
+	}
+}
+
+// TestPacerCostsNoScaleSetPasses: a scale-set target's passes make no REST call, so the poll plan
+// gives them no points and they never stretch the polled targets' intervals.
+func TestPacerCostsNoScaleSetPasses(t *testing.T) {
+	polled := config.Target{Name: "web", Repository: "acme/web", MaxRunners: 1}
+	set := config.Target{Name: "set", Repository: "acme/web", ScaleSet: "web-set", MaxRunners: 1}
+	alone := planFor(&config.Config{Targets: []config.Target{polled}}, nil)
+	both := planFor(&config.Config{Targets: []config.Target{polled, set}}, nil)
+	if both.Need != alone.Need || both.Need == 0 {
+		t.Fatalf("points needed with a scale-set target %d, without %d; want equal and non-zero", both.Need, alone.Need)
 	}
 }
