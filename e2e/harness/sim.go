@@ -20,6 +20,8 @@ type SimOptions struct {
 	Seed  uint64   // seeds probabilistic faults
 	// Limits are the simulator's secondary limits; zero fields are GitHub's (900 points a minute...).
 	Limits ghsim.Limits
+	// Actions shapes the simulated Actions service (scale sets): long poll, session expiry, GHES.
+	Actions ghsim.ActionsOptions
 }
 
 // Sim is a running simulator with a token file and the fake runner package served. Its embedded
@@ -33,7 +35,7 @@ type Sim struct {
 // StartSim starts a simulator on 127.0.0.1 for the test's lifetime.
 func StartSim(t testing.TB, opts SimOptions) *Sim {
 	t.Helper()
-	srv, err := ghsim.New(ghsim.Options{Seed: opts.Seed, Limits: opts.Limits})
+	srv, err := ghsim.New(ghsim.Options{Seed: opts.Seed, Limits: opts.Limits, Actions: opts.Actions})
 	if err != nil {
 		t.Fatalf("harness: %v", err)
 	}

@@ -35,7 +35,8 @@ type scaleSets struct {
 	log     *slog.Logger
 	wake    func(target string)
 	sleep   func(ctx context.Context, d time.Duration) error
-	backoff time.Duration // after a listener failed; default 10 s
+	backoff time.Duration    // after a listener failed; default 10 s
+	crash   engine.CrashHook // the crash tests' kill points (nil in production)
 
 	draining atomic.Bool // a daemon-wide drain (shutdown, upgrade) has begun
 
@@ -269,6 +270,10 @@ func (s *scaleSets) listenOnce(ctx context.Context, st *setTarget, c *scaleset.C
 				st.note(func() { st.waiting = reason })
 				log.Warn("scale-set session refused (409); retrying", "reason", reason, "retry_in", retryIn.Round(time.Second).String())
 				s.wake(t.Name)
+			},
+			Opened: func(sess *scaleset.Session) {
+				log.Info("scale-set session open", "set_id", sess.SetID, "owner", s.owner)
+				s.crashAt(CrashSessionJournaled, t.Name)
 			}},
 		Want:      scaleset.ScaleSet{Name: t.ScaleSet, RunnerGroupID: group, Labels: []string{t.ScaleSet}},
 		MovedFrom: from,
@@ -313,7 +318,23 @@ func (s *scaleSets) process(st *setTarget, d scaleset.Demand) {
 		k[name] = knownRunner{}
 	}
 	s.mu.Unlock()
+	if d.MessageID != 0 {
+		s.crashAt(CrashBeforeAck, st.t.Name)
+	}
 	s.wake(st.t.Name)
+}
+
+// Crash points of scale-set targets (besides the engine's, which hold for them too): the daemon
+// kills itself there when RUNNER_MANAGER_TEST_CRASH_AT names them (e2e/crash).
+const (
+	CrashSessionJournaled engine.CrashPoint = "scaleset-session-journaled" // the session id is journaled
+	CrashBeforeAck        engine.CrashPoint = "scaleset-before-ack"        // a message is processed, not acknowledged
+)
+
+func (s *scaleSets) crashAt(p engine.CrashPoint, target string) {
+	if s.crash != nil {
+		s.crash(p, target)
+	}
 }
 
 func (s *scaleSets) knownLocked(identity string) map[string]knownRunner {

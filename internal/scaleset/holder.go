@@ -44,6 +44,8 @@ type Holder struct {
 	Rand   func() float64 // [0,1); default math/rand/v2
 	// Waiting is told why Open is waiting (another session holds the set) and for how long.
 	Waiting func(reason string, retryIn time.Duration)
+	// Opened is told of each session once its id is journaled (logs; the crash tests kill there).
+	Opened func(*Session)
 }
 
 // ConflictRetryMin and ConflictRetryMax bound the wait between session creates refused with 409,
@@ -98,6 +100,9 @@ func (h *Holder) Open(ctx context.Context, setID int64) (*Session, error) {
 			if err := h.save(ctx, Record{State: "open", SetID: setID, SessionID: s.ID, Owner: h.Owner}); err != nil {
 				_ = h.Client.DeleteSession(context.WithoutCancel(ctx), setID, s.ID)
 				return nil, err
+			}
+			if h.Opened != nil {
+				h.Opened(s)
 			}
 			return s, nil
 		}

@@ -20,6 +20,9 @@ type Demand struct {
 	// scale-set runners carry no online status).
 	Started, Completed []string
 	At                 time.Time
+	// MessageID is the message this demand came in (not yet acknowledged while Process runs); 0
+	// for the statistics a session opened with.
+	MessageID int64
 }
 
 // Listener keeps one scale set's demand current: it ensures the set exists as configured, opens
@@ -149,7 +152,7 @@ func (l *Listener) handle(ctx context.Context, sess *Session, m *Message) error 
 			return fmt.Errorf("acquire %d available jobs: %w", len(avail), err)
 		}
 	}
-	d := Demand{Statistics: m.Statistics}
+	d := Demand{Statistics: m.Statistics, MessageID: m.ID}
 	for _, j := range m.Jobs {
 		switch j.MessageType {
 		case "JobStarted":
