@@ -3,8 +3,10 @@ package daemon
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/status"
 )
 
@@ -97,4 +99,43 @@ func TestPacerCostsNoScaleSetPasses(t *testing.T) {
 	if both.Need != alone.Need || both.Need == 0 {
 		t.Fatalf("points needed with a scale-set target %d, without %d; want equal and non-zero", both.Need, alone.Need)
 	}
+}
+
+// TestScaleSetReload: a changed runner_group moves the set (PATCH, not a second set); removing the
+// target closes its session and keeps the set, unless delete_scale_set_on_remove says otherwise.
+func TestScaleSetReload(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	builders := e.srv.CreateRunnerGroup("acme", "builders")
+	orgTarget := func(extra string) string {
+		return "\n[[target]]\nname = \"org\"\norganization = \"acme\"\nscale_set = \"org-set\"\nmax_runners = 1\n" + extra
+	}
+	sets := func() []ghsim.ScaleSet { return e.srv.ScaleSets() }
+	waitSets := func(what string, cond func([]ghsim.ScaleSet) bool) {
+		t.Helper()
+		deadline := time.Now().Add(waitLimit)
+		for !cond(sets()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited %s for %s; scale sets %+v", waitLimit, what, sets())
+			}
+			time.Sleep(50 * time.Millisecond) // the simulator's state, changed by a real daemon
+		}
+	}
+	e.writeConfig(orgTarget(""))
+	e.start()
+	waitSets("the set with a session", func(s []ghsim.ScaleSet) bool { return len(s) == 1 && s[0].Session != "" && s[0].GroupID == 1 })
+	id := sets()[0].ID
+
+	e.writeConfig(orgTarget("runner_group = \"builders\"\n"))
+	waitSets("the set moved to builders", func(s []ghsim.ScaleSet) bool {
+		return len(s) == 1 && s[0].ID == id && s[0].GroupID == builders && s[0].Session != ""
+	})
+
+	e.writeConfig(webTarget(1))
+	waitSets("the session closed, the set kept", func(s []ghsim.ScaleSet) bool { return len(s) == 1 && s[0].Session == "" })
+
+	e.writeConfig(orgTarget("runner_group = \"builders\"\ndelete_scale_set_on_remove = true\n"))
+	waitSets("a session again", func(s []ghsim.ScaleSet) bool { return len(s) == 1 && s[0].ID == id && s[0].Session != "" })
+	e.writeConfig(webTarget(1))
+	waitSets("the set deleted", func(s []ghsim.ScaleSet) bool { return len(s) == 0 })
 }
