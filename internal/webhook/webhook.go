@@ -28,6 +28,10 @@ const MaxBodyBytes = 1 << 20
 // at a time and retries a 503 (redeliver), and the target's poll finds any job it missed.
 const DefaultMaxBodiesInFlight = 16
 
+// keepBodyBuffer is the largest body buffer kept for the next delivery: a genuine workflow_job is
+// ~10 KiB, so a slot's buffer is reused for those, and a large body's memory is returned.
+const keepBodyBuffer = 64 << 10
+
 // Event is one accepted workflow_job delivery, reduced to what routing and demand need.
 type Event struct {
 	Delivery   string    // X-GitHub-Delivery, unique per delivery (a redelivery reuses it)
@@ -90,9 +94,9 @@ type Handler struct {
 	opts Options
 	seen *seenSet
 	warn *logLimiter
-	// bodies holds one reusable buffer per body slot: taking one is the admission to read a body,
-	// and the buffers are the only body memory, so a burst leaves at most
-	// MaxBodiesInFlight × MaxBodyBytes behind, reused by the next burst instead of growing the heap.
+	// bodies holds one buffer per body slot: taking one is the admission to read a body, so a burst
+	// holds at most MaxBodiesInFlight bodies at once. A buffer that grew past keepBodyBuffer is
+	// dropped when its slot is returned, so the memory of a burst goes back once it is over.
 	bodies chan *bytes.Buffer
 }
 
@@ -172,7 +176,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reject(http.StatusServiceUnavailable, ResultBusy, "too many deliveries at once; redeliver")
 		return
 	}
-	defer func() { buf.Reset(); h.bodies <- buf }()
+	defer func() {
+		if buf.Cap() > keepBodyBuffer {
+			buf = new(bytes.Buffer)
+		} else {
+			buf.Reset()
+		}
+		h.bodies <- buf
+	}()
 	_, err = buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	body := buf.Bytes() // valid until this handler returns: nothing below keeps it
 	if err != nil {

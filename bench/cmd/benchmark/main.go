@@ -43,7 +43,7 @@ func goBenches() map[string]goBench {
 	}
 }
 
-var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000"}
+var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst"}
 
 func main() {
 	var o options
@@ -115,6 +115,19 @@ func run(o options, argv []string) error {
 	if parts["poll"] || parts["webhook"] || parts["idle1"] || parts["idle100"] || parts["idle1000"] {
 		if err := daemonParts(o, parts, work, logf, &r, fail); err != nil {
 			return err
+		}
+	}
+	if parts["webhook-burst"] {
+		bin, err := filepath.Abs(o.bin)
+		if err != nil {
+			return err
+		}
+		logf("webhook burst: %d unsigned 1 MiB bodies at once", burstRequests)
+		b, err := (env{bin: bin, dir: work, log: logf}).runBurst()
+		if err != nil {
+			fail("webhook-burst", err)
+		} else {
+			r.Burst = &b
 		}
 	}
 	r.Machine.LoadEnd = loadAvg()

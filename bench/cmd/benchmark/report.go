@@ -32,6 +32,7 @@ type results struct {
 	Idle     []idle
 	Go       []goBench
 	Validate []validateRun
+	Burst    *burst
 	Errors   []string
 }
 
@@ -79,6 +80,7 @@ func (r results) render(w io.Writer) {
 	r.renderREST(p)
 	r.renderIdle(p)
 	r.renderGo(p)
+	r.renderBurst(p)
 }
 
 type printer func(format string, a ...any)
