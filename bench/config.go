@@ -21,6 +21,17 @@ type Setup struct {
 	Edited int
 	// Webhook, when Listen is set, adds the [webhook] section.
 	Webhook struct{ Listen, Path, SecretFile string }
+	// ScaleSet, when set, makes every target take its demand from the scale set of this name
+	// (target i's set is ScaleSet with i appended when there are several); labels are left out.
+	ScaleSet string
+}
+
+// SetName is target i's scale set when Setup.ScaleSet is set.
+func (s Setup) SetName(i int) string {
+	if s.Targets > 1 {
+		return fmt.Sprintf("%s-%d", s.ScaleSet, i)
+	}
+	return s.ScaleSet
 }
 
 // Org is the organisation owning every generated repository.
@@ -63,8 +74,12 @@ func (s Setup) TOML() []byte {
 		fmt.Fprintf(&b, "[webhook]\nlisten = %q\npath = %q\nsecret_file = %q\n\n", s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile)
 	}
 	for i := 1; i <= s.Targets; i++ {
-		fmt.Fprintf(&b, "[[target]]\nname = %q\nrepository = %q\nlabels = [%s]\nmax_runners = %d\n",
-			TargetName(i), Repo(i), s.labelList(), s.targetMax(i))
+		fmt.Fprintf(&b, "[[target]]\nname = %q\nrepository = %q\nmax_runners = %d\n", TargetName(i), Repo(i), s.targetMax(i))
+		if s.ScaleSet != "" {
+			fmt.Fprintf(&b, "scale_set = %q\n", s.SetName(i))
+		} else {
+			fmt.Fprintf(&b, "labels = [%s]\n", s.labelList())
+		}
 		if s.IdleTimeout > 0 {
 			fmt.Fprintf(&b, "idle_timeout = %q\n", s.IdleTimeout.String())
 		}
@@ -84,8 +99,12 @@ func (s Setup) YAML() []byte {
 	}
 	b.WriteString("target:\n")
 	for i := 1; i <= s.Targets; i++ {
-		fmt.Fprintf(&b, "  - name: %q\n    repository: %q\n    labels: [%s]\n    max_runners: %d\n",
-			TargetName(i), Repo(i), s.labelList(), s.targetMax(i))
+		fmt.Fprintf(&b, "  - name: %q\n    repository: %q\n    max_runners: %d\n", TargetName(i), Repo(i), s.targetMax(i))
+		if s.ScaleSet != "" {
+			fmt.Fprintf(&b, "    scale_set: %q\n", s.SetName(i))
+		} else {
+			fmt.Fprintf(&b, "    labels: [%s]\n", s.labelList())
+		}
 		if s.IdleTimeout > 0 {
 			fmt.Fprintf(&b, "    idle_timeout: %q\n", s.IdleTimeout.String())
 		}

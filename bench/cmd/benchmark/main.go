@@ -26,6 +26,8 @@ type options struct {
 	pollSpacing, hookSpacing       time.Duration
 	jobRun                         time.Duration
 	warmup, window                 time.Duration
+	setJobs                        int
+	setSpacing, setIdle            time.Duration
 	keep                           bool
 }
 
@@ -43,7 +45,7 @@ func goBenches() map[string]goBench {
 	}
 }
 
-var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst"}
+var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset"}
 
 func main() {
 	var o options
@@ -60,6 +62,9 @@ func main() {
 	flag.DurationVar(&o.jobRun, "job-run", time.Second, "how long each job runs")
 	flag.DurationVar(&o.warmup, "idle-warmup", 42*time.Second, "wait before the idle window: about 1.4 x -poll, so window edges fall between passes")
 	flag.DurationVar(&o.window, "idle-window", 60*time.Second, "idle measurement window: a whole number of -poll intervals")
+	flag.IntVar(&o.setJobs, "scaleset-jobs", 20, "jobs queued in the scale-set run")
+	flag.DurationVar(&o.setSpacing, "scaleset-spacing", time.Second, "time between two queued jobs in the scale-set run")
+	flag.DurationVar(&o.setIdle, "scaleset-idle-window", 2*time.Minute, "idle window of the scale-set run (a few 50 s long polls)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (daemon logs, configs)")
 	flag.Parse()
 	if err := run(o, os.Args); err != nil {
@@ -112,7 +117,7 @@ func run(o options, argv []string) error {
 			fail("validate", err)
 		}
 	}
-	if parts["poll"] || parts["webhook"] || parts["idle1"] || parts["idle100"] || parts["idle1000"] {
+	if parts["poll"] || parts["webhook"] || parts["idle1"] || parts["idle100"] || parts["idle1000"] || parts["scaleset"] {
 		if err := daemonParts(o, parts, work, logf, &r, fail); err != nil {
 			return err
 		}
@@ -176,6 +181,14 @@ func daemonParts(o options, parts map[string]bool, work string, logf func(string
 			continue
 		}
 		r.ScaleUp = append(r.ScaleUp, s)
+	}
+	if parts["scaleset"] {
+		logf("scale set: %d jobs every %s, idle window %s", o.setJobs, o.setSpacing, o.setIdle)
+		s, err := e.runScaleSet(o.setJobs, o.setSpacing, o.jobRun, o.setIdle)
+		if err != nil {
+			fail("scaleset", err)
+		}
+		r.ScaleSet = &s
 	}
 	for _, n := range []int{1, 100, 1000} {
 		name := fmt.Sprintf("idle%d", n)

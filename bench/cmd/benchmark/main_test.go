@@ -131,6 +131,11 @@ func TestRenderWritesMeasuredFiguresAndCommands(t *testing.T) {
 			CPU: 600 * time.Millisecond, Req: counts{Requests: 400, NotModified: 400, ByKind: map[string]int{}}}},
 		Go: []goBench{{Args: []string{"test", "-run", "^$", "-bench", ".", "./journal/"},
 			Output: "BenchmarkTransitionSynced-2 100 289171 ns/op\n"}},
+		ScaleSet: &scaleSetRun{Jobs: 4, Spacing: time.Second, JobRun: time.Second, LongPoll: 50 * time.Second,
+			Latencies: []time.Duration{60 * time.Millisecond, 80 * time.Millisecond, 90 * time.Millisecond, time.Second},
+			Window:    8 * time.Second, Req: counts{ByKind: map[string]int{}}, Calls: map[string]int{"JIT": 4, "ack": 12},
+			Idle: time.Hour / 60, IdleReq: counts{ByKind: map[string]int{}}, IdleCalls: map[string]int{"GET": 1},
+			Chain: counts{Requests: 2, ByKind: map[string]int{"POST registration-token": 1, "POST runner-registration": 1}}},
 	}
 	var b bytes.Buffer
 	r.render(&b)
@@ -143,6 +148,12 @@ func TestRenderWritesMeasuredFiguresAndCommands(t *testing.T) {
 		"| one synced transition (one pebble batch, fsync) | 0.289 | ms |", // ns/op scaled to ms
 		"`go test -run '^$' -bench . ./journal/`",
 		"engine recovery on pebble, 1,000 live attempts, concluded | not measured",
+		"| job queued -> running, p50 | at most 1 s | 0.08 s (p95 1.00 s, max 1.00 s, 4 jobs) |",
+		"| REST requests per job | 0 | 0.00 (0 in 8s) |",
+		"| 4.00 (ack 3.00, JIT 1.00) |",
+		"| 0.0 (0 in 1m0s) |", "| 60.0 (GET 1 in 1m0s) |",
+		"| 2 (POST registration-token 1, POST runner-registration 1, at start) |",
+		"`go run ./bench/cmd/benchmark -only scaleset`",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)

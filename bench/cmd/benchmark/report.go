@@ -33,6 +33,7 @@ type results struct {
 	Go       []goBench
 	Validate []validateRun
 	Burst    *burst
+	ScaleSet *scaleSetRun
 	Errors   []string
 }
 
@@ -79,6 +80,7 @@ func (r results) render(w io.Writer) {
 	r.renderScaleUp(p)
 	r.renderREST(p)
 	r.renderIdle(p)
+	r.renderScaleSet(p)
 	r.renderGo(p)
 	r.renderBurst(p)
 }

@@ -61,12 +61,25 @@ type env struct {
 }
 
 func (e env) setup(name string, repos int) (string, *world, error) {
+	return e.setupWith(name, repos, ghsim.Options{})
+}
+
+func (e env) setupWith(name string, repos int, opts ghsim.Options) (string, *world, error) {
 	dir := filepath.Join(e.dir, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", nil, err
 	}
-	w, err := newWorld(context.Background(), dir, repos, e.pkg)
+	w, err := newWorld(context.Background(), dir, repos, e.pkg, opts)
 	return dir, w, err
+}
+
+// startIn writes s as dir/config.toml and starts the daemon on it (log in dir/daemon.log).
+func (e env) startIn(dir string, s bench.Setup, timeout time.Duration) (*daemon, error) {
+	cfgPath := filepath.Join(dir, "config.toml")
+	if err := writeConfig(cfgPath, s); err != nil {
+		return nil, err
+	}
+	return startDaemon(e.bin, cfgPath, filepath.Join(dir, "daemon.log"), timeout)
 }
 
 func writeConfig(path string, s bench.Setup) error {
@@ -98,11 +111,7 @@ func (e env) runScaleUp(mode string, poll time.Duration, jobs int, spacing, jobR
 		s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile = addr, "/webhook", secret
 		w.sim.AddWebhook("http://"+addr+"/webhook", "bench-secret")
 	}
-	cfgPath := filepath.Join(dir, "config.toml")
-	if err := writeConfig(cfgPath, s); err != nil {
-		return r, err
-	}
-	d, err := startDaemon(e.bin, cfgPath, filepath.Join(dir, "daemon.log"), 60*time.Second)
+	d, err := e.startIn(dir, s, 60*time.Second)
 	if err != nil {
 		return r, err
 	}
@@ -112,36 +121,52 @@ func (e env) runScaleUp(mode string, poll time.Duration, jobs int, spacing, jobR
 	}
 	time.Sleep(time.Second) // let the first pass end before the window opens
 	c0, b0, t0 := w.count.snapshot(), w.budgetUsed(), time.Now()
-	ids := make([]int64, 0, jobs)
-	for i := range jobs {
-		id, err := w.sim.QueueJob(bench.Repo(1), []string{"bench"}, jobRun)
-		if err != nil {
-			return r, err
-		}
-		ids = append(ids, id)
-		if i < jobs-1 {
-			time.Sleep(spacing)
-		}
+	ids, err := w.queueJobs(jobs, "bench", spacing, jobRun)
+	if err != nil {
+		return r, err
 	}
 	e.log("  %d jobs queued; waiting for them to run", jobs)
 	deadline := 2*poll + 90*time.Second
 	if mode == "webhook" {
 		deadline = 90 * time.Second
 	}
-	err = waitFor(deadline, func() bool {
-		return allJobs(w.sim, ids, func(j ghsim.Job) bool { return j.Status == ghsim.StatusCompleted })
-	})
-	for _, id := range ids {
-		if j, ok := w.sim.Job(id); ok && !j.StartedAt.IsZero() {
-			r.Latencies = append(r.Latencies, j.StartedAt.Sub(j.CreatedAt))
-		}
-	}
+	err = waitFor(deadline, func() bool { return allJobs(w.sim, ids, done) })
+	r.Latencies = latencies(w.sim, ids)
 	if err != nil {
 		return r, fmt.Errorf("%d of %d jobs ran within %s: %w", len(r.Latencies), jobs, deadline, err)
 	}
 	r.Window, r.Req, r.Budget = time.Since(t0), w.count.snapshot().minus(c0), w.budgetUsed()-b0
 	return r, nil
 }
+
+// queueJobs queues n jobs with label in repository 1, spacing apart, each running jobRun.
+func (w *world) queueJobs(n int, label string, spacing, jobRun time.Duration) ([]int64, error) {
+	ids := make([]int64, 0, n)
+	for i := range n {
+		id, err := w.sim.QueueJob(bench.Repo(1), []string{label}, jobRun)
+		if err != nil {
+			return ids, err
+		}
+		ids = append(ids, id)
+		if i < n-1 {
+			time.Sleep(spacing)
+		}
+	}
+	return ids, nil
+}
+
+// latencies are the started jobs' queued -> in progress times, as the simulator stamped them.
+func latencies(sim *ghsim.Server, ids []int64) []time.Duration {
+	var out []time.Duration
+	for _, id := range ids {
+		if j, ok := sim.Job(id); ok && !j.StartedAt.IsZero() {
+			out = append(out, j.StartedAt.Sub(j.CreatedAt))
+		}
+	}
+	return out
+}
+
+func done(j ghsim.Job) bool { return j.Status == ghsim.StatusCompleted }
 
 func allJobs(sim *ghsim.Server, ids []int64, ok func(ghsim.Job) bool) bool {
 	for _, id := range ids {

@@ -86,6 +86,10 @@ func (c *counter) snapshot() counts {
 func kindOf(r *http.Request) string {
 	p := r.URL.Path
 	switch {
+	case strings.HasSuffix(p, "/actions/runners/registration-token"):
+		return "POST registration-token"
+	case strings.HasSuffix(p, "/actions/runner-registration"):
+		return "POST runner-registration"
 	case strings.HasSuffix(p, "/generate-jitconfig"):
 		return "POST generate-jitconfig"
 	case strings.HasSuffix(p, "/actions/runners/downloads"):
@@ -112,8 +116,8 @@ type world struct {
 	tokenFile string
 }
 
-func newWorld(ctx context.Context, dir string, repos int, pkg ghsim.Package) (*world, error) {
-	sim, err := ghsim.New(ghsim.Options{})
+func newWorld(ctx context.Context, dir string, repos int, pkg ghsim.Package, opts ghsim.Options) (*world, error) {
+	sim, err := ghsim.New(opts)
 	if err != nil {
 		return nil, err
 	}
