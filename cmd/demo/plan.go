@@ -68,6 +68,11 @@ func demoTargets(cfg *config.Config) ([]demoTarget, error) {
 		if t.Repository == "" || !t.IsEnabled() || t.Mode == "monitor" {
 			continue
 		}
+		if t.ScaleSet != "" {
+			// GitHub routes a job to a scale set when its runs-on is the set's name alone.
+			out = append(out, demoTarget{Repo: t.Repository, Labels: []string{t.ScaleSet}})
+			continue
+		}
 		// runs-on must be a subset of the runner's labels; self-hosted is on every such runner.
 		labels := []string{"self-hosted"}
 		for _, l := range t.Labels {

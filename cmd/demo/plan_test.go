@@ -67,10 +67,22 @@ func TestDemoConfigPointsTheDaemonAtTheSimulator(t *testing.T) {
 	if err != nil || len(targets) == 0 {
 		t.Fatalf("demo targets: %v %v", targets, err)
 	}
+	sets := 0
 	for _, tg := range targets {
-		if tg.Labels[0] != "self-hosted" || !strings.Contains(tg.Repo, "/") {
-			t.Errorf("target %+v: want owner/name and runs-on starting with self-hosted", tg)
+		switch {
+		case !strings.Contains(tg.Repo, "/"):
+			t.Errorf("target %+v: want owner/name", tg)
+		case tg.Labels[0] == "demo-set":
+			sets++ // the scale-set target: runs-on is the set's name alone
+			if len(tg.Labels) != 1 {
+				t.Errorf("scale-set target %+v: want runs-on = [demo-set]", tg)
+			}
+		case tg.Labels[0] != "self-hosted":
+			t.Errorf("target %+v: want runs-on starting with self-hosted", tg)
 		}
+	}
+	if sets != 1 {
+		t.Errorf("the demo shows %d scale-set targets, want 1 beside the polled ones: %+v", sets, targets)
 	}
 }
 
