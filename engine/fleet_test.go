@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/runner-manager/runner-manager/config"
 )
@@ -79,5 +80,40 @@ func TestFleetViewMovedStartsNothing(t *testing.T) {
 	h := startWithFleet(t, &fakeFleet{moved: true}, 3)
 	if got := len(h.j.All()); got != 0 {
 		t.Fatalf("launched %d runners on a view the fleet had already replaced", got)
+	}
+}
+
+// TestFleetDrainReapsWhateverTheFleetSays: a shutdown drain deregisters the idle runner even when
+// the fleet refuses every decision (its view moved on): a drain asks the fleet nothing.
+func TestFleetDrainReapsWhateverTheFleetSays(t *testing.T) {
+	f := &fakeFleet{}
+	h := startWithFleet(t, f, 1)
+	if got := h.byState("a")["started"]; got != 1 {
+		t.Fatalf("started %d runners, want 1", got)
+	}
+	f.mu.Lock()
+	f.moved = true
+	f.mu.Unlock()
+	done := make(chan ShutdownReport, 1)
+	before := h.passCount("a")
+	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
+	h.waitPass("a", before) // the drain pass: the idle runner is deregistered and stopped
+	h.settle(2)
+	before = h.passCount("a")
+	h.clock.Advance(time.Second) // the next drain pass concludes it and the loop ends
+	h.waitPass("a", before)
+	select {
+	case rep := <-done:
+		if rep.TimedOut || rep.Left != 0 {
+			t.Fatalf("report = %+v, want the idle runner reaped and nothing left", rep)
+		}
+	case <-h.deadline().Done():
+		t.Fatal("Shutdown did not return once drained: the idle runner was never reaped")
+	}
+	h.joinRun()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.published.Idle != 0 || f.published.Starting != 0 {
+		t.Fatalf("published %+v after the drain, want nothing idle or starting", f.published)
 	}
 }

@@ -199,10 +199,13 @@ func (l *loop) journalFailed(ctx context.Context, now time.Time, poll time.Durat
 }
 
 // decide plans the pass. In a fleet the plan runs inside the fleet's transaction, on the other
-// hosts' supply, and what it starts and keeps idle is published with it; alone it is plan(in).
+// hosts' supply, and what it starts and keeps idle is published with it; alone it is plan(in). A
+// draining or monitor-mode pass starts nothing and reaps every idle runner whatever the fleet
+// holds, so it asks no one: a refused Share would drop its reaps and stall the drain
+// (TestFleetDrainReapsWhateverTheFleetSays); publish still reports what is left.
 func (l *loop) decide(ctx context.Context, t config.Target, in planInput, launching bool) planOutput {
 	f := l.sup.deps.Fleet
-	if f == nil {
+	if f == nil || in.Draining || in.Monitor {
 		return plan(in)
 	}
 	var out planOutput

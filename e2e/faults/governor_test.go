@@ -27,14 +27,14 @@ func TestGovernorAtScale(t *testing.T) {
 	sim := harness.StartSim(t, harness.SimOptions{Repos: repos, Limits: ghsim.Limits{PointsPerMinute: 90}})
 	cfg := harness.NewConfig(t, sim)
 	cfg.File.GitHub.PointsPerMinute = 60
-	hookURL := withWebhook(t, cfg, 30*time.Second)
+	hookURL := cfg.WithWebhook(t, 30*time.Second)
 	for i := range 100 {
 		cfg.Add(harness.RepoTarget(fmt.Sprintf("r%03d", i), repos[i], e2eLabels, 1))
 	}
 	cfg.Add(harness.OrgTarget("big", "big", e2eLabels, 1))
 	start := time.Now()
 	d := harness.StartDaemon(t, cfg.Write(t))
-	sim.AddWebhook(hookURL, webhookSecret)
+	sim.AddWebhook(hookURL, harness.WebhookSecret)
 
 	var jobs []int64
 	for _, r := range []string{"acme/r007", "acme/r042", "acme/r099"} {

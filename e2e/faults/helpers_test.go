@@ -4,15 +4,12 @@ package faults
 
 import (
 	"context"
-	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/e2e/harness"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/status"
@@ -20,10 +17,9 @@ import (
 
 // Bounds shared by the tests. The harness config polls every 1 s and drains for at most 10 s.
 const (
-	jobTimeout  = 60 * time.Second // a queued job, on a healthy path, runs and completes
-	stopSlack   = 2 * time.Second  // allowed beyond shutdown_drain_timeout for a stop to end (docs/engine.md, Drains)
-	labelE2E    = "e2e"
-	webhookPath = "/webhook"
+	jobTimeout = 60 * time.Second // a queued job, on a healthy path, runs and completes
+	stopSlack  = 2 * time.Second  // allowed beyond shutdown_drain_timeout for a stop to end (docs/engine.md, Drains)
+	labelE2E   = "e2e"
 )
 
 var e2eLabels = []string{labelE2E}
@@ -113,34 +109,6 @@ func stopClean(t testing.TB, sim *harness.Sim, d *harness.Daemon, bound time.Dur
 // drainBound is how long a stop of cfg's daemon may take.
 func drainBound(cfg *harness.Config) time.Duration {
 	return cfg.File.Daemon.ShutdownDrainTimeout.D() + stopSlack
-}
-
-// freeAddr returns a loopback address no one listens on right now.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("pick a free port: %v", err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// webhookSecret is the secret the simulator signs deliveries with in these tests.
-const webhookSecret = "e2e-webhook-secret"
-
-// withWebhook adds a [webhook] section (listener on a free port, secret file, slow poll) to cfg
-// and returns the delivery URL.
-func withWebhook(t testing.TB, cfg *harness.Config, slowPoll time.Duration) string {
-	t.Helper()
-	secretFile := filepath.Join(cfg.Dir, "webhook.secret")
-	if err := os.WriteFile(secretFile, []byte(webhookSecret+"\n"), 0o600); err != nil {
-		t.Fatalf("write the webhook secret: %v", err)
-	}
-	addr := freeAddr(t)
-	cfg.File.Webhook = &config.Webhook{Listen: addr, Path: webhookPath, SecretFile: secretFile, PollInterval: config.Duration(slowPoll)}
-	return "http://" + addr + webhookPath
 }
 
 // queueAll queues n jobs of duration in repo and returns their ids.

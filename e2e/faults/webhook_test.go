@@ -23,10 +23,10 @@ func startWebhookDaemon(t *testing.T) (*harness.Sim, *harness.Config, *harness.D
 	t.Helper()
 	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/web"}})
 	cfg := harness.NewConfig(t, sim)
-	hookURL := withWebhook(t, cfg, slowPoll)
+	hookURL := cfg.WithWebhook(t, slowPoll)
 	cfg.Add(harness.RepoTarget("web", "acme/web", e2eLabels, 2))
 	d := harness.StartDaemon(t, cfg.Write(t))
-	sim.AddWebhook(hookURL, webhookSecret)
+	sim.AddWebhook(hookURL, harness.WebhookSecret)
 	return sim, cfg, d, hookURL
 }
 
@@ -107,7 +107,7 @@ func TestHostileWebhookBodies(t *testing.T) {
 	valid := []byte(`{"action":"queued","workflow_job":{"id":1,"labels":["e2e"]},"repository":{"full_name":"acme/web"}}`)
 	big := bytes.Repeat([]byte("A"), 2<<20)
 	signed := func(body []byte) map[string]string {
-		return map[string]string{"X-Hub-Signature-256": ghsim.Sign(webhookSecret, body)}
+		return map[string]string{"X-Hub-Signature-256": ghsim.Sign(harness.WebhookSecret, body)}
 	}
 	for _, tc := range []struct {
 		name    string

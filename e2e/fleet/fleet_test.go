@@ -21,20 +21,26 @@ const (
 
 var labels = []string{"e2e"}
 
-// fleetOf starts n daemons sharing target web (max_runners 4 each) through etcd, lease_ttl 3s.
-func fleetOf(t *testing.T, sim *harness.Sim, etcd *etcdtest.Server, n int) ([]*harness.Daemon, []*harness.Config) {
+// fleetOf starts n daemons sharing target web (max_runners 4 each) through etcd, lease_ttl 3s;
+// each edit changes host i's config (host-<i+1>) before it starts.
+func fleetOf(t *testing.T, sim *harness.Sim, etcd *etcdtest.Server, n int, edits ...func(i int, c *harness.Config)) ([]*harness.Daemon, []*harness.Config) {
 	t.Helper()
 	var ds []*harness.Daemon
 	var cs []*harness.Config
 	for i := range n {
 		c := harness.NewConfig(t, sim).Add(harness.RepoTarget("web", repo, labels, 4))
 		c.File.Fleet = &config.Fleet{EtcdEndpoints: []string{etcd.Endpoint()}, Name: "e2e",
-			HostName: fmt.Sprintf("host-%d", i+1), LeaseTTL: harness.Duration(3 * time.Second)}
+			HostName: hostName(i), LeaseTTL: harness.Duration(3 * time.Second)}
+		for _, edit := range edits {
+			edit(i, c)
+		}
 		ds = append(ds, harness.StartDaemon(t, c.Write(t)))
 		cs = append(cs, c)
 	}
 	return ds, cs
 }
+
+func hostName(i int) string { return fmt.Sprintf("host-%d", i+1) }
 
 // leadersSeen samples every live daemon's status and returns the leaders they name for web.
 func leadersSeen(t *testing.T, ds []*harness.Daemon) map[string]bool {
@@ -110,14 +116,7 @@ func TestFleetBurstLaunchesOncePerJob(t *testing.T) {
 	if got := sim.Requests()[jitRoute] - before; got > 10 {
 		t.Fatalf("10 queued jobs made %d generate-jitconfig calls fleet-wide, want at most 10", got)
 	}
-	for _, d := range ds {
-		d.Signal(syscall.SIGTERM)
-	}
-	for _, d := range ds {
-		if code, _ := d.Wait(t, time.Minute); code != 0 {
-			t.Fatalf("daemon exit code %d", code)
-		}
-	}
+	stopAll(t, ds)
 	for _, c := range cs {
 		harness.AssertNoLeaks(t, sim, c.StateDir)
 	}
@@ -136,7 +135,7 @@ func TestFleetSurvivesTheLeaderAndEtcd(t *testing.T) {
 	}
 	var rest []*harness.Daemon
 	for i, d := range ds {
-		if fmt.Sprintf("host-%d", i+1) == leader {
+		if hostName(i) == leader {
 			d.Kill9()
 			continue
 		}

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -183,3 +184,34 @@ func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 // Duration converts for config fields.
 func Duration(d time.Duration) config.Duration { return config.Duration(d) }
+
+// WebhookSecret is the secret the simulator signs deliveries with in e2e tests.
+const WebhookSecret = "e2e-webhook-secret"
+
+// WebhookPath is the path of the [webhook] listener WithWebhook adds.
+const WebhookPath = "/webhook"
+
+// WithWebhook adds a [webhook] section to c (a listener on a free loopback port, a 0600 secret
+// file, slowPoll as the poll that reconciles missed deliveries) and returns the delivery URL to
+// subscribe at the simulator (sim.AddWebhook(url, WebhookSecret)).
+func (c *Config) WithWebhook(t testing.TB, slowPoll time.Duration) string {
+	t.Helper()
+	secretFile := filepath.Join(c.Dir, "webhook.secret")
+	if err := os.WriteFile(secretFile, []byte(WebhookSecret+"\n"), 0o600); err != nil {
+		t.Fatalf("harness: write the webhook secret: %v", err)
+	}
+	addr := FreeAddr(t)
+	c.File.Webhook = &config.Webhook{Listen: addr, Path: WebhookPath, SecretFile: secretFile, PollInterval: config.Duration(slowPoll)}
+	return "http://" + addr + WebhookPath
+}
+
+// FreeAddr returns a loopback address no one listens on right now.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("harness: pick a free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}

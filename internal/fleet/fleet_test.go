@@ -317,3 +317,22 @@ func TestEtcdLostServesAloneAndRejoins(t *testing.T) {
 	eventually(t, "both hosts to rejoin", func() bool { return a.f.Status().Joined && b.f.Status().Joined })
 	eventually(t, "one leader again", func() bool { n, _ := leaders(a, b); return n == 1 })
 }
+
+// TestLeaderPassWithoutJobsDecides: a leader's pass that reads the runners but no jobs (a drain, a
+// failed jobs read) decides on the view it published itself; it is not refused as "the view moved".
+func TestLeaderPassWithoutJobsDecides(t *testing.T) {
+	srv := etcdtest.Start(t)
+	a := startHost(t, srv, "a", "id-a", &github{})
+	eventually(t, "a leads", func() bool { return a.f.leads(target.Name) })
+	a.gh.queue(1)
+	if _, ok := a.pass(t, target, engine.PeerSupply{Free: 4}); !ok {
+		t.Fatal("the leader's first pass was refused")
+	}
+	ctx := context.Background()
+	if _, err := a.reg.Runners(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	if !a.f.Share(ctx, target, func(string, []engine.PeerSupply) engine.PeerSupply { return engine.PeerSupply{Idle: 1} }) {
+		t.Fatal("a leader's pass without a jobs read was refused: its own view counted as moved on")
+	}
+}

@@ -127,6 +127,14 @@ func (r registrar) Runners(ctx context.Context, t config.Target) ([]engine.Runne
 			f.log.Warn("fleet: no view of the target from a leader in time; reading GitHub directly", "target", t.Name)
 		}
 	}
+	if ps.role == roleLeader {
+		// The leader's pass is fenced on the view it holds now; its own Queued replaces that
+		// with the view it publishes. A pass that reads no jobs (a drain, a failed read) still
+		// decides on a view of its own, not on "no view".
+		if e, ok := ep.mir.get(f.keys.view(t.Name)); ok {
+			ps.viewMod = e.mod
+		}
+	}
 	rs, err := r.Registrar.Runners(ctx, t)
 	ps.runners = rs
 	return rs, err
