@@ -149,8 +149,10 @@ func (s *Server) Start(ctx context.Context) error {
 	s.started = true
 	ctx, s.stop = context.WithCancel(ctx)
 	s.act.done = ctx.Done()
-	s.mu.Unlock()
+	// Added under the lock that publishes started: a Close that sees started must never Wait
+	// before this Add (the race detector reports exactly that).
 	s.wg.Add(5)
+	s.mu.Unlock()
 	for _, srv := range []struct {
 		h  *http.Server
 		ln net.Listener
