@@ -255,7 +255,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	}
 	var sup *engine.Supervisor
 	sets := newScaleSets(gh, j, hostName(), log, func(target string) { sup.Wake(target) })
-	sets.crash = o.Crash
+	sets.crash, sets.metrics = o.Crash, m
 	demand := demandFor{rest: gh, sets: sets}
 	deps := engine.Deps{
 		Journal:   j,

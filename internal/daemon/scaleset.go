@@ -37,6 +37,7 @@ type scaleSets struct {
 	sleep   func(ctx context.Context, d time.Duration) error
 	backoff time.Duration    // after a listener failed; default 10 s
 	crash   engine.CrashHook // the crash tests' kill points (nil in production)
+	metrics setMetrics       // nil: none
 
 	draining atomic.Bool // a daemon-wide drain (shutdown, upgrade) has begun
 
@@ -54,6 +55,11 @@ type scaleSets struct {
 type setStore interface {
 	scaleset.Store
 	Live(ctx context.Context) ([]journal.Attempt, error)
+}
+
+// setMetrics is what scaleSets reports; *metrics.Metrics satisfies it.
+type setMetrics interface {
+	ScaleSet(target string, open bool, assigned, running, available int)
 }
 
 // knownRunner is what this host knows of one scale-set registration. looked marks knowledge from
@@ -221,6 +227,7 @@ func (s *scaleSets) listen(ctx context.Context, st *setTarget) {
 			break
 		}
 		st.note(func() { st.open, st.lastErr = false, err.Error() })
+		s.report(st, scaleset.Statistics{})
 		log.Warn("scale-set listener failed; retrying", "err", err, "retry_in", s.retryIn().String())
 		s.wake(t.Name)
 		if s.sleep(ctx, s.retryIn()) != nil {
@@ -267,7 +274,8 @@ func (s *scaleSets) listenOnce(ctx context.Context, st *setTarget, c *scaleset.C
 		Client: c,
 		Holder: &scaleset.Holder{Client: c, Store: s.store, Key: "scaleset/" + t.Name, Owner: s.owner,
 			Waiting: func(reason string, retryIn time.Duration) {
-				st.note(func() { st.waiting = reason })
+				st.note(func() { st.open, st.waiting = false, reason })
+				s.report(st, scaleset.Statistics{})
 				log.Warn("scale-set session refused (409); retrying", "reason", reason, "retry_in", retryIn.Round(time.Second).String())
 				s.wake(t.Name)
 			},
@@ -301,10 +309,22 @@ func (st *setTarget) note(f func()) {
 	f()
 }
 
+// report gives the metrics st's session state and the queue's counts in d.
+func (s *scaleSets) report(st *setTarget, d scaleset.Statistics) {
+	if s.metrics == nil {
+		return
+	}
+	st.mu.Lock()
+	open := st.open
+	st.mu.Unlock()
+	s.metrics.ScaleSet(st.t.Name, open, d.TotalAssignedJobs, d.TotalRunningJobs, d.TotalAvailableJobs)
+}
+
 // process takes one message's demand (before it is acknowledged; a redelivery repeats it, which
 // is harmless): who started and finished a job, then a pass for the target.
 func (s *scaleSets) process(st *setTarget, d scaleset.Demand) {
 	st.note(func() { st.open, st.waiting, st.lastErr = true, "", "" })
+	s.report(st, d.Statistics)
 	id := st.t.Identity()
 	s.mu.Lock()
 	k := s.knownLocked(id)

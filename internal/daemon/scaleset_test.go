@@ -45,6 +45,13 @@ func TestScaleSetTargetServesJobsFromTheQueue(t *testing.T) {
 		ids = append(ids, id)
 	}
 	e.waitStatus("two runners busy", func(s status.Snapshot) bool { return target(s).Busy == 2 })
+	fams := e.scrape()
+	if v, ok := sample(fams, "runner_manager_scaleset_session_open", map[string]string{"target": "web"}); !ok || v != 1 {
+		t.Errorf("runner_manager_scaleset_session_open{target=web} = %v (found %v), want 1", v, ok)
+	}
+	if v, ok := sample(fams, "runner_manager_scaleset_jobs", map[string]string{"target": "web", "state": "assigned"}); !ok || v != 2 {
+		t.Errorf("runner_manager_scaleset_jobs{state=assigned} = %v (found %v), want 2", v, ok)
+	}
 	for _, id := range ids {
 		if err := e.srv.FinishJob(id, "success", false); err != nil {
 			t.Fatal(err)

@@ -62,6 +62,7 @@ func populate(m *Metrics) {
 	m.WebhookDelivery("accepted")
 	m.FleetJoined("ci", true)
 	m.FleetTargetAlone("web", false)
+	m.ScaleSet("set", true, 2, 1, 0)
 }
 
 // TestDocsAlertRulesAreValid runs the example alerts of docs/metrics.md through `promtool check rules`.

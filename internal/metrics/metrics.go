@@ -56,6 +56,8 @@ type Metrics struct {
 	githubContact    prometheus.Gauge
 	webhookDelivery  *prometheus.CounterVec
 	fleetJoined      *prometheus.GaugeVec
+	setSession       *prometheus.GaugeVec
+	setJobs          *prometheus.GaugeVec
 	fleetAlone       *prometheus.GaugeVec
 
 	mu           sync.Mutex
@@ -153,6 +155,16 @@ func New(version string) *Metrics {
 	}, []string{"target"})
 	m.reg.MustRegister(m.fleetJoined, m.fleetAlone)
 
+	m.setSession = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "scaleset_session_open",
+		Help: "Scale-set targets only: 1 while the target's message session is open, 0 while it is being opened or waits for another session (409).",
+	}, []string{"target"})
+	m.setJobs = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "scaleset_jobs",
+		Help: "Scale-set targets only: the jobs of the scale set as its last message counted them, by state (assigned: waiting or running; running; available: held back).",
+	}, []string{"target", "state"})
+	m.reg.MustRegister(m.setSession, m.setJobs)
+
 	m.reg.MustRegister(
 		m.runners, m.jobsPickedUp, m.runnerFailures, m.scaleUpLatency, m.githubRequests, m.githubDuration,
 		m.rates, m.reconcileSeconds, m.reconcileErrors, m.reloads, m.reloadOK, m.watchHealthy,
@@ -208,6 +220,16 @@ func (m *Metrics) ForgetTarget(target string) {
 	m.scaleUpLatency.DeletePartialMatch(l)
 	m.reconcileSeconds.DeletePartialMatch(l)
 	m.reconcileErrors.DeletePartialMatch(l)
+	m.setSession.DeletePartialMatch(l)
+	m.setJobs.DeletePartialMatch(l)
+}
+
+// ScaleSet records a scale-set target's session state and the queue's job counts.
+func (m *Metrics) ScaleSet(target string, open bool, assigned, running, available int) {
+	m.setSession.WithLabelValues(target).Set(boolValue(open))
+	m.setJobs.WithLabelValues(target, "assigned").Set(float64(assigned))
+	m.setJobs.WithLabelValues(target, "running").Set(float64(running))
+	m.setJobs.WithLabelValues(target, "available").Set(float64(available))
 }
 
 // RunnerFailed counts one runner of target given up on for reason (engine.Reason* values).
