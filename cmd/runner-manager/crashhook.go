@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/runner-manager/runner-manager/engine"
 )
@@ -11,6 +12,19 @@ import (
 // crashEnv names the crash points at which the daemon kills itself with SIGKILL, for the crash
 // tests (make test-crash, e2e): "after-jit" or "after-jit,mid-clean". Never set it in production.
 const crashEnv = "RUNNER_MANAGER_TEST_CRASH_AT"
+
+// callTimeoutEnv shortens the engine's call timeout (a Go duration), for the crash tests: a
+// runner planned when the daemon was killed keeps its slot for one call timeout (docs/engine.md,
+// recovery), longer than a crash round may wait for a job. Never set it in production.
+const callTimeoutEnv = "RUNNER_MANAGER_TEST_CALL_TIMEOUT"
+
+func callTimeoutFromEnv() time.Duration {
+	d, err := time.ParseDuration(os.Getenv(callTimeoutEnv))
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return d
+}
 
 func crashHookFromEnv() engine.CrashHook {
 	spec := os.Getenv(crashEnv)

@@ -37,6 +37,7 @@ runners still alive are adopted by the next start. See docs/exit-codes.md for ex
 			o.IsTTY = term.IsTerminal(int(os.Stderr.Fd()))
 			o.Reload = reload
 			o.Crash = crashHookFromEnv()
+			o.CallTimeout = callTimeoutFromEnv()
 			return daemonExit(daemon.Run(ctx, o))
 		},
 	}

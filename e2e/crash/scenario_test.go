@@ -76,6 +76,9 @@ func newScenario(t *testing.T, host, perTarget int, repos ...string) *scenario {
 // here runs before the harness kills the daemon, so the dump still sees the daemon's own view.
 func (s *scenario) start(env ...string) *harness.Daemon {
 	s.t.Helper()
+	// A runner planned at a kill keeps its slot for one call timeout (2 min by default): longer
+	// than a round waits for its jobs (docs/testing.md, crash tests).
+	env = append(env, "RUNNER_MANAGER_TEST_CALL_TIMEOUT=10s")
 	d := harness.StartDaemon(s.t, s.path, env...)
 	s.current = d
 	s.t.Cleanup(func() {

@@ -62,6 +62,8 @@ type Options struct {
 	ShimExecutable string
 	// Crash is the fault-injection hook the crash tests use; nil in production.
 	Crash engine.CrashHook
+	// CallTimeout is the engine's bound on one pass's GitHub calls; 0 (production) is its default.
+	CallTimeout time.Duration
 	// Upgrade enables self-update when Source is set.
 	Upgrade UpgradeOptions
 }
@@ -284,7 +286,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	if fl != nil {
 		deps.Demand, deps.Registrar, deps.Fleet = fl.Demand(demand), fl.Registrar(demand), fl
 	}
-	sup = engine.New(deps, engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey})
+	sup = engine.New(deps, engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey, CallTimeout: o.CallTimeout})
 	woken.Store(sup)
 	rep, err := sup.Apply(ctx, cfg)
 	if err != nil {
