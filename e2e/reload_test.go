@@ -50,13 +50,26 @@ func startReloadFixture(t *testing.T, edited func(*harness.Config), configMap bo
 // finished success on the runner that took it: edits of other fields never kill a busy runner.
 func (f *reloadFixture) busyThrough(t *testing.T) func() {
 	t.Helper()
-	id := f.sim.MustQueue(t, "acme/edited", labels, 8*time.Second)
+	done := f.busyFor(t, 8*time.Second)
+	return func() { t.Helper(); done(time.Time{}) }
+}
+
+// busyFor starts a job of duration on edited and returns a check, to call after the edits with the
+// time of the last write, that the job finished success on the runner that took it, and after that
+// write: the runner was busy during every write.
+func (f *reloadFixture) busyFor(t *testing.T, duration time.Duration) func(lastWrite time.Time) {
+	t.Helper()
+	id := f.sim.MustQueue(t, "acme/edited", labels, duration)
 	busy := f.sim.WaitJobStatus(t, eventTimeout, id, ghsim.StatusInProgress)
-	return func() {
+	return func(lastWrite time.Time) {
 		t.Helper()
 		f.sim.WaitJobsDone(t, jobsTimeout, id)
-		if j := f.sim.MustJob(t, id); j.Conclusion != "success" || j.RunnerName != busy.RunnerName {
+		j := f.sim.MustJob(t, id)
+		if j.Conclusion != "success" || j.RunnerName != busy.RunnerName {
 			t.Errorf("the job busy through the edits ended %q on %s; want success on %s", j.Conclusion, j.RunnerName, busy.RunnerName)
+		}
+		if j.CompletedAt.Before(lastWrite) {
+			t.Errorf("the busy job completed at %s, before the last write at %s: make it longer", j.CompletedAt, lastWrite)
 		}
 	}
 }
