@@ -107,7 +107,8 @@ and on the API URL's own host otherwise (GHES, the simulator); --web-url overrid
 	return cmd
 }
 
-func loadAuthConfig(path string) (*config.Config, error) {
+// loadConfig loads the config a command acts on: an invalid one exits 1, an unreadable one 2.
+func loadConfig(path string) (*config.Config, error) {
 	cfg, err := config.Load(path)
 	var cerr *config.Error
 	switch {
@@ -115,6 +116,15 @@ func loadAuthConfig(path string) (*config.Config, error) {
 		return nil, withCode(exitFailure, fmt.Errorf("%w (run `runner-manager validate %s`)", err, path))
 	case err != nil:
 		return nil, withCode(exitUsage, fmt.Errorf("%s: %w", path, err))
+	}
+	return cfg, nil
+}
+
+func loadAuthConfig(path string) (*config.Config, error) {
+	cfg, err := loadConfig(path)
+	switch {
+	case err != nil:
+		return nil, err
 	case cfg.GitHub.Auth() != config.AuthDeviceFlow:
 		return nil, withCode(exitUsage, fmt.Errorf("%s does not configure [github.device_flow]: auth signs in with the device flow; add [github.device_flow] client_id = \"<the App's client ID>\"", path))
 	}

@@ -11,8 +11,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
+
+// runCmd executes one command tree as main would and returns stdout+stderr and the exit code.
+func runCmd(cmd *cobra.Command, args ...string) (string, int) {
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	code := exitOK
+	if err := cmd.Execute(); err != nil {
+		var ee *exitError
+		code = exitUsage
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		if ee == nil || ee.err != nil {
+			out.WriteString("runner-manager: " + err.Error() + "\n")
+		}
+	}
+	return out.String(), code
+}
 
 // authWorld is a simulator plus the injected clock and host the auth commands run with.
 type authWorld struct {
@@ -56,24 +79,8 @@ func (w *authWorld) run(args ...string) (string, int) {
 		w.clock.Advance(d)
 		return ctx.Err()
 	}
-	cmd := newAuthCmdWith(authDeps{clock: w.clock, sleep: approve, host: "build-host-1"})
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(append(args, "--config", w.cfg))
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	code := exitOK
-	if err := cmd.Execute(); err != nil {
-		var ee *exitError
-		code = exitUsage
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		if ee == nil || ee.err != nil {
-			out.WriteString("runner-manager: " + err.Error() + "\n")
-		}
-	}
-	s := strings.ReplaceAll(out.String(), w.srv.URL(), "{{SIM}}")
+	out, code := runCmd(newAuthCmdWith(authDeps{clock: w.clock, sleep: approve, host: "build-host-1"}), append(args, "--config", w.cfg)...)
+	s := strings.ReplaceAll(out, w.srv.URL(), "{{SIM}}")
 	s = strings.ReplaceAll(s, w.stateDir, "{{STATE}}")
 	s = regexp.MustCompile(`code [A-Z0-9]{4}-[A-Z0-9]{4}`).ReplaceAllString(s, "code {{CODE}}")
 	return s, code

@@ -9,5 +9,7 @@ const (
 	exitConflict       = 3  // another runner-manager daemon holds the state directory
 	exitNotAuthed      = 4  // no usable GitHub credential (run `runner-manager auth login` or fix the token/App files)
 	exitLocalState     = 5  // the state directory or journal cannot be used (permissions, corruption, full disk)
+	exitNotReady       = 6  // verify: a target lacks a permission, scope, repository or runner group
+	exitUnavailable    = 7  // verify: GitHub could not be reached, failed or rate-limited; try again
 	exitUpgradePending = 75 // a verified upgrade was installed; the service manager must start the new binary
 )

@@ -197,7 +197,8 @@ func TestExitCodesDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, code := range map[string]int{"exitOK": exitOK, "exitFailure": exitFailure, "exitUsage": exitUsage,
-		"exitConflict": exitConflict, "exitNotAuthed": exitNotAuthed, "exitLocalState": exitLocalState, "exitUpgradePending": exitUpgradePending} {
+		"exitConflict": exitConflict, "exitNotAuthed": exitNotAuthed, "exitLocalState": exitLocalState, "exitNotReady": exitNotReady, "exitUnavailable": exitUnavailable,
+		"exitUpgradePending": exitUpgradePending} {
 		if !strings.Contains(string(doc), "\n| "+strconv.Itoa(code)+" |") {
 			t.Errorf("%s (%d) has no row in docs/exit-codes.md", name, code)
 		}
@@ -206,8 +207,8 @@ func TestExitCodesDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(src), " = "); n != 7 {
-		t.Errorf("exitcodes.go defines %d codes, this test knows 7: add the new one here and to docs/exit-codes.md", n)
+	if n := strings.Count(string(src), " = "); n != 9 {
+		t.Errorf("exitcodes.go defines %d codes, this test knows 9: add the new one here and to docs/exit-codes.md", n)
 	}
 }
 

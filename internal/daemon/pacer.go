@@ -51,31 +51,16 @@ func (p *pacer) current() github.PollPlan {
 	return p.plan
 }
 
-// planFor costs every enabled target at its configured interval. An organization not listed yet
-// counts as one repository; its next plan, after the first pass, knows better.
+// planFor costs every enabled target at its configured interval, each organization by its
+// repository count at its last listing (github.PlanConfig).
 func planFor(cfg *config.Config, c *github.Client) github.PollPlan {
-	if cfg == nil {
-		return github.PlanPolls(0, nil)
-	}
-	var ts []github.PollTarget
-	for _, t := range cfg.EnabledTargets() {
-		if t.ScaleSet != "" {
-			continue // its passes make no REST call: demand comes from the scale set's queue
+	count := func(org string) (int, bool) {
+		if c == nil {
+			return 0, false
 		}
-		pts := github.PassPoints(false, 1)
-		if t.Organization != "" {
-			n, ok := 0, false
-			if c != nil {
-				n, ok = c.RepoCount(t.Organization)
-			}
-			if !ok {
-				n = 1
-			}
-			pts = github.PassPoints(true, n)
-		}
-		ts = append(ts, github.PollTarget{Name: t.Name, Interval: engine.PollInterval(cfg, t), Points: pts})
+		return c.RepoCount(org)
 	}
-	return github.PlanPolls(cfg.GitHub.PointsPerMinute, ts)
+	return github.PlanConfig(cfg, func(t config.Target) time.Duration { return engine.PollInterval(cfg, t) }, count)
 }
 
 func (p *pacer) Interval(name string, base time.Duration) time.Duration {

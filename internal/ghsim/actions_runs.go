@@ -172,7 +172,7 @@ func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.lookupRepo(w, r, p, false)
+	rp := s.lookupRepo(w, r, p, accessActions)
 	if rp == nil {
 		return
 	}
@@ -202,7 +202,7 @@ func (s *Server) handleRunJobs(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.lookupRepo(w, r, p, false)
+	rp := s.lookupRepo(w, r, p, accessActions)
 	if rp == nil {
 		return
 	}
@@ -228,7 +228,7 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.lookupRepo(w, r, p, false)
+	rp := s.lookupRepo(w, r, p, accessActions)
 	if rp == nil {
 		return
 	}

@@ -3,6 +3,7 @@ package ghsim
 import (
 	"crypto/rsa"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -32,7 +33,7 @@ func (s *Server) CreateInstallation(appID int64, account string, repos ...string
 	if a == nil {
 		return 0, errUnknown("account", account)
 	}
-	inst := &installation{id: s.newID(), appID: appID, account: a}
+	inst := &installation{id: s.newID(), appID: appID, account: a, perms: DefaultPermissions()}
 	inst.bucket = s.bucketFor(fmt.Sprintf("inst:%d", inst.id))
 	if len(repos) > 0 {
 		inst.repos = map[string]bool{}
@@ -44,9 +45,9 @@ func (s *Server) CreateInstallation(appID int64, account string, repos ...string
 	return inst.id, nil
 }
 
-// SetInstallationAdmin grants (true, the default) or withholds (false) administration: write.
-// Tokens minted afterwards carry the change; without it the runner endpoints answer 403
-// "Resource not accessible by integration".
+// SetInstallationAdmin grants (true, the default) or withholds (false) administration: write and
+// organization_self_hosted_runners: write (read instead). Tokens minted afterwards carry the
+// change; without it the runner endpoints answer 403 "Resource not accessible by integration".
 func (s *Server) SetInstallationAdmin(id int64, admin bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -54,7 +55,11 @@ func (s *Server) SetInstallationAdmin(id int64, admin bool) error {
 	if inst == nil {
 		return errUnknown("installation", strconv.FormatInt(id, 10))
 	}
-	inst.noAdmin = !admin
+	level := "write"
+	if !admin {
+		level = "read"
+	}
+	inst.perms[permAdministration], inst.perms[permOrgRunners] = level, level
 	return nil
 }
 
@@ -106,7 +111,7 @@ func (s *Server) apiInstallation(inst *installation) *github.Installation {
 	if inst.repos != nil {
 		sel = "selected"
 	}
-	return &github.Installation{ID: github.Int64(inst.id), AppID: github.Int64(inst.appID), Account: s.apiAccount(inst.account),
+	return &github.Installation{ID: github.Int64(inst.id), AppID: github.Int64(inst.appID), Account: s.apiAccount(inst.account), Permissions: apiPermissions(inst.perms),
 		TargetType: s.apiAccount(inst.account).Type, RepositorySelection: github.String(sel),
 		AccessTokensURL: github.String(fmt.Sprintf("%s/app/installations/%d/access_tokens", s.URL(), inst.id))}
 }
@@ -127,11 +132,7 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 	}
 	exp := s.now().Add(s.opts.InstallationTokenTTL)
 	v := newSecret("ghs_")
-	s.tokens[v] = &token{kind: "installation", installationID: inst.id, expiresAt: exp, bucket: inst.bucket, noAdmin: inst.noAdmin}
-	admin := "write"
-	if inst.noAdmin {
-		admin = "read"
-	}
+	s.tokens[v] = &token{kind: "installation", installationID: inst.id, expiresAt: exp, bucket: inst.bucket, perms: maps.Clone(inst.perms)}
 	sel := "all"
 	if inst.repos != nil {
 		sel = "selected"
@@ -139,8 +140,7 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, struct {
 		*github.InstallationToken
 		RepositorySelection string `json:"repository_selection"`
-	}{&github.InstallationToken{Token: &v, ExpiresAt: ts(exp), Permissions: &github.InstallationPermissions{
-		Administration: github.String(admin), Actions: github.String("read"), Metadata: github.String("read")}}, sel})
+	}{&github.InstallationToken{Token: &v, ExpiresAt: ts(exp), Permissions: apiPermissions(inst.perms)}, sel})
 }
 
 // handleFindInstallation serves GET /orgs/{org}/installation, /repos/{owner}/{repo}/installation

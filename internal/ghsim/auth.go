@@ -3,7 +3,9 @@ package ghsim
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -14,9 +16,17 @@ type TokenOptions struct {
 	Repos     []string      // "owner/name" the token may see; empty = all
 	NoAdmin   bool          // lacks administration rights: runner endpoints answer 403
 	ExpiresIn time.Duration // 0 = never expires
+	// Scopes are a classic token's OAuth scopes, sent back in X-OAuth-Scopes on every answer;
+	// nil = DefaultScopes (repo, admin:org), empty = none.
+	Scopes []string
+	// FineGrained makes a fine-grained token (github_pat_...): no X-OAuth-Scopes, and Permissions
+	// (nil = DefaultPermissions) decide instead of scopes.
+	FineGrained bool
+	Permissions map[string]string
 }
 
-// AddToken creates a valid token (ghp_...) and returns it. Tokens of one login share a budget.
+// AddToken creates a valid token (ghp_..., or github_pat_... when fine-grained) and returns it.
+// Tokens of one login share a budget.
 func (s *Server) AddToken(o TokenOptions) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -33,7 +43,19 @@ func (s *Server) AddToken(o TokenOptions) string {
 	if o.ExpiresIn > 0 {
 		t.expiresAt = s.now().Add(o.ExpiresIn)
 	}
-	v := newSecret("ghp_")
+	prefix := "ghp_"
+	switch {
+	case o.FineGrained:
+		prefix, t.perms = "github_pat_", maps.Clone(o.Permissions)
+		if t.perms == nil {
+			t.perms = DefaultPermissions()
+		}
+	case o.Scopes == nil:
+		t.scopes = DefaultScopes()
+	default:
+		t.scopes = slices.Clone(o.Scopes)
+	}
+	v := newSecret(prefix)
 	s.tokens[v] = t
 	return v
 }
@@ -125,9 +147,9 @@ func (s *Server) canSeeOrg(p *principal, a *account) bool {
 	return t.repos == nil
 }
 
-// lookupRepo finds the path's repository as p sees it, writing GitHub's 404 when p cannot.
-// Callers hold s.mu.
-func (s *Server) lookupRepo(w http.ResponseWriter, r *http.Request, p *principal, admin bool) *repo {
+// lookupRepo finds the path's repository as p sees it, writing GitHub's 404 when p cannot, and
+// GitHub's 403 when p lacks what a acts on. Callers hold s.mu.
+func (s *Server) lookupRepo(w http.ResponseWriter, r *http.Request, p *principal, a access) *repo {
 	rp := s.repos[strings.ToLower(r.PathValue("owner")+"/"+r.PathValue("repo"))]
 	if rp == nil || !s.canSee(p, rp) {
 		writeError(w, http.StatusNotFound, "Not Found")
@@ -141,35 +163,23 @@ func (s *Server) lookupRepo(w http.ResponseWriter, r *http.Request, p *principal
 		writeError(w, http.StatusForbidden, msg)
 		return nil
 	}
-	if admin && !s.allowAdmin(w, p) {
+	if !s.allow(w, p, a, false) {
 		return nil
 	}
 	return rp
 }
 
 // lookupOrg is lookupRepo for /orgs/{org}/... paths. Callers hold s.mu.
-func (s *Server) lookupOrg(w http.ResponseWriter, r *http.Request, p *principal, admin bool) *account {
-	a := s.accounts[strings.ToLower(r.PathValue("org"))]
-	if a == nil || !a.isOrg || !s.canSeeOrg(p, a) {
+func (s *Server) lookupOrg(w http.ResponseWriter, r *http.Request, p *principal, need access) *account {
+	org := s.accounts[strings.ToLower(r.PathValue("org"))]
+	if org == nil || !org.isOrg || !s.canSeeOrg(p, org) {
 		writeError(w, http.StatusNotFound, "Not Found")
 		return nil
 	}
-	if admin && !s.allowAdmin(w, p) {
+	if !s.allow(w, p, need, true) {
 		return nil
 	}
-	return a
-}
-
-func (s *Server) allowAdmin(w http.ResponseWriter, p *principal) bool {
-	if !p.tok.noAdmin {
-		return true
-	}
-	msg := "Must have admin rights to Repository."
-	if p.tok.kind == "installation" {
-		msg = "Resource not accessible by integration"
-	}
-	writeError(w, http.StatusForbidden, msg)
-	return false
+	return org
 }
 
 // requireToken answers 401 to a request made with an App JWT where a token is needed.

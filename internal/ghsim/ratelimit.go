@@ -103,6 +103,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, msg)
 		return
 	}
+	setScopeHeader(w.Header(), p)
 	if !free && b.remaining() == 0 && !isRegistration(r) {
 		s.limitAnswers[LimitPrimary]++
 		setRateHeaders(w.Header(), b)

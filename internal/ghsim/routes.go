@@ -20,6 +20,7 @@ func (s *Server) routes() {
 		a.HandleFunc("DELETE "+base+"/{id}", s.handleDeleteRunner)
 	}
 	a.HandleFunc("GET /orgs/{org}/actions/runner-groups", s.handleRunnerGroups)
+	a.HandleFunc("GET /orgs/{org}/actions/runner-groups/{id}/repositories", s.handleRunnerGroupRepos)
 
 	a.HandleFunc("GET /app/installations", s.handleListInstallations)
 	a.HandleFunc("POST /app/installations/{id}/access_tokens", s.handleAccessToken)

@@ -1,6 +1,7 @@
 package ghsim
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -23,13 +24,13 @@ func (s *Server) apiRunner(r *runner) *github.Runner {
 // Callers hold s.mu.
 func (s *Server) scopeOf(w http.ResponseWriter, r *http.Request, p *principal) (scope, *account, bool) {
 	if r.PathValue("org") != "" {
-		a := s.lookupOrg(w, r, p, true)
+		a := s.lookupOrg(w, r, p, accessRunners)
 		if a == nil {
 			return "", nil, false
 		}
 		return orgScope(a), a, true
 	}
-	rp := s.lookupRepo(w, r, p, true)
+	rp := s.lookupRepo(w, r, p, accessRunners)
 	if rp == nil {
 		return "", nil, false
 	}
@@ -173,7 +174,7 @@ func (s *Server) handleRunnerGroups(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := s.lookupOrg(w, r, p, true)
+	a := s.lookupOrg(w, r, p, accessRunners)
 	if a == nil {
 		return
 	}
@@ -187,8 +188,47 @@ func (s *Server) handleRunnerGroups(w http.ResponseWriter, r *http.Request) {
 	lo, hi := paginate(w, r, len(groups))
 	out := &github.RunnerGroups{TotalCount: len(groups), RunnerGroups: []*github.RunnerGroup{}}
 	for _, g := range groups[lo:hi] {
+		vis := "all"
+		if g.repos != nil {
+			vis = "selected"
+		}
 		out.RunnerGroups = append(out.RunnerGroups, &github.RunnerGroup{ID: github.Int64(g.id), Name: github.String(g.name),
-			Visibility: github.String("all"), Default: github.Bool(g.id == 1), Inherited: github.Bool(false)})
+			Visibility: github.String(vis), Default: github.Bool(g.id == 1), Inherited: github.Bool(false),
+			SelectedRepositoriesURL: github.String(fmt.Sprintf("%s/orgs/%s/actions/runner-groups/%d/repositories", s.URL(), a.login, g.id))})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleRunnerGroupRepos serves GET /orgs/{org}/actions/runner-groups/{id}/repositories: the
+// repositories a group of visibility "selected" serves (empty for "all", as on GitHub).
+func (s *Server) handleRunnerGroupRepos(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r.Context())
+	if !requireToken(w, p) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.lookupOrg(w, r, p, accessRunners)
+	if a == nil {
+		return
+	}
+	id, _ := pathID(r, "id")
+	g := s.groups[id]
+	if g == nil || (g.org != "" && g.org != strings.ToLower(a.login)) {
+		writeError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	var repos []*repo
+	for _, rp := range s.repos {
+		if g.repos[strings.ToLower(rp.fullName())] {
+			repos = append(repos, rp)
+		}
+	}
+	slices.SortFunc(repos, func(x, y *repo) int { return int(x.id - y.id) })
+	lo, hi := paginate(w, r, len(repos))
+	out := &github.ListRepositories{TotalCount: github.Int(len(repos)), Repositories: []*github.Repository{}}
+	for _, rp := range repos[lo:hi] {
+		out.Repositories = append(out.Repositories, s.apiRepo(rp))
 	}
 	writeJSON(w, http.StatusOK, out)
 }

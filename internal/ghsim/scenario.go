@@ -3,6 +3,7 @@ package ghsim
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,26 @@ func (s *Server) CreateRunnerGroup(org, name string) int64 {
 	g := &runnerGroup{id: s.newID(), name: name, org: strings.ToLower(org)}
 	s.groups[g.id] = g
 	return g.id
+}
+
+// SetRunnerGroupRepos limits runner group id to the given "owner/name" repositories (GitHub's
+// visibility "selected"): its runners take no job of any other repository. No repositories at all
+// leaves the group usable by none; call with all=true to restore visibility "all".
+func (s *Server) SetRunnerGroupRepos(id int64, all bool, repos ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.groups[id]
+	if g == nil || g.org == "" {
+		return errUnknown("organization runner group", strconv.FormatInt(id, 10))
+	}
+	g.repos = nil
+	if !all {
+		g.repos = map[string]bool{}
+		for _, r := range repos {
+			g.repos[strings.ToLower(r)] = true
+		}
+	}
+	return nil
 }
 
 // JobSpec describes a job for QueueJobSpec. Repo and Labels are required.

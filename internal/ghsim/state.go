@@ -46,6 +46,14 @@ type runnerGroup struct {
 	id   int64
 	name string
 	org  string // lower-case org login; "" for the repository default group
+	// repos limits the repositories whose jobs the group's runners may take (GitHub's visibility
+	// "selected"): lower-case full names; nil = every repository of the organization ("all").
+	repos map[string]bool
+}
+
+// takes reports whether the group's runners may run a job of repository rp.
+func (g *runnerGroup) takes(rp *repo) bool {
+	return g == nil || g.repos == nil || g.repos[strings.ToLower(rp.fullName())]
 }
 
 type runner struct {
@@ -105,9 +113,11 @@ type token struct {
 	kind           string // "pat", "installation", "user"
 	login          string // user behind a PAT or user token
 	installationID int64
-	repos          map[string]bool // lower-case full names; nil = every repository the login may see
-	noAdmin        bool            // lacks administration rights: runner endpoints answer 403
-	expiresAt      time.Time       // zero = never
+	repos          map[string]bool   // lower-case full names; nil = every repository the login may see
+	noAdmin        bool              // lacks administration rights: runner endpoints answer 403
+	scopes         []string          // classic PAT: its OAuth scopes (X-OAuth-Scopes); nil for other kinds
+	perms          map[string]string // fine-grained PAT and installation token: permission -> "read"/"write"
+	expiresAt      time.Time         // zero = never
 	revoked        bool
 	bucket         *bucket
 }
@@ -123,8 +133,8 @@ type installation struct {
 	id      int64
 	appID   int64
 	account *account
-	repos   map[string]bool // lower-case full names; nil = all repositories of the account
-	noAdmin bool            // granted administration: read only; runner endpoints answer 403
+	repos   map[string]bool   // lower-case full names; nil = all repositories of the account
+	perms   map[string]string // the installation's permissions; its tokens carry them
 	bucket  *bucket
 }
 

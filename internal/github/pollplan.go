@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/runner-manager/runner-manager/config"
 )
 
 // PassPoints is what one idle reconcile pass of a target costs in secondary-limit points, by what
@@ -76,6 +78,31 @@ func PlanPolls(ceiling int, targets []PollTarget) PollPlan {
 		p.Message = p.describe(targets)
 	}
 	return p
+}
+
+// PlanConfig plans the enabled targets of cfg that poll, each at interval(t), under the config's
+// ceiling; an organization is costed by count(org), or as one repository while it has not been
+// listed yet (its next plan knows better). Scale-set targets make no REST call in their passes.
+func PlanConfig(cfg *config.Config, interval func(config.Target) time.Duration, count func(org string) (int, bool)) PollPlan {
+	if cfg == nil {
+		return PlanPolls(0, nil)
+	}
+	var ts []PollTarget
+	for _, t := range cfg.EnabledTargets() {
+		if t.ScaleSet != "" {
+			continue // demand comes from the scale set's queue
+		}
+		pts := PassPoints(false, 1)
+		if t.Organization != "" {
+			n, ok := count(t.Organization)
+			if !ok {
+				n = 1
+			}
+			pts = PassPoints(true, n)
+		}
+		ts = append(ts, PollTarget{Name: t.Name, Interval: interval(t), Points: pts})
+	}
+	return PlanPolls(cfg.GitHub.PointsPerMinute, ts)
 }
 
 func (p PollPlan) describe(targets []PollTarget) string {

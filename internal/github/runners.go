@@ -100,33 +100,42 @@ func (c *Client) RunnerGroupID(ctx context.Context, s Scope, name string) (int64
 	if ok {
 		return id, nil
 	}
+	g, err := c.findGroup(ctx, s, name)
+	if err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	c.groups[key] = g.GetID()
+	c.mu.Unlock()
+	return g.GetID(), nil
+}
+
+// findGroup lists the organization's runner groups for the one called name (case-insensitive).
+func (c *Client) findGroup(ctx context.Context, s Scope, name string) (*gh.RunnerGroup, error) {
 	opts := &gh.ListOrgRunnerGroupOptions{ListOptions: gh.ListOptions{PerPage: 100}}
 	for {
 		var page *gh.RunnerGroups
-		var resp *gh.Response
-		err := c.call(ctx, s, opGroups, func(ctx context.Context) (r *gh.Response, err error) {
-			page, r, err = c.gh.Actions.ListOrganizationRunnerGroups(ctx, s.Owner, opts)
-			resp = r
-			return r, err
+		var next int
+		err := c.call(ctx, s, opGroups, func(ctx context.Context) (resp *gh.Response, err error) {
+			page, resp, err = c.gh.Actions.ListOrganizationRunnerGroups(ctx, s.Owner, opts)
+			next = nextPage(resp)
+			return resp, err
 		})
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		for _, g := range page.RunnerGroups {
 			if strings.EqualFold(g.GetName(), name) {
-				c.mu.Lock()
-				c.groups[key] = g.GetID()
-				c.mu.Unlock()
-				return g.GetID(), nil
+				return g, nil
 			}
 		}
-		if resp.NextPage == 0 {
+		if next == 0 {
 			break
 		}
-		opts.Page = resp.NextPage
+		opts.Page = next
 	}
-	return 0, &Error{Target: s.String(), Op: opGroups.what, Status: http.StatusNotFound,
-		Detail: fmt.Sprintf("organization %s has no runner group %q: create it or fix runner_group", s.Owner, name)}
+	return nil, &Error{Target: s.String(), Op: opGroups.what, Status: http.StatusNotFound,
+		Detail: fmt.Sprintf("organization %s has no runner group %q that %s can see: create it, or fix runner_group", s.Owner, name, c.o.Auth.Describe())}
 }
 
 // ListRunners returns every runner registered at the scope (all pages).

@@ -2,6 +2,7 @@ package github
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/runner-manager/runner-manager/config"
@@ -96,4 +97,79 @@ func (p perm) remedy(kind config.AuthKind, s Scope, ghMsg string) string {
 		return fmt.Sprintf("the token lacks the `%s` scope (classic token) or the `%s` permission (fine-grained token) on %s",
 			pick(p.classic, p.classicOrg), pick(p.fine, p.fineOrg), s)
 	}
+}
+
+// Need is one permission (GitHub App, fine-grained token, signed-in user) or OAuth scope (classic
+// token) that a target's credential must carry for the calls the daemon makes there.
+type Need struct {
+	Name  string `json:"name"`            // "administration", "admin:org", "Administration: read and write"
+	Level string `json:"level,omitempty"` // App permissions: "read" or "write"
+	For   string `json:"for"`             // what the daemon does with it, e.g. "register a runner"
+}
+
+// Needs lists what a credential of kind needs on s for everything the daemon does there: the same
+// table remedy phrases GitHub's 403s with. classic picks OAuth scopes over fine-grained
+// permissions for a token.
+func Needs(kind config.AuthKind, classic bool, s Scope) []Need {
+	type use struct {
+		p    perm
+		what string
+	}
+	uses := []use{{permRunners, "register, list and remove runners"}, {permActions, "read queued jobs"}}
+	if s.IsOrg() {
+		uses = append(uses, use{permMetadata, "list the organization's repositories"})
+	}
+	var out []Need
+	for _, u := range uses {
+		pick := func(repo, org string) string {
+			if s.IsOrg() {
+				return org
+			}
+			return repo
+		}
+		var n Need
+		switch {
+		case kind == config.AuthApp || kind == config.AuthDeviceFlow:
+			n.Name, n.Level, _ = strings.Cut(pick(u.p.app, u.p.appOrg), ": ")
+		case classic:
+			n.Name = pick(u.p.classic, u.p.classicOrg)
+		default:
+			n.Name = pick(u.p.fine, u.p.fineOrg)
+		}
+		n.For = u.what
+		if i := slices.IndexFunc(out, func(o Need) bool { return o.Name == n.Name }); i >= 0 {
+			out[i].For += "; " + n.For
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// GrantedBy reports whether an installation's permissions cover n: write covers read.
+func (n Need) GrantedBy(perms map[string]string) bool {
+	got := perms[n.Name]
+	return got == "write" || (got == "read" && n.Level == "read")
+}
+
+// impliedScopes are the classic scopes a broader one includes (docs.github.com, "Scopes for OAuth
+// apps").
+var impliedScopes = map[string][]string{
+	"repo":      {"repo:status", "repo_deployment", "public_repo", "repo:invite", "security_events"},
+	"admin:org": {"write:org", "read:org", "manage_runners:org"},
+	"write:org": {"read:org"},
+}
+
+// CoveredBy reports whether a classic token's scopes include n, itself or through a broader scope.
+func (n Need) CoveredBy(scopes []string) bool {
+	var has func(want string, in []string) bool
+	has = func(want string, in []string) bool {
+		for _, s := range in {
+			if s == want || has(want, impliedScopes[s]) {
+				return true
+			}
+		}
+		return false
+	}
+	return has(n.Name, scopes)
 }

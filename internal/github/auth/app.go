@@ -228,3 +228,29 @@ type TemporaryError struct{ Err error }
 func (e *TemporaryError) Error() string   { return e.Err.Error() }
 func (e *TemporaryError) Unwrap() error   { return e.Err }
 func (e *TemporaryError) Temporary() bool { return true }
+
+// Permissions are the permissions GitHub granted owner's installation (name -> "read" or
+// "write"), as its current token carries them; a token is fetched first if none is held.
+func (a *App) Permissions(ctx context.Context, owner string) (map[string]string, error) {
+	tr, err := a.installation(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tr.Token(ctx); err != nil {
+		return nil, fmt.Errorf("%s: cannot get an installation token: %w", a.Describe(), redactHTTPError(err))
+	}
+	p, err := tr.Permissions()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.Describe(), err)
+	}
+	// The struct's JSON is GitHub's own "permissions" object: one field per permission granted.
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: read the installation's permissions: %w", a.Describe(), err)
+	}
+	out := map[string]string{}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("%s: read the installation's permissions: %w", a.Describe(), err)
+	}
+	return out, nil
+}
