@@ -250,6 +250,10 @@ type Options struct {
 	DrainPoll time.Duration
 	// CallTimeout bounds one pass's calls so a hung GitHub cannot wedge a loop forever (default 2m).
 	CallTimeout time.Duration
+	// ExitCheck, when positive, is how often a loop between passes checks (locally) whether one
+	// of its runner processes ended; one that did gets a light pass, which concludes it and frees
+	// its slot at once instead of at the next poll, minutes away when intervals stretch. 0: off.
+	ExitCheck time.Duration
 }
 
 func (o Options) withDefaults() Options {

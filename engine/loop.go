@@ -21,8 +21,10 @@ type loopKey struct{ name, identity string }
 type loop struct {
 	sup  *Supervisor
 	key  loopKey
-	wake chan struct{}
+	wake chan struct{} // a full pass now (reload, drain, Wake)
+	news chan struct{} // a light pass now: a delivery changed the book (Deliver)
 	done chan struct{}
+	book *jobBook
 
 	// Touched only by the loop goroutine.
 	last     config.Target // last snapshot of this target with this identity (used while draining)
@@ -30,12 +32,14 @@ type loop struct {
 	draining bool                 // as of the previous pass, to report the change once
 	queuedAt map[string]time.Time // attempt id -> queued time of the job it was launched for (observer.go)
 	online   map[string]time.Time // started attempt id -> when GitHub last listed it online or busy (startupExpired)
+	procs    []Process            // the runner processes of the last pass, watched for their end (Options.ExitCheck)
 
 	status targetStatusBox
 }
 
 func newLoop(s *Supervisor, key loopKey, last config.Target) *loop {
-	l := &loop{sup: s, key: key, wake: make(chan struct{}, 1), done: make(chan struct{}), last: last, queuedAt: map[string]time.Time{}, online: map[string]time.Time{}}
+	l := &loop{sup: s, key: key, wake: make(chan struct{}, 1), news: make(chan struct{}, 1), done: make(chan struct{}), book: newJobBook(),
+		last: last, queuedAt: map[string]time.Time{}, online: map[string]time.Time{}}
 	l.status.set(func(st *TargetStatus) { st.Name, st.Identity = key.name, key.identity })
 	return l
 }
@@ -48,6 +52,14 @@ func (l *loop) emit(level slog.Level, attempt string, kind EventKind, msg string
 func (l *loop) poke() {
 	select {
 	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// nudge asks for a light pass now without blocking (Deliver).
+func (l *loop) nudge() {
+	select {
+	case l.news <- struct{}{}:
 	default:
 	}
 }
@@ -67,27 +79,36 @@ func (l *loop) snapshot() (cfg *config.Config, t config.Target, draining bool) {
 	return cfg, l.last, true
 }
 
-// run is the loop goroutine: recovery first, then passes until drained empty or ctx ends.
+// run is the loop goroutine: recovery first, then passes until drained empty or ctx ends. A full
+// pass reads GitHub and sets the time of the next one; light passes (a delivery, a runner's end)
+// come in between and leave that time as it is, unless they fail and back off.
 func (l *loop) run(ctx context.Context) {
 	defer close(l.done)
 	l.emit(slog.LevelInfo, "", EventLoop, fmt.Sprintf("target loop started for %s", l.key.identity))
+	light, due := false, l.sup.clock.Now()
 	if p := l.sup.deps.Pacer; p != nil {
-		// Staggered start: the first pass waits for this target's slot (a wake still cuts it
-		// short). The slot is within the planned interval: first passes crowded into the
-		// configured one would queue wakes behind them in the governor (e2e TestGovernorAtScale).
+		// Staggered start: the first full pass waits for this target's slot (a wake still cuts
+		// it short; a delivery gets a light pass before it). The slot is within the planned
+		// interval: first passes crowded into the configured one would queue wakes behind them in
+		// the governor (e2e TestGovernorAtScale).
 		cfg, t, _ := l.snapshot()
-		if !l.sleep(ctx, l.slotWait(l.sup.clock.Now(), l.interval(cfg, t), 0)) {
+		due = due.Add(l.slotWait(due, l.interval(cfg, t), 0))
+		var ok bool
+		if light, ok = l.sleep(ctx, due); !ok {
 			return
 		}
 	}
 	recovering := true
 	for {
-		wait, owned := l.pass(ctx, recovering)
+		wait, owned, full := l.pass(ctx, recovering, light)
 		if ctx.Err() != nil {
 			return
 		}
 		if owned >= 0 {
 			recovering = false
+		}
+		if full || l.backoff.class != "" {
+			due = l.sup.clock.Now().Add(wait)
 		}
 		retired := owned == 0 && l.sup.retire(l)
 		if h := l.sup.afterPass; h != nil {
@@ -97,49 +118,101 @@ func (l *loop) run(ctx context.Context) {
 			l.emit(slog.LevelInfo, "", EventLoop, "target loop drained and ended")
 			return
 		}
-		if !l.sleep(ctx, wait) {
+		var ok bool
+		if light, ok = l.sleep(ctx, due); !ok {
 			return
 		}
 	}
 }
 
-// sleep waits for the next pass: the timer, or a wake (webhook, reload, drain). While rate-limited
-// a wake does not shorten the wait, since a pass could only spend budget GitHub has refused.
-// It returns false when ctx ended.
-func (l *loop) sleep(ctx context.Context, wait time.Duration) bool {
+// sleep waits for the next pass: a full one at due or on a wake (reload, drain), a light one on a
+// delivery or when a watched runner process ended. While rate-limited neither shortens the wait,
+// since a pass could only spend budget GitHub has refused. ok is false when ctx ended.
+func (l *loop) sleep(ctx context.Context, due time.Time) (light, ok bool) {
 	for {
-		timer, stop := l.sup.clock.Timer(wait)
+		left := due.Sub(l.sup.clock.Now())
+		if left <= 0 {
+			return false, true
+		}
+		d, check := left, l.sup.opts.ExitCheck > 0 && len(l.procs) > 0
+		if check && l.sup.opts.ExitCheck < d {
+			d = l.sup.opts.ExitCheck
+		} else {
+			check = false
+		}
+		timer, stop := l.sup.clock.Timer(d)
 		select {
 		case <-ctx.Done():
 			stop()
-			return false
+			return false, false
 		case <-timer:
-			return true
+			if !check {
+				return false, true
+			}
+			if l.ended() {
+				return true, true
+			}
 		case <-l.wake:
 			stop()
-			left := l.backoff.until.Sub(l.sup.clock.Now())
-			if l.backoff.class != ClassRateLimited || left <= 0 {
-				return true
+			if !l.rateLimited() {
+				return false, true
 			}
-			wait = left
+		case <-l.news:
+			stop()
+			if !l.rateLimited() {
+				return true, true
+			}
 		}
 	}
 }
 
-// pass is one reconcile pass. It returns the time to the next pass and how many attempts the loop
-// still owns (-1 when the journal could not be read).
-func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
+func (l *loop) rateLimited() bool {
+	return l.backoff.class == ClassRateLimited && l.backoff.until.After(l.sup.clock.Now())
+}
+
+// ended reports whether a runner process of the last pass has ended (a local check, no GitHub).
+func (l *loop) ended() bool {
+	for _, p := range l.procs {
+		if alive, err := l.sup.deps.Launcher.Alive(p); err == nil && !alive {
+			return true
+		}
+	}
+	return false
+}
+
+// pass is one reconcile pass. It returns the time to the next pass, how many attempts the loop
+// still owns (-1 when the journal could not be read) and whether it was a full pass. A light one
+// (asked for by a delivery or a runner's end, never while draining) reads nothing from GitHub:
+// its demand is the book's, and what deliveries said of this host's runners stands in for the
+// runner list, so a queued delivery costs one JIT registration. decide needs no list to be safe
+// (an attempt the list would settle waits for the next full pass), so a light pass may come
+// before the first full one: a delivery does not wait for an organization's first read.
+func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration, int, bool) {
 	cfg, t, draining := l.snapshot()
 	s := l.sup
 	if draining && !l.draining {
 		l.emit(slog.LevelInfo, "", EventLoop, "target loop draining: starting nothing new, deregistering idle runners, letting busy ones finish")
 	}
 	l.draining = draining
+	light = light && !draining
 	now, poll, monitor := s.clock.Now(), l.interval(cfg, t), t.Mode == "monitor"
 	cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 	defer cancel()
 
-	gh := l.readGitHub(cctx, t, draining)
+	var gh githubView
+	if light {
+		gh = l.bookView()
+	} else {
+		gh = l.readGitHub(cctx, t, draining)
+	}
+	wait, owned := l.reconcilePass(ctx, cctx, cfg, t, now, poll, draining, monitor, recovering, gh)
+	return wait, owned, !light
+}
+
+// reconcilePass acts on what the pass learned: conclude, plan, reap, launch.
+func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t config.Target, now time.Time, poll time.Duration,
+	draining, monitor, recovering bool, gh githubView) (time.Duration, int) {
+	s := l.sup
 	passErr := gh.err
 	keep := func(err error) {
 		if err != nil && passErr == nil {
@@ -185,8 +258,31 @@ func (l *loop) pass(ctx context.Context, recovering bool) (time.Duration, int) {
 		owned = l.owned(live)
 		l.observeRunners(live)
 		l.publish(cctx, cfg, t, owned, live, gh.byName, launching)
+		l.watch(owned)
 	}
 	return l.finish(now, poll, draining, gh.demand, owned, passErr), len(owned)
+}
+
+// watch remembers the runner processes the loop owns, for the exit check between passes, and
+// lets the book forget what deliveries said of runners that are gone.
+func (l *loop) watch(owned []journal.Attempt) {
+	l.procs = l.procs[:0]
+	names := make(map[string]bool, len(owned))
+	for _, a := range owned {
+		names[a.RunnerName] = true
+		if a.ShimPID != 0 && (a.State == journal.StateStarted || a.State == journal.StateBusy) {
+			l.procs = append(l.procs, Process{PID: a.ShimPID, StartTime: a.ShimStart})
+		}
+	}
+	l.book.keep(names)
+}
+
+// bookView is a light pass's view: no runner list, the book's queued jobs and runner news.
+func (l *loop) bookView() githubView {
+	v := githubView{at: l.sup.clock.Now()}
+	v.jobs, v.took, v.done = l.book.view()
+	v.demand = len(v.jobs)
+	return v
 }
 
 // journalFailed ends a pass whose journal read failed. A read cut by a stop is not a failure of
@@ -254,6 +350,8 @@ type githubView struct {
 	demand int
 	jobs   []Job            // queued ones
 	jobOf  map[string]int64 // runner name -> id of the job it runs
+	took   map[string]int64 // runner name -> job an in_progress delivery gave it (jobBook)
+	done   map[string]bool  // runner names whose job a delivery said completed (jobBook)
 	warn   string           // demand read in part (Partial): what was skipped
 	err    error
 }
@@ -291,10 +389,13 @@ func (l *loop) readGitHub(ctx context.Context, t config.Target, draining bool) g
 	for _, j := range jobs {
 		if j.Runner != "" {
 			v.jobOf[j.Runner] = j.ID
-			continue
 		}
-		v.jobs = append(v.jobs, j)
 	}
+	if v.err == nil {
+		l.book.polled(jobs, v.at, v.warn == "")
+	}
+	// Demand is the book's: the poll, and deliveries that came while it was read.
+	v.jobs, v.took, v.done = l.book.view()
 	v.demand = len(v.jobs)
 	l.noteWarning(v.warn)
 	return v

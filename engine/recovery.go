@@ -28,8 +28,14 @@ type observation struct {
 	// StartupExpired: started, and GitHub has not listed it online or busy for the target's
 	// startup_timeout (since its start, or since it was last listed online).
 	StartupExpired bool
-	JobID          int64 // the job GitHub's jobs list shows the runner running, if any
-	Err            error // liveness could not be determined: decide waits
+	JobID          int64 // the job GitHub's jobs list (or a delivery) shows the runner running, if any
+	// Told: a workflow_job delivery said the runner took a job (in_progress or completed), which
+	// the runner list would show only on its next read.
+	Told bool
+	// Gone: a delivery said the runner's job completed, so GitHub has removed the ephemeral
+	// registration: deregistering it needs no request.
+	Gone bool
+	Err  error // liveness could not be determined: decide waits
 }
 
 // step is the next thing to do for an attempt. Every step is idempotent, so a crash between a side
@@ -80,7 +86,7 @@ func decide(a journal.Attempt, o observation) step {
 		switch {
 		case ended:
 			return stepMarkExited
-		case o.ListKnown && o.ListedBusy:
+		case o.ListKnown && o.ListedBusy, o.Told:
 			return stepMarkBusy
 		case o.StartupExpired:
 			return stepTimeout
@@ -154,6 +160,14 @@ func (l *loop) observe(a journal.Attempt, v *githubView) observation {
 		o.Listed, o.ListedID, o.ListedBusy = true, r.ID, r.Busy
 	}
 	o.JobID = v.jobOf[a.RunnerName]
+	if id, ok := v.took[a.RunnerName]; ok {
+		o.Told = true
+		if o.JobID == 0 {
+			o.JobID = id
+		}
+	}
+	o.Gone = v.done[a.RunnerName]
+	o.Told = o.Told || o.Gone
 	return o
 }
 
@@ -216,9 +230,10 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 		switch {
 		case o.Listed:
 			id = o.ListedID
-		case o.ListKnown:
+		case o.ListKnown, o.Gone:
 			// An ephemeral runner is removed by GitHub when its job ends: a list that answered
-			// without it means it is gone, and a DELETE would only spend budget on a 404.
+			// without it, or a delivery saying its job completed, means it is gone, and a DELETE
+			// would only spend budget on a 404.
 			id = 0
 		}
 		if id != 0 {

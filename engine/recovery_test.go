@@ -48,6 +48,8 @@ func TestDecide(t *testing.T) {
 		{"started, alive: keep", at(journal.StateStarted), alive, stepKeep},
 		{"started, alive, list unknown: keep", at(journal.StateStarted), observation{Process: p, HasProcess: true, Alive: true}, stepKeep},
 		{"started, busy at GitHub: mark busy", at(journal.StateStarted), busy, stepMarkBusy},
+		{"started, a delivery said it took a job, list unknown: mark busy", at(journal.StateStarted), observation{Process: p, HasProcess: true, Alive: true, Told: true}, stepMarkBusy},
+		{"started, a delivery said it took a job, then it ended: mark exited", at(journal.StateStarted), observation{Process: p, HasProcess: true, Exit: ExitStatus{Exited: true}, Told: true}, stepMarkExited},
 		{"started, exit status: mark exited", at(journal.StateStarted), exited, stepMarkExited},
 		{"started, never online within startup_timeout: time out", at(journal.StateStarted), expired, stepTimeout},
 		{"started, busy though past startup_timeout: mark busy", at(journal.StateStarted), expiredBusy, stepMarkBusy},

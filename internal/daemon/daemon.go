@@ -286,7 +286,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	if fl != nil {
 		deps.Demand, deps.Registrar, deps.Fleet = fl.Demand(demand), fl.Registrar(demand), fl
 	}
-	sup = engine.New(deps, engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey, CallTimeout: o.CallTimeout})
+	sup = engine.New(deps, engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey, CallTimeout: o.CallTimeout, ExitCheck: exitCheck})
 	woken.Store(sup)
 	rep, err := sup.Apply(ctx, cfg)
 	if err != nil {
@@ -323,6 +323,11 @@ func joinFleet(ctx context.Context, cfg *config.Config, hostID string, log *slog
 	}
 	return fl, nil
 }
+
+// exitCheck is how often each loop checks locally whether one of its runner processes ended, so
+// an ended runner is concluded (its slot freed, its directory removed) within seconds rather than
+// at the next poll, which is minutes away in webhook mode or when intervals stretch.
+const exitCheck = 2 * time.Second
 
 // policyKeyMeta names the journal value holding this host's key for launch-policy fingerprints.
 const policyKeyMeta = "policy_key"

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/engine"
 	"github.com/runner-manager/runner-manager/internal/httpserve"
 	"github.com/runner-manager/runner-manager/internal/readiness"
 	"github.com/runner-manager/runner-manager/internal/secretfile"
@@ -290,19 +291,38 @@ func (d *daemon) webhookServer(wh config.Webhook) (*webhook.Server, error) {
 		return nil, err
 	}
 	h := webhook.NewHandler(webhook.Options{
-		Secret: secret,
-		Notify: func(ev webhook.Event) {
-			for _, name := range webhook.Route(ev, d.config().EnabledTargets()) {
-				d.sup.Wake(name)
-				if d.fleet != nil {
-					d.fleet.Announce(context.Background(), name)
-				}
-			}
-		},
+		Secret:   secret,
+		Notify:   d.deliver,
 		OnResult: d.metrics.WebhookDelivery,
 		Log:      d.log,
 	})
 	return &webhook.Server{Path: wh.Path, Handler: h, Log: d.log}, nil
+}
+
+// deliver routes an accepted workflow_job delivery. A target polled over REST takes it as
+// demand (engine Deliver: a queued job starts its runner without reading GitHub). A scale-set
+// target's jobs come from the Actions service and a fleet's from its elected reader, so for
+// those a queued or completed delivery only wakes a pass (in a fleet, on the reader's host too).
+func (d *daemon) deliver(ev webhook.Event) {
+	cfg := d.config()
+	var direct []string
+	for _, name := range webhook.Route(ev, cfg.EnabledTargets()) {
+		if t, _ := cfg.Target(name); d.fleet == nil && t.ScaleSet == "" {
+			direct = append(direct, name)
+			continue
+		}
+		if ev.Action == "in_progress" {
+			continue // seen busy on the next pass; a pass now would only spend budget
+		}
+		d.sup.Wake(name)
+		if d.fleet != nil {
+			d.fleet.Announce(context.Background(), name)
+		}
+	}
+	if len(direct) > 0 {
+		d.sup.Deliver(engine.JobEvent{Action: ev.Action, Job: engine.Job{ID: ev.JobID, Name: ev.JobName, Labels: ev.Labels,
+			QueuedAt: ev.CreatedAt, Runner: ev.RunnerName}}, direct)
+	}
 }
 
 // statusTCPHandler is the status API for daemon.status_listen: behind the bearer token of

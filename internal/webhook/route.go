@@ -7,16 +7,16 @@ import (
 	"github.com/runner-manager/runner-manager/internal/github"
 )
 
-// Route names the targets whose loops an event should wake: enabled targets for the event's
+// Route names the targets a delivery concerns, in config order: enabled targets for the event's
 // repository (or its organisation) whose runners could take the job, by the same label rule the
-// poll uses. A queued job (demand appeared) and a completed one (an ephemeral runner is done and its
-// slot can be refilled) are worth an early pass. An in_progress one is not: each pass spends GitHub
-// budget, and a runner that took a job is safe without it (a reap of it is refused as busy), so it
-// is seen busy on the next poll; waking on it too cost about a fifth more budget per job (9.9 vs 8.3).
-// Names compare case-insensitively, as GitHub's do. A target not routed still sees the job on its poll.
+// poll uses. Every state of a job a runner can take counts (engine.Supervisor.Deliver): queued is
+// demand, in_progress says which runner took it (busy without a read of GitHub), completed that
+// its ephemeral runner is done and its registration gone. waiting (an environment approval) is no
+// demand yet. Names compare case-insensitively, as GitHub's do. A target not routed still sees the
+// job on its poll.
 func Route(ev Event, targets []config.Target) []string {
 	switch ev.Action {
-	case "queued", "completed":
+	case "queued", "in_progress", "completed":
 	default:
 		return nil
 	}

@@ -31,7 +31,7 @@ func TestRoute(t *testing.T) {
 		{"user-owned repo reaches no org target", job("queued", "alice/tool", "", "linux"), nil},
 		{"GitHub-hosted job wakes nobody", job("queued", "acme/api", "acme", "ubuntu-latest"), nil},
 		{"job without labels wakes nobody", job("queued", "acme/api", "acme"), nil},
-		{"in_progress is not worth the budget of a pass", job("in_progress", "acme/api", "acme", "linux"), nil},
+		{"in_progress names the runner that took it", job("in_progress", "acme/api", "acme", "linux"), []string{"api", "api-gpu", "org"}},
 		{"waiting is not queued yet", job("waiting", "acme/api", "acme", "linux"), nil},
 		{"unknown repository", job("queued", "initech/api", "initech", "linux"), nil},
 	} {

@@ -1,9 +1,10 @@
 // Package webhook owns the receiving end of GitHub's workflow_job webhook: it verifies each
 // delivery's X-Hub-Signature-256 against the configured secret, bounds and parses the body,
 // drops duplicate deliveries, and reports every accepted workflow_job as an Event to the daemon's
-// Notify callback (which maps repository or organisation to a target and wakes its loop). It never
-// decides demand itself and never talks to GitHub: a webhook only makes a target look sooner, the
-// target's poll stays the source of truth, so a lost delivery costs latency and never a job.
+// Notify callback (which routes it to its targets: engine.Supervisor.Deliver, where a queued job
+// is demand at once). It never decides how many runners a target needs and never talks to GitHub;
+// the target's slow poll reconciles what deliveries said, so a lost delivery costs latency and
+// never a job.
 package webhook
 
 import (
@@ -43,6 +44,7 @@ type Event struct {
 	JobName    string    // the job's name in the workflow
 	Labels     []string  // the job's runs-on labels
 	RunnerName string    // the runner assigned, once in_progress or completed
+	CreatedAt  time.Time // when GitHub queued the job (workflow_job.created_at); zero if absent
 	At         time.Time // when this host received the delivery
 }
 
@@ -275,6 +277,7 @@ func parseWorkflowJob(payload []byte) (Event, error) {
 		JobName:    j.GetName(),
 		Labels:     j.Labels,
 		RunnerName: j.GetRunnerName(),
+		CreatedAt:  j.GetCreatedAt().Time,
 	}, nil
 }
 

@@ -105,11 +105,12 @@ func want(t *testing.T, body []byte) Event {
 	var p struct {
 		Action string `json:"action"`
 		Job    struct {
-			ID         int64    `json:"id"`
-			RunID      int64    `json:"run_id"`
-			Name       string   `json:"name"`
-			Labels     []string `json:"labels"`
-			RunnerName *string  `json:"runner_name"`
+			ID         int64     `json:"id"`
+			RunID      int64     `json:"run_id"`
+			Name       string    `json:"name"`
+			Labels     []string  `json:"labels"`
+			RunnerName *string   `json:"runner_name"`
+			CreatedAt  time.Time `json:"created_at"`
 		} `json:"workflow_job"`
 		Repo struct {
 			FullName string                       `json:"full_name"`
@@ -121,7 +122,7 @@ func want(t *testing.T, body []byte) Event {
 		t.Fatal(err)
 	}
 	e := Event{Action: p.Action, Repo: p.Repo.FullName, JobID: p.Job.ID, RunID: p.Job.RunID,
-		JobName: p.Job.Name, Labels: p.Job.Labels}
+		JobName: p.Job.Name, Labels: p.Job.Labels, CreatedAt: p.Job.CreatedAt}
 	if p.Job.RunnerName != nil {
 		e.RunnerName = *p.Job.RunnerName
 	}
