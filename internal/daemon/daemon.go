@@ -228,7 +228,8 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 				m.ObserveGitHubRequest(ri.Endpoint, ri.Status, ri.Duration)
 			},
 			// The journal's copy is written by the engine once per successful pass, not per response.
-			Contacted: m.GitHubContact,
+			Contacted:       m.GitHubContact,
+			TargetContacted: m.TargetContact,
 		})
 	})
 	m.SetRateLimitSource(gh.rateLimits)
@@ -296,8 +297,11 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		fl.SetTargets(cfg)
 	}
 	sets.apply(cfg)
+	m.InitTargets(targetNames(cfg))
 	m.ConfigReload(true, rep.Generation, time.Now()) // the startup load counts as a reload
-	return &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sets: sets, sup: sup, fleet: fl, cfg: cfg, started: time.Now()}, nil
+	d := &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sets: sets, sup: sup, fleet: fl, cfg: cfg, started: time.Now()}
+	m.SetTargetSource(d.targetGauges)
+	return d, nil
 }
 
 // joinFleet joins the [fleet] before any loop runs (nil without one). A refused membership (the

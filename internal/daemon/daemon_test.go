@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/runner-manager/runner-manager/internal/metrics"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/internal/version"
+	"github.com/runner-manager/runner-manager/journal"
 	"github.com/runner-manager/runner-manager/selfupdate"
 )
 
@@ -33,6 +35,25 @@ func TestEngineStagesAreTheMetricsStages(t *testing.T) {
 		if p[0] != p[1] {
 			t.Errorf("engine stage %q != metrics stage %q: the histogram would get a stage its docs do not list", p[0], p[1])
 		}
+	}
+}
+
+// The series metrics creates at 0 for every target name exactly the engine's failure reasons and
+// the journal's non-terminal states.
+func TestMetricsLabelValuesAreTheEngines(t *testing.T) {
+	reasons := []string{engine.ReasonRegistrationTimedOut, engine.ReasonLaunchFailed}
+	if !slices.Equal(metrics.FailureReasons, reasons) {
+		t.Errorf("metrics.FailureReasons = %q, engine's reasons are %q", metrics.FailureReasons, reasons)
+	}
+	var states []string
+	for _, s := range []journal.State{journal.StatePlanned, journal.StateRegistered, journal.StateStarted, journal.StateBusy,
+		journal.StateExited, journal.StateDeregistered, journal.StateFailed, journal.StateCleaned} {
+		if !s.Terminal() {
+			states = append(states, string(s))
+		}
+	}
+	if !slices.Equal(metrics.RunnerStates, states) {
+		t.Errorf("metrics.RunnerStates = %q, the journal's live states are %q", metrics.RunnerStates, states)
 	}
 }
 
@@ -87,6 +108,12 @@ func TestDaemonRunsAJobAndExportsMetrics(t *testing.T) {
 		{"runner_manager_scale_up_latency_seconds", map[string]string{"target": "web", "stage": metrics.StageQueuedToInProgress}, func(v float64) bool { return v == 1 }, "1 observation"},
 		{"runner_manager_journal_write_duration_seconds", nil, func(v float64) bool { return v >= 7 }, ">= 7 writes (planned ... cleaned)"},
 		{"runner_manager_webhook_deliveries_total", map[string]string{"result": "accepted"}, func(v float64) bool { return v >= 1 }, ">= 1 (ghsim's workflow_job deliveries)"},
+		// Series a quiet target has from the start, at 0.
+		{"runner_manager_reconcile_errors_total", web, func(v float64) bool { return v == 0 }, "0 (present before any error)"},
+		{"runner_manager_runner_failures_total", map[string]string{"target": "web", "reason": metrics.FailureReasons[1]}, func(v float64) bool { return v == 0 }, "0"},
+		{"runner_manager_target_max_runners", web, func(v float64) bool { return v == 1 }, "1 (the target's max_runners)"},
+		{"runner_manager_target_demand", web, func(v float64) bool { return v == 0 }, "0 (the job is done)"},
+		{"runner_manager_target_last_github_contact_timestamp_seconds", web, func(v float64) bool { return v > 1e9 }, "a Unix time"},
 	}
 	for _, c := range checks {
 		v, ok := sample(fams, c.name, c.labels)
@@ -102,7 +129,8 @@ func TestDaemonRunsAJobAndExportsMetrics(t *testing.T) {
 	e.writeConfig("")
 	e.waitStatus("target web removed", func(s status.Snapshot) bool { return len(s.Targets) == 0 })
 	fams = e.scrape()
-	for _, name := range []string{"runner_manager_runners", "runner_manager_jobs_picked_up_total", "runner_manager_reconcile_duration_seconds"} {
+	for _, name := range []string{"runner_manager_runners", "runner_manager_jobs_picked_up_total", "runner_manager_reconcile_duration_seconds",
+		"runner_manager_reconcile_errors_total", "runner_manager_target_max_runners", "runner_manager_target_last_github_contact_timestamp_seconds"} {
 		if v, ok := sample(fams, name, web); ok {
 			t.Errorf("%s{target=web} = %v is still exported after the target was removed", name, v)
 		}

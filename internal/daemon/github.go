@@ -72,7 +72,7 @@ func (g *gitHub) rateLimits() map[string]metrics.RateLimit {
 }
 
 func (g *gitHub) Queued(ctx context.Context, t config.Target) ([]engine.Job, error) {
-	c, s, err := g.scoped(t)
+	ctx, c, s, err := g.scoped(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (g *gitHub) Queued(ctx context.Context, t config.Target) ([]engine.Job, err
 }
 
 func (g *gitHub) JITConfig(ctx context.Context, t config.Target, req engine.JITRequest) (engine.Registration, error) {
-	c, s, err := g.scoped(t)
+	ctx, c, s, err := g.scoped(ctx, t)
 	if err != nil {
 		return engine.Registration{}, err
 	}
@@ -107,7 +107,7 @@ func (g *gitHub) JITConfig(ctx context.Context, t config.Target, req engine.JITR
 }
 
 func (g *gitHub) Runners(ctx context.Context, t config.Target) ([]engine.Runner, error) {
-	c, s, err := g.scoped(t)
+	ctx, c, s, err := g.scoped(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (g *gitHub) Runners(ctx context.Context, t config.Target) ([]engine.Runner,
 }
 
 func (g *gitHub) DeleteRunner(ctx context.Context, t config.Target, runnerID int64) error {
-	c, s, err := g.scoped(t)
+	ctx, c, s, err := g.scoped(ctx, t)
 	if err != nil {
 		return err
 	}
@@ -134,13 +134,15 @@ func (g *gitHub) DeleteRunner(ctx context.Context, t config.Target, runnerID int
 	return classify(err)
 }
 
-func (g *gitHub) scoped(t config.Target) (*github.Client, github.Scope, error) {
+// scoped returns the client and t's scope, and ctx marked for t so the target's last GitHub
+// contact is its own (metrics).
+func (g *gitHub) scoped(ctx context.Context, t config.Target) (context.Context, *github.Client, github.Scope, error) {
 	s, err := github.ScopeOf(t)
 	if err != nil {
-		return nil, github.Scope{}, &terminalError{err: err}
+		return ctx, nil, github.Scope{}, &terminalError{err: err}
 	}
 	c, err := g.get()
-	return c, s, err
+	return github.WithTarget(ctx, t.Name), c, s, err
 }
 
 // withSelfHosted adds the label every self-hosted runner carries; jobs may name it in runs-on.

@@ -27,7 +27,7 @@ func newLauncher(cache *runner.Cache, proc *runner.Launcher, gh *gitHub, now fun
 
 func (l *launcher) Prepare(ctx context.Context, t config.Target, dir string) error {
 	pkg, err := l.packages.Resolve(ctx, t.RunnerVersion, func(ctx context.Context, goos, arch, version string) (runner.Package, error) {
-		c, s, err := l.gh.scoped(t)
+		ctx, c, s, err := l.gh.scoped(ctx, t)
 		if err != nil {
 			return runner.Package{}, err
 		}

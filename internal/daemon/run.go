@@ -267,6 +267,7 @@ func (d *daemon) reload(ctx context.Context, cfg *config.Config, err error) {
 	if d.logs != nil && (old.Daemon.LogLevel != cfg.Daemon.LogLevel || old.Daemon.LogFormat != cfg.Daemon.LogFormat) {
 		d.logs.Set(cfg.Daemon.LogLevel, cfg.Daemon.LogFormat)
 	}
+	d.metrics.InitTargets(targetNames(cfg))
 	d.metrics.ConfigReload(true, rep.Generation, now)
 	if rep.NoOp() {
 		d.log.Info("config reloaded: no change", "generation", rep.Generation)

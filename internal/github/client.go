@@ -42,6 +42,8 @@ type Options struct {
 	Observer func(RequestInfo)
 	// Contacted is called with the time of every successful answer (2xx or 304) from GitHub.
 	Contacted func(time.Time)
+	// TargetContacted is also called, with the target's name, for a call made under WithTarget.
+	TargetContacted func(target string, at time.Time)
 	// MaxRetries bounds retries of 5xx/connection errors (default 4); RetryBase is the first
 	// backoff (default 1 s, doubling, ±20% jitter).
 	MaxRetries uint64
@@ -117,7 +119,7 @@ func newBare(o Options) *Client {
 	}
 	b := NewBudget(o.Clock)
 	c := &Client{o: o, budget: b, gov: NewGovernor(o.Governor, o.Clock, o.Sleep), groups: map[string]int64{}}
-	c.wire = &governedTransport{c: c, next: &meter{next: o.Transport, budget: b, clock: o.Clock, observe: o.Observer, contacted: o.Contacted}}
+	c.wire = &governedTransport{c: c, next: &meter{next: o.Transport, budget: b, clock: o.Clock, observe: o.Observer, contacted: o.Contacted, targetContacted: o.TargetContacted}}
 	return c
 }
 

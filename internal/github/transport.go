@@ -27,7 +27,14 @@ type ctxKey int
 const (
 	endpointKey ctxKey = iota
 	ownerKey
+	targetKey
 )
+
+// WithTarget marks ctx as working for the named target, so a successful answer to a call made
+// with it is reported to Options.TargetContacted.
+func WithTarget(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, targetKey, name)
+}
 
 func withEndpoint(ctx context.Context, ep string) context.Context {
 	return context.WithValue(ctx, endpointKey, ep)
@@ -58,6 +65,8 @@ type meter struct {
 	clock     Clock
 	observe   func(RequestInfo)
 	contacted func(time.Time)
+	// targetContacted is told of a successful answer to a call made under WithTarget.
+	targetContacted func(target string, at time.Time)
 }
 
 var rateHeaders = []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Used", "X-RateLimit-Reset", "X-RateLimit-Resource"}
@@ -92,8 +101,12 @@ func (m *meter) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	if resp.StatusCode < 300 || resp.StatusCode == http.StatusNotModified {
+		now := m.clock.Now()
 		if m.contacted != nil {
-			m.contacted(m.clock.Now())
+			m.contacted(now)
+		}
+		if t, _ := req.Context().Value(targetKey).(string); t != "" && m.targetContacted != nil {
+			m.targetContacted(t, now)
 		}
 	}
 	for _, h := range rateHeaders {

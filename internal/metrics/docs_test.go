@@ -63,6 +63,7 @@ func populate(m *Metrics) {
 	m.FleetJoined("ci", true)
 	m.FleetTargetAlone("web", false)
 	m.ScaleSet("set", true, 2, 1, 0)
+	m.SetTargetSource(func() []TargetGauges { return []TargetGauges{{Name: "web", MaxRunners: 2, Demand: 1}} })
 }
 
 // TestDocsAlertRulesAreValid runs the example alerts of docs/metrics.md through `promtool check rules`.

@@ -45,6 +45,7 @@ type Metrics struct {
 	githubRequests   *prometheus.CounterVec
 	githubDuration   *prometheus.HistogramVec
 	rates            *rateCollector
+	targets          *targetCollector
 	reconcileSeconds *prometheus.HistogramVec
 	reconcileErrors  *prometheus.CounterVec
 	reloads          *prometheus.CounterVec
@@ -101,6 +102,7 @@ func New(version string) *Metrics {
 		Buckets: prometheus.DefBuckets,
 	}, []string{"endpoint"})
 	m.rates = newRateCollector()
+	m.targets = newTargetCollector()
 	m.reconcileSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "reconcile_duration_seconds",
 		Help:    "Duration of one reconcile pass (demand, plan, launch/reap), by target.",
@@ -167,7 +169,7 @@ func New(version string) *Metrics {
 
 	m.reg.MustRegister(
 		m.runners, m.jobsPickedUp, m.runnerFailures, m.scaleUpLatency, m.githubRequests, m.githubDuration,
-		m.rates, m.reconcileSeconds, m.reconcileErrors, m.reloads, m.reloadOK, m.watchHealthy,
+		m.rates, m.targets, m.reconcileSeconds, m.reconcileErrors, m.reloads, m.reloadOK, m.watchHealthy,
 		m.reloadSuccessTS, m.configGeneration, m.journalWrite, m.githubContact, m.webhookDelivery,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "build_info",
@@ -222,6 +224,7 @@ func (m *Metrics) ForgetTarget(target string) {
 	m.reconcileErrors.DeletePartialMatch(l)
 	m.setSession.DeletePartialMatch(l)
 	m.setJobs.DeletePartialMatch(l)
+	m.targets.forget(target)
 }
 
 // ScaleSet records a scale-set target's session state and the queue's job counts.

@@ -28,6 +28,7 @@ var ours = []string{
 	"runner_manager_config_last_reload_successful", "runner_manager_config_last_reload_success_timestamp_seconds",
 	"runner_manager_config_generation", "runner_manager_journal_write_duration_seconds",
 	"runner_manager_github_last_successful_contact_timestamp_seconds", "runner_manager_webhook_deliveries_total",
+	"runner_manager_target_demand", "runner_manager_target_max_runners", "runner_manager_target_last_github_contact_timestamp_seconds",
 }
 
 var t0 = time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)

@@ -27,6 +27,11 @@ func TestLiveScrapePassesPromtool(t *testing.T) {
 	})
 	m.ObserveJournalWrite(time.Millisecond)
 	m.WebhookDelivery("accepted")
+	m.InitTargets([]string{"web", "infra"})
+	m.SetTargetSource(func() []TargetGauges {
+		return []TargetGauges{{Name: "web", MaxRunners: 2, Demand: 1}, {Name: "infra", MaxRunners: 1}}
+	})
+	m.TargetContact("web", t0)
 
 	body := scrape(t, m)
 	for _, want := range []string{"runner_manager_runners{", "runner_manager_build_info{", "go_goroutines ", "process_start_time_seconds "} {
