@@ -140,6 +140,10 @@ func LoadBytes(name string, data []byte, opts Options) (*Config, error) {
 	}
 	resolveFiles(cfg, name)
 	cfg.Warnings = c.problems
+	cfg.byName = make(map[string]int, len(cfg.Targets))
+	for i, t := range cfg.Targets {
+		cfg.byName[t.Name] = i
+	}
 	return cfg, nil
 }
 

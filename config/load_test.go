@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -165,6 +166,16 @@ func TestConfigMethods(t *testing.T) {
 	}
 	if _, ok := cfg.Target("zzz"); ok {
 		t.Error("Target(zzz) found")
+	}
+	if a, ok := cfg.Target("a"); !ok || a.Repository != "o/a" {
+		t.Errorf("Target(a): %+v %v", a, ok)
+	}
+	byHand := &Config{Targets: slices.Clone(cfg.Targets)} // no index: Target scans
+	if b, ok := byHand.Target("b"); !ok || b.Identity() != "org:o" {
+		t.Errorf("Target(b) of a Config built by hand: %+v %v", b, ok)
+	}
+	if _, ok := byHand.Target("zzz"); ok {
+		t.Error("Target(zzz) found in a Config built by hand")
 	}
 	r := cfg.Redacted()
 	if r.Targets[0].Env["TOKEN"] != RedactedValue || cfg.Targets[0].Env["TOKEN"] != "s3cret" {

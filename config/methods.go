@@ -18,6 +18,10 @@ func (c *Config) EnabledTargets() []Target {
 
 // Target returns the target called name and whether it exists (enabled or not).
 func (c *Config) Target(name string) (Target, bool) {
+	if i, ok := c.byName[name]; ok && i < len(c.Targets) && c.Targets[i].Name == name {
+		return c.Targets[i], true
+	}
+	// A Config built by hand has no index; a miss is rare (a removed target's draining loop).
 	for _, t := range c.Targets {
 		if t.Name == name {
 			return t, true

@@ -69,11 +69,9 @@ func (l *loop) nudge() {
 func (l *loop) snapshot() (cfg *config.Config, t config.Target, draining bool) {
 	cfg = l.sup.config()
 	if cfg != nil {
-		for _, ct := range cfg.Targets {
-			if ct.Name == l.key.name && ct.IsEnabled() && ct.Identity() == l.key.identity {
-				l.last = ct
-				return cfg, ct, l.sup.draining()
-			}
+		if ct, ok := cfg.Target(l.key.name); ok && ct.IsEnabled() && ct.Identity() == l.key.identity {
+			l.last = ct
+			return cfg, ct, l.sup.draining()
 		}
 	}
 	return cfg, l.last, true

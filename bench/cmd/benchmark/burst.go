@@ -122,7 +122,7 @@ func (r results) renderBurst(p printer) {
 		return
 	}
 	b := r.Burst
-	p("## 7. Webhook burst: RSS after unauthenticated bodies\n\n")
+	p("## 8. Webhook burst: RSS after unauthenticated bodies\n\n")
 	p("The daemon with a webhook listener and no target; %d concurrent unsigned %d KiB POSTs to it at\n", b.Requests, b.BodyBytes>>10)
 	p("once (anyone can send them: the signature is checked after the body is read). VmRSS of the daemon\n")
 	p("process before, at its highest (sampled every 10 ms), right after the last answer, and %s later.\n\n", b.SettleAfter)

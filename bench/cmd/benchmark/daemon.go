@@ -79,7 +79,7 @@ func readUsage(pid int) (usage, error) {
 	if err != nil {
 		return u, err
 	}
-	if u.RSSKiB, err = parseVmRSS(string(status)); err != nil {
+	if u.RSSKiB, err = statusKiB(string(status), "VmRSS:"); err != nil {
 		return u, err
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -90,16 +90,16 @@ func readUsage(pid int) (usage, error) {
 	return u, err
 }
 
-func parseVmRSS(status string) (int, error) {
+// statusKiB reads one "Name:   123 kB" line of /proc/<pid>/status (name with its colon).
+func statusKiB(status, name string) (int, error) {
 	for _, line := range strings.Split(status, "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) == 2 && f[1] == "kB" {
+		if rest, ok := strings.CutPrefix(line, name); ok {
+			if f := strings.Fields(rest); len(f) == 2 && f[1] == "kB" {
 				return strconv.Atoi(f[0])
 			}
 		}
 	}
-	return 0, errors.New("no VmRSS line in /proc/<pid>/status")
+	return 0, fmt.Errorf("no %s line in /proc/<pid>/status", name)
 }
 
 // parseCPU reads utime and stime (fields 14 and 15) of /proc/<pid>/stat; the command name

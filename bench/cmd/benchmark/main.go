@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 
 type options struct {
 	bin, out, only, goTool, module string
+	update                         string
 	poll                           time.Duration
 	pollJobs, hookJobs             int
 	pollSpacing, hookSpacing       time.Duration
@@ -28,6 +30,7 @@ type options struct {
 	warmup, window                 time.Duration
 	setJobs                        int
 	setSpacing, setIdle            time.Duration
+	startWindow                    time.Duration
 	keep                           bool
 }
 
@@ -45,12 +48,13 @@ func goBenches() map[string]goBench {
 	}
 }
 
-var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset"}
+var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset", "start10k"}
 
 func main() {
 	var o options
 	flag.StringVar(&o.bin, "bin", "bin", "directory holding runner-manager (make build)")
 	flag.StringVar(&o.out, "out", "-", "write the markdown here ('-' = stdout)")
+	flag.StringVar(&o.update, "update", "", "instead of -out: splice the sections this run renders into this file (docs/benchmarks.md), keeping the others; for a run with -only")
 	flag.StringVar(&o.only, "only", "", "comma-separated parts to run (default all): "+strings.Join(allParts, ","))
 	flag.StringVar(&o.goTool, "go", "go", "go command for the Go benchmarks")
 	flag.StringVar(&o.module, "module", ".", "module root the Go benchmarks run in")
@@ -65,6 +69,7 @@ func main() {
 	flag.IntVar(&o.setJobs, "scaleset-jobs", 20, "jobs queued in the scale-set run")
 	flag.DurationVar(&o.setSpacing, "scaleset-spacing", time.Second, "time between two queued jobs in the scale-set run")
 	flag.DurationVar(&o.setIdle, "scaleset-idle-window", 2*time.Minute, "idle window of the scale-set run (a few 50 s long polls)")
+	flag.DurationVar(&o.startWindow, "start-window", time.Minute, "how long the 10,000-target daemon runs after its ready line (its first passes) before its peak RSS is read")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (daemon logs, configs)")
 	flag.Parse()
 	if err := run(o, os.Args); err != nil {
@@ -135,11 +140,53 @@ func run(o options, argv []string) error {
 			r.Burst = &b
 		}
 	}
+	if parts["start10k"] {
+		bin, err := filepath.Abs(o.bin)
+		if err != nil {
+			return err
+		}
+		logf("start with %d targets (TOML, YAML), window %s after ready", startTargets, o.startWindow)
+		if r.Start, err = (env{bin: bin, dir: work, log: logf}).runStart(o.startWindow); err != nil {
+			fail("start10k", err)
+		}
+	}
 	r.Machine.LoadEnd = loadAvg()
 	r.Machine.Took = time.Since(start)
+	if o.update != "" {
+		if err := updateFile(o.update, r); err != nil {
+			return err
+		}
+	} else if err := writeOut(o.out, r); err != nil {
+		return err
+	}
+	if len(r.Errors) > 0 {
+		return fmt.Errorf("%d part(s) failed (reported in the output)", len(r.Errors))
+	}
+	return nil
+}
+
+// updateFile splices r's sections into the markdown file at path (see splice).
+func updateFile(path string, r results) error {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("-update: %w", err)
+	}
+	var part bytes.Buffer
+	r.render(&part)
+	m := r.Machine
+	note := fmt.Sprintf("Measured apart from the rest of this file: `%s` (%s UTC, whole run %s, load %s -> %s).",
+		r.Command, m.Date.UTC().Format("2006-01-02 15:04"), m.Took.Round(time.Second), strings.TrimSuffix(m.LoadStart, " (1, 5, 15 min)"), strings.TrimSuffix(m.LoadEnd, " (1, 5, 15 min)"))
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, splice(doc, part.Bytes(), note), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func writeOut(out string, r results) error {
 	var w io.Writer = os.Stdout
-	if o.out != "-" {
-		f, err := os.Create(o.out)
+	if out != "-" {
+		f, err := os.Create(out)
 		if err != nil {
 			return err
 		}
@@ -147,9 +194,6 @@ func run(o options, argv []string) error {
 		w = f
 	}
 	r.render(w)
-	if len(r.Errors) > 0 {
-		return fmt.Errorf("%d part(s) failed (reported in the output)", len(r.Errors))
-	}
 	return nil
 }
 

@@ -32,11 +32,14 @@ ok  	github.com/runner-manager/runner-manager/journal	9.857s`
 }
 
 func TestProcParsers(t *testing.T) {
-	rss, err := parseVmRSS("Name:\trunner-manager\nVmPeak:\t  9000 kB\nVmRSS:\t   41236 kB\nThreads: 9\n")
-	if err != nil || rss != 41236 {
+	status := "Name:\trunner-manager\nVmPeak:\t  9000 kB\nVmHWM:\t   52000 kB\nVmRSS:\t   41236 kB\nThreads: 9\n"
+	if rss, err := statusKiB(status, "VmRSS:"); err != nil || rss != 41236 {
 		t.Errorf("VmRSS = %d, %v", rss, err)
 	}
-	if _, err := parseVmRSS("Name: x\n"); err == nil {
+	if hwm, err := statusKiB(status, "VmHWM:"); err != nil || hwm != 52000 {
+		t.Errorf("VmHWM = %d, %v", hwm, err)
+	}
+	if _, err := statusKiB("Name: x\n", "VmRSS:"); err == nil {
 		t.Error("a status without VmRSS must fail")
 	}
 	// The command name holds a space and a parenthesis; utime 250 and stime 50 ticks = 3 s.
@@ -161,5 +164,17 @@ func TestRenderWritesMeasuredFiguresAndCommands(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(out)
+	}
+}
+
+func TestSpliceReplacesAndAppendsSectionsOnly(t *testing.T) {
+	doc := "# Benchmarks\n\nold header\n\n## 1. A\n\na rows\n\n## 7. B\n\nold b\n```\n## not a heading\n```\n\n## C\n\nc rows\n"
+	part := "# Benchmarks\n\nnew header\n\n## 8. B\n\nnew b\n\n## 9. D\n\nd rows\n"
+	want := "# Benchmarks\n\nold header\n\n## 1. A\n\na rows\n\n## 8. B\n\n> measured apart\n\nnew b\n\n## C\n\nc rows\n\n## 9. D\n\n> measured apart\n\nd rows\n"
+	if got := string(splice([]byte(doc), []byte(part), "measured apart")); got != want {
+		t.Errorf("splice:\n%s\nwant:\n%s", got, want)
+	}
+	if got := string(splice([]byte(doc), []byte("# Benchmarks\n\nnothing run\n"), "x")); got != doc {
+		t.Errorf("a run with no section changed the file:\n%s", got)
 	}
 }

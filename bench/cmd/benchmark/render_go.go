@@ -94,26 +94,30 @@ func (r results) renderGo(p printer) {
 		p("Starting processes (two shim stages and the runner) is the cost; materialising the package by\n")
 		p("hardlinks is small.\n\n")
 	}
-	p("## 6. Journal: synced transition and recovery of 10,000 attempts\n\n")
-	r.rows(p, []goRow{
-		{"one synced transition (one pebble batch, fsync)", "BenchmarkTransitionSynced", "ns/op", "ms", nsToMs},
-		{"journal Open + Live, 10,000 attempts all live", "BenchmarkLive10000/live=10000", "ns/op", "ms", nsToMs},
-		{"journal Open + Live, 10,000 attempts, 100 live", "BenchmarkLive10000/live=100", "ns/op", "ms", nsToMs},
-		{"engine recovery, 10,000 attempts (100 live, 1 per target, 100 targets; 9,900 concluded): adopted", "BenchmarkRecovery10000/live=100/adopt", "ns/op", "ms", nsToMs},
-		{"engine recovery, 10,000 attempts (100 live): live ones exited, concluded", "BenchmarkRecovery10000/live=100/conclude", "ns/op", "ms", nsToMs},
-		{"engine recovery, 10,000 live attempts (10 targets x 1,000), adopted: worst case", "BenchmarkRecovery10000/live=10000/adopt", "ns/op", "ms", nsToMs},
-		{"engine recovery on pebble, 1,000 live attempts (10 targets x 100), adopted", "BenchmarkRecoveryPebble1000/adopt", "ns/op", "ms", nsToMs},
-		{"engine recovery on pebble, 1,000 live attempts, concluded", "BenchmarkRecoveryPebble1000/conclude", "ns/op", "ms", nsToMs},
-	})
-	p("Engine recovery is timed from `Supervisor.Run` until every target loop has finished its first\n")
-	p("(recovery) pass, with GitHub and the launcher faked. `BenchmarkRecovery10000` uses the in-memory\n")
-	p("`enginetest` journal (its cost is the engine's plus the fake's copy and sort of the live set);\n")
-	p("`BenchmarkRecoveryPebble1000` the real synced journal (concluding = three synced transitions per\n")
-	p("attempt). Every pass of every loop reads the whole live set (`Journal.Live`, three times a pass),\n")
-	p("so recovery grows with targets x live attempts. The pebble journal was not seeded with 10,000\n")
-	p("attempts: through its public API (each Plan scans the live index, each write fsyncs) that takes\n")
-	p("minutes; its read share at 10,000 is the Open + Live rows above. Each row is one iteration on a\n")
-	p("shared machine: compare orders of magnitude, not digits.\n\n")
+	_, _, journal := r.lookup("BenchmarkTransitionSynced")
+	_, _, recovery := r.lookup("BenchmarkRecovery10000/live=100/adopt")
+	if journal || recovery { // not with -only validate, say: its rows would all read "not measured"
+		p("## 6. Journal: synced transition and recovery of 10,000 attempts\n\n")
+		r.rows(p, []goRow{
+			{"one synced transition (one pebble batch, fsync)", "BenchmarkTransitionSynced", "ns/op", "ms", nsToMs},
+			{"journal Open + Live, 10,000 attempts all live", "BenchmarkLive10000/live=10000", "ns/op", "ms", nsToMs},
+			{"journal Open + Live, 10,000 attempts, 100 live", "BenchmarkLive10000/live=100", "ns/op", "ms", nsToMs},
+			{"engine recovery, 10,000 attempts (100 live, 1 per target, 100 targets; 9,900 concluded): adopted", "BenchmarkRecovery10000/live=100/adopt", "ns/op", "ms", nsToMs},
+			{"engine recovery, 10,000 attempts (100 live): live ones exited, concluded", "BenchmarkRecovery10000/live=100/conclude", "ns/op", "ms", nsToMs},
+			{"engine recovery, 10,000 live attempts (10 targets x 1,000), adopted: worst case", "BenchmarkRecovery10000/live=10000/adopt", "ns/op", "ms", nsToMs},
+			{"engine recovery on pebble, 1,000 live attempts (10 targets x 100), adopted", "BenchmarkRecoveryPebble1000/adopt", "ns/op", "ms", nsToMs},
+			{"engine recovery on pebble, 1,000 live attempts, concluded", "BenchmarkRecoveryPebble1000/conclude", "ns/op", "ms", nsToMs},
+		})
+		p("Engine recovery is timed from `Supervisor.Run` until every target loop has finished its first\n")
+		p("(recovery) pass, with GitHub and the launcher faked. `BenchmarkRecovery10000` uses the in-memory\n")
+		p("`enginetest` journal (its cost is the engine's plus the fake's copy and sort of the live set);\n")
+		p("`BenchmarkRecoveryPebble1000` the real synced journal (concluding = three synced transitions per\n")
+		p("attempt). Every pass of every loop reads the whole live set (`Journal.Live`, three times a pass),\n")
+		p("so recovery grows with targets x live attempts. The pebble journal was not seeded with 10,000\n")
+		p("attempts: through its public API (each Plan scans the live index, each write fsyncs) that takes\n")
+		p("minutes; its read share at 10,000 is the Open + Live rows above. Each row is one iteration on a\n")
+		p("shared machine: compare orders of magnitude, not digits.\n\n")
+	}
 	r.renderValidate(p)
 	p("<details><summary>Raw benchmark output</summary>\n\n")
 	for _, g := range r.Go {

@@ -32,6 +32,7 @@ type results struct {
 	Idle     []idle
 	Go       []goBench
 	Validate []validateRun
+	Start    []startRun
 	Burst    *burst
 	ScaleSet *scaleSetRun
 	Errors   []string
@@ -83,6 +84,7 @@ func (r results) render(w io.Writer) {
 	r.renderScaleSet(p)
 	r.renderGo(p)
 	r.renderBurst(p)
+	r.renderStart(p)
 }
 
 type printer func(format string, a ...any)
