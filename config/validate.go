@@ -130,6 +130,13 @@ func (c *checker) validateGitHub(cfg *Config) {
 	case u.Scheme == "http" && !isLoopback(u.Hostname()):
 		c.add(SeverityWarning, "github.api_url", "github.api_url uses plain http to a remote host: the credential would cross the network unencrypted; use https")
 	}
+	// The one place api_url is normalised, so the client, the App's token requests, the scale-set
+	// client and `config print` all use the same URL.
+	if norm, changed := enterpriseAPIURL(cfg.GitHub.APIURL); changed {
+		c.add(SeverityWarning, "github.api_url", fmt.Sprintf("github.api_url %q has no API path; runner-manager uses %q, GitHub Enterprise Server's REST API (write that to silence this notice)",
+			RedactURL(cfg.GitHub.APIURL), RedactURL(norm)))
+		cfg.GitHub.APIURL = norm
+	}
 	var kinds []string
 	if g.TokenFile != "" {
 		kinds = append(kinds, "github.token_file")

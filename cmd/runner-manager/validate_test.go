@@ -292,3 +292,19 @@ func TestValidateProjectsTheGitHubCost(t *testing.T) {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}
 }
+
+// A GHES api_url without /api/v3 validates with a notice naming the URL the daemon will use.
+func TestValidateGHESURLNotice(t *testing.T) {
+	t.Setenv("GITHUB_ACTIONS", "")
+	dir := t.TempDir()
+	writeFile(t, dir, "token", "x", 0o600)
+	cfg := writeFile(t, dir, "c.toml", "[github]\napi_url = \"https://ghes.example\"\ntoken_file = \"token\"\n", 0o600)
+	stdout, _, code := execute(t, "validate", cfg)
+	if code != exitOK || !strings.Contains(stdout, `c.toml:2:1: warning: github.api_url "https://ghes.example" has no API path; runner-manager uses "https://ghes.example/api/v3"`) {
+		t.Fatalf("exit %d, output %q; want 0 with the notice", code, stdout)
+	}
+	stdout, _, _ = execute(t, "config", "print", "--config", cfg)
+	if !strings.Contains(stdout, `api_url = 'https://ghes.example/api/v3'`) {
+		t.Fatalf("config print shows %q; want the normalised api_url", stdout)
+	}
+}
