@@ -202,3 +202,31 @@ func TestEndedRunnerIsConcludedBeforeThePoll(t *testing.T) {
 		t.Fatalf("the exit check's pass reached GitHub: %v -> %v", before, after)
 	}
 }
+
+// The runner list is read at recovery, then every 5th pass of an idle target; after a launch it
+// is read on every pass until the runner is listed online (its startup window), and once more
+// after what the target owns changed.
+func TestRunnerListIsReadWhenItCanTellSomething(t *testing.T) {
+	h := startA(t, 0)
+	lists := func() int { return h.w.callCount("Runners", idA) }
+	if lists() != 1 {
+		t.Fatalf("recovery pass: %d runner lists, want 1", lists())
+	}
+	for range 5 {
+		h.tick(poll, 1, "a")
+	}
+	if got := lists(); got != 2 {
+		t.Fatalf("5 idle passes read the runner list %d times, want 1 (every 5th)", got-1)
+	}
+	if q := h.w.callCount("Queued", idA); q != 6 {
+		t.Fatalf("demand reads in 6 passes = %d, want 6", q)
+	}
+	h.w.setQueued(idA, 1)
+	h.tick(poll, 1, "a") // launches
+	before := lists()
+	h.tick(poll, 1, "a") // the runner is in its startup window: listed (online now)
+	h.tick(poll, 1, "a") // online, and nothing it owns changed: not listed
+	if got := lists() - before; got != 1 {
+		t.Fatalf("after a launch: %d runner lists in 2 passes, want 1 (until it is listed online)", got)
+	}
+}

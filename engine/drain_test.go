@@ -220,16 +220,16 @@ func TestRateLimitedTargetBacksOffUntilResetAlone(t *testing.T) {
 	if st.Targets[0].Backoff != "rate-limited" || st.Targets[0].BackoffUntil.Before(reset) || st.Targets[1].Backoff != "" {
 		t.Fatalf("status = %+v", st.Targets)
 	}
-	calls := h.w.callCount("Runners", "repo:acme/a")
+	calls := h.w.callCount("Runners", "repo:acme/a") + h.w.callCount("Queued", "repo:acme/a")
 	h.s.Wake("a") // a webhook delivery does not break a rate-limit backoff
 	h.settle(2)
 	for range 19 { // b keeps its 30 s rhythm; a asks nothing before the reset
 		h.tick(poll, 2, "b")
 	}
-	if got := h.w.callCount("Runners", "repo:acme/a"); got != calls {
+	if got := h.w.callCount("Runners", "repo:acme/a") + h.w.callCount("Queued", "repo:acme/a"); got != calls {
 		t.Fatalf("a called GitHub %d times before its rate-limit reset", got-calls)
 	}
-	if got := h.w.callCount("Runners", "repo:acme/b"); got < 19 {
+	if got := h.w.callCount("Queued", "repo:acme/b"); got < 19 {
 		t.Fatalf("b passes during a's backoff = %d", got)
 	}
 	h.w.setFail("repo:acme/a", nil)

@@ -27,12 +27,15 @@ type loop struct {
 	book *jobBook
 
 	// Touched only by the loop goroutine.
-	last     config.Target // last snapshot of this target with this identity (used while draining)
-	backoff  backoffState
-	draining bool                 // as of the previous pass, to report the change once
-	queuedAt map[string]time.Time // attempt id -> queued time of the job it was launched for (observer.go)
-	online   map[string]time.Time // started attempt id -> when GitHub last listed it online or busy (startupExpired)
-	procs    []Process            // the runner processes of the last pass, watched for their end (Options.ExitCheck)
+	last      config.Target // last snapshot of this target with this identity (used while draining)
+	backoff   backoffState
+	draining  bool                 // as of the previous pass, to report the change once
+	queuedAt  map[string]time.Time // attempt id -> queued time of the job it was launched for (observer.go)
+	online    map[string]time.Time // started attempt id -> when GitHub last listed it online or busy (startupExpired)
+	procs     []Process            // the runner processes of the last pass, watched for their end (Options.ExitCheck)
+	ownedSum  string               // what the loop owned after the last pass (ids and states), to see a change
+	listNext  bool                 // the next full pass reads the runner list (watch)
+	listAfter int                  // full passes until the list is read anyway (listNow)
 
 	status targetStatusBox
 }
@@ -201,7 +204,7 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 	if light {
 		gh = l.bookView()
 	} else {
-		gh = l.readGitHub(cctx, t, draining)
+		gh = l.readGitHub(cctx, t, draining, l.listNow(recovering, draining))
 	}
 	wait, owned := l.reconcilePass(ctx, cctx, cfg, t, now, poll, draining, monitor, recovering, gh)
 	return wait, owned, !light
@@ -262,17 +265,47 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 }
 
 // watch remembers the runner processes the loop owns, for the exit check between passes, and
-// lets the book forget what deliveries said of runners that are gone.
+// lets the book forget what deliveries said of runners that are gone. It also decides whether the
+// next full pass must read the runner list: after a launch or an exit (what the loop owns
+// changed), and while an attempt is inside its startup window (starting, or started and not yet
+// listed online: startup_timeout needs the list).
 func (l *loop) watch(owned []journal.Attempt) {
 	l.procs = l.procs[:0]
 	names := make(map[string]bool, len(owned))
+	var sum strings.Builder
+	starting := false
 	for _, a := range owned {
 		names[a.RunnerName] = true
+		sum.WriteString(a.ID + "=" + string(a.State) + ";")
 		if a.ShimPID != 0 && (a.State == journal.StateStarted || a.State == journal.StateBusy) {
 			l.procs = append(l.procs, Process{PID: a.ShimPID, StartTime: a.ShimStart})
 		}
+		_, online := l.online[a.ID]
+		switch a.State {
+		case journal.StatePlanned, journal.StateRegistered:
+			starting = true
+		case journal.StateStarted:
+			starting = starting || !online
+		}
 	}
 	l.book.keep(names)
+	l.listNext = l.listNext || starting || sum.String() != l.ownedSum
+	l.ownedSum = sum.String()
+}
+
+// listEvery is how often a full pass reads the runner list when nothing asks for it sooner
+// (watch): every 5th pass, so an idle target's pass costs its demand reads only.
+const listEvery = 5
+
+// listNow says whether this full pass reads the runner list: at recovery, while draining, when
+// watch asked for it, and otherwise every listEvery-th pass.
+func (l *loop) listNow(recovering, draining bool) bool {
+	l.listAfter--
+	if !recovering && !draining && !l.listNext && l.listAfter > 0 {
+		return false
+	}
+	l.listNext, l.listAfter = false, listEvery
+	return true
 }
 
 // bookView is a light pass's view: no runner list, the book's queued jobs and runner news.
@@ -357,20 +390,23 @@ type githubView struct {
 // partial is the Demand error that comes with valid jobs (deps.go).
 type partial interface{ Partial() bool }
 
-// readGitHub lists the target's runners, then (unless draining) its queued jobs. The list is read
-// before the journal, so any registration it shows was journaled first (see deleteOrphans).
-func (l *loop) readGitHub(ctx context.Context, t config.Target, draining bool) githubView {
+// readGitHub lists the target's runners when list says so (listNow), then (unless draining) its
+// queued jobs. The list is read before the journal, so any registration it shows was journaled
+// first (see deleteOrphans).
+func (l *loop) readGitHub(ctx context.Context, t config.Target, draining, list bool) githubView {
 	s := l.sup
 	v := githubView{at: s.clock.Now()}
-	regs, err := s.deps.Registrar.Runners(ctx, t)
-	if err != nil {
-		v.err = fmt.Errorf("list runners of target %s: %w", t.Name, err)
-		return v // without the list nothing can launch: spare the budget
-	}
-	s.recordContact(ctx)
-	v.regs, v.listed, v.byName = regs, true, make(map[string]Runner, len(regs))
-	for _, r := range regs {
-		v.byName[r.Name] = r
+	if list {
+		regs, err := s.deps.Registrar.Runners(ctx, t)
+		if err != nil {
+			v.err = fmt.Errorf("list runners of target %s: %w", t.Name, err)
+			return v // without the list nothing can launch: spare the budget
+		}
+		s.recordContact(ctx)
+		v.regs, v.listed, v.byName = regs, true, make(map[string]Runner, len(regs))
+		for _, r := range regs {
+			v.byName[r.Name] = r
+		}
 	}
 	if draining {
 		return v
@@ -382,6 +418,9 @@ func (l *loop) readGitHub(ctx context.Context, t config.Target, draining bool) g
 		v.warn = err.Error()
 	case err != nil:
 		v.err = fmt.Errorf("read queued jobs of target %s: %w", t.Name, err)
+	}
+	if v.err == nil {
+		s.recordContact(ctx)
 	}
 	v.jobOf = map[string]int64{}
 	for _, j := range jobs {

@@ -167,7 +167,8 @@ func (l *loop) observe(a journal.Attempt, v *githubView) observation {
 		}
 	}
 	o.Gone = v.done[a.RunnerName]
-	o.Told = o.Told || o.Gone
+	// The jobs list naming the runner as a job's says it is busy as surely as the runner list.
+	o.Told = o.Told || o.Gone || o.JobID != 0
 	return o
 }
 
