@@ -81,6 +81,8 @@ type Client struct {
 	groups            map[string]int64 // "org/group name" -> runner group id
 	repoCounts        map[string]int   // lower-case org -> repositories at its last listing (pollplan.go)
 	repoCountsVersion int
+
+	pace paceBook // adaptive polling (adaptive.go)
 }
 
 // New builds a client. Use NewFromConfig in the daemon and CLI.
@@ -125,7 +127,7 @@ func newBare(o Options) *Client {
 
 func (c *Client) finish(src auth.Source) error {
 	c.o.Auth = src
-	tr := &authorize{next: newETagCache(c.wire, 4096, 64<<20), src: src}
+	tr := &authorize{next: newETagCache(c.wire, etagCacheBytes), src: src}
 	g := gh.NewClient(&http.Client{Transport: tr})
 	if c.o.APIURL != "" {
 		u, err := url.Parse(trimSlash(c.o.APIURL) + "/")
@@ -138,6 +140,11 @@ func (c *Client) finish(src auth.Source) error {
 	c.gh = g
 	return nil
 }
+
+// etagCacheBytes bounds the ETag cache's memory. An idle target's entries are small (an empty
+// runs or runners list is under 1 KiB with its headers), so 64 MiB holds the working set of tens
+// of thousands of targets.
+const etagCacheBytes = 64 << 20
 
 // NewFromConfig builds the client for the configured credential kind. stateDir holds the
 // device-flow credential store.

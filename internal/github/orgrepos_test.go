@@ -86,8 +86,23 @@ func TestOrgDemandWithTokenListsOrgRepos(t *testing.T) {
 			listed++
 		}
 	}
+	if listed != 0 {
+		t.Fatalf("repository list fetched %d times in the second poll, want 0 (it is reused for %d passes)", listed, orgListEvery)
+	}
+	before = len(s.Requests())
+	for range orgListEvery - 1 {
+		if _, err := c.QueuedJobs(ctx, OrgScope("acme"), []string{"linux"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listed = 0
+	for _, r := range s.Requests()[before:] {
+		if r.Endpoint == "GET /orgs/{org}/repos" {
+			listed++
+		}
+	}
 	if listed != 1 {
-		t.Fatalf("repository list fetched %d times in a poll, want 1", listed)
+		t.Fatalf("repository list fetched %d times in the next %d polls, want 1", listed, orgListEvery-1)
 	}
 }
 

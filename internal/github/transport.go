@@ -2,6 +2,7 @@ package github
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"crypto/sha256"
 	"io"
@@ -144,24 +145,44 @@ func closeBody(req *http.Request) {
 // etagCache makes every GET conditional: it remembers the ETag and body of the last 200 per URL
 // and credential, sends If-None-Match, and answers a 304 (which GitHub does not charge) with the
 // remembered body. Keying by credential keeps one token's view from being served to another.
+// It holds the working set, however many URLs that is: the only bound is maxBytes (least
+// recently used entries go first). A count bound evicted live entries at 1,400 targets (4,096
+// URLs), and each eviction costs a full, charged read (issue 16: 23,142 budget/h idle).
 type etagCache struct {
 	next     http.RoundTripper
-	max      int // entries
-	maxBytes int // bodies in total
+	maxBytes int // entries in total, by entrySize
 
 	mu      sync.Mutex
-	entries map[[32]byte]*cached
+	entries map[[32]byte]*list.Element // of *cached
+	lru     *list.List                 // most recently used first
 	bytes   int
 }
 
 type cached struct {
+	key    [32]byte
 	etag   string
-	header http.Header
+	header http.Header // only what readers of the body use (keptHeaders)
 	body   []byte
 }
 
-func newETagCache(next http.RoundTripper, max, maxBytes int) *etagCache {
-	return &etagCache{next: next, max: max, maxBytes: maxBytes, entries: map[[32]byte]*cached{}}
+// keptHeaders are the headers a cached answer keeps: go-github reads Link (pagination) and the
+// content type; rate headers are the meter's and are never served from the cache.
+var keptHeaders = []string{"Content-Type", "Link", "ETag"}
+
+// entrySize counts an entry's memory: its body, its headers and a fixed overhead.
+func entrySize(e *cached) int {
+	n := len(e.body) + len(e.etag) + 160
+	for k, vs := range e.header {
+		n += len(k)
+		for _, v := range vs {
+			n += len(v)
+		}
+	}
+	return n
+}
+
+func newETagCache(next http.RoundTripper, maxBytes int) *etagCache {
+	return &etagCache{next: next, maxBytes: maxBytes, entries: map[[32]byte]*list.Element{}, lru: list.New()}
 }
 
 func (c *etagCache) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -170,7 +191,11 @@ func (c *etagCache) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	key := sha256.Sum256([]byte(req.URL.String() + "\x00" + req.Header.Get("Authorization")))
 	c.mu.Lock()
-	hit := c.entries[key]
+	var hit *cached
+	if el, ok := c.entries[key]; ok {
+		c.lru.MoveToFront(el)
+		hit = el.Value.(*cached)
+	}
 	c.mu.Unlock()
 	if hit != nil {
 		req = req.Clone(req.Context())
@@ -180,6 +205,7 @@ func (c *etagCache) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	countRead(req.Context(), resp.StatusCode == http.StatusNotModified && hit != nil)
 	switch {
 	case resp.StatusCode == http.StatusNotModified && hit != nil:
 		resp.Body.Close()
@@ -194,32 +220,38 @@ func (c *etagCache) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.store(key, &cached{etag: resp.Header.Get("ETag"), header: resp.Header.Clone(), body: body})
+		h := http.Header{}
+		for _, k := range keptHeaders {
+			for _, v := range resp.Header.Values(k) {
+				h.Add(k, v)
+			}
+		}
+		c.store(&cached{key: key, etag: resp.Header.Get("ETag"), header: h, body: body})
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	return resp, nil
 }
 
-func (c *etagCache) store(key [32]byte, e *cached) {
+func (c *etagCache) store(e *cached) {
+	size := entrySize(e)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if prev, ok := c.entries[key]; ok {
-		c.bytes -= len(prev.body)
-		delete(c.entries, key)
+	if el, ok := c.entries[e.key]; ok {
+		c.bytes -= entrySize(el.Value.(*cached))
+		c.lru.Remove(el)
+		delete(c.entries, e.key)
 	}
-	// Evict arbitrary entries (stale credentials' mostly); the price is one full request each.
-	for k, v := range c.entries {
-		if len(c.entries) < c.max && c.bytes+len(e.body) <= c.maxBytes {
-			break
-		}
-		c.bytes -= len(v.body)
-		delete(c.entries, k)
-	}
-	if len(e.body) > c.maxBytes {
+	if size > c.maxBytes {
 		return
 	}
-	c.entries[key] = e
-	c.bytes += len(e.body)
+	for c.bytes+size > c.maxBytes {
+		old := c.lru.Back()
+		c.bytes -= entrySize(old.Value.(*cached))
+		delete(c.entries, old.Value.(*cached).key)
+		c.lru.Remove(old)
+	}
+	c.entries[e.key] = c.lru.PushFront(e)
+	c.bytes += size
 }
 
 // authorize sets the Authorization header from the credential source for the request's owner,

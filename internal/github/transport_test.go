@@ -1,6 +1,7 @@
 package github
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,28 +17,61 @@ type wireFunc func(*http.Request) (*http.Response, error)
 
 func (f wireFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-func TestETagCacheIsBounded(t *testing.T) {
+// The cache holds the working set whatever its count (issue 16: 4,096 entries evicted live ones at
+// 1,400 targets): 15,000 URLs (5,000 idle targets x 3) are all answered 304 on the second round.
+// Its only bound is memory; over it, the least recently used entries go first.
+func TestETagCacheHoldsTheWorkingSetAndIsBoundedByBytes(t *testing.T) {
 	body := strings.Repeat("x", 100)
+	sent200 := 0
 	wire := wireFunc(func(r *http.Request) (*http.Response, error) {
 		h := http.Header{}
-		h.Set("ETag", `"`+r.URL.Path+`"`)
+		etag := `"` + r.URL.Path + `"`
+		h.Set("ETag", etag)
+		h.Set("X-Not-Kept", strings.Repeat("y", 500))
+		if r.Header.Get("If-None-Match") == etag {
+			return &http.Response{StatusCode: http.StatusNotModified, Header: h, Body: http.NoBody, Request: r}, nil
+		}
+		sent200++
 		return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
 	})
-	for _, tc := range []struct{ max, maxBytes, wantMax int }{{10, 1 << 20, 10}, {1000, 550, 5}} {
-		c := newETagCache(wire, tc.max, tc.maxBytes)
-		for i := 0; i < 100; i++ {
-			req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1/x/%d", i), nil)
-			resp, err := c.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b, _ := io.ReadAll(resp.Body); string(b) != body {
-				t.Fatal("cached response body altered")
-			}
+	get := func(c *etagCache, i int) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1/x/%d", i), nil)
+		resp, err := c.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if len(c.entries) > tc.wantMax || c.bytes > tc.maxBytes || c.bytes != len(c.entries)*len(body) {
-			t.Fatalf("max %d/%d B: %d entries, %d bytes", tc.max, tc.maxBytes, len(c.entries), c.bytes)
+		if b, _ := io.ReadAll(resp.Body); string(b) != body {
+			t.Fatal("cached response body altered")
 		}
+	}
+	c := newETagCache(wire, etagCacheBytes)
+	const urls = 15000
+	for round := range 2 {
+		for i := range urls {
+			get(c, i)
+		}
+		if round == 0 && sent200 != urls {
+			t.Fatalf("first round: %d full answers, want %d", sent200, urls)
+		}
+	}
+	if sent200 != urls {
+		t.Fatalf("second round re-fetched %d of %d URLs in full: entries were evicted", sent200-urls, urls)
+	}
+	if per := c.bytes / len(c.entries); per > 400 {
+		t.Fatalf("%d bytes an entry: headers nobody reads are kept", per)
+	}
+
+	small := newETagCache(wire, 5*entrySize(&cached{etag: `"/x/0"`, header: http.Header{"Etag": {`"/x/0"`}}, body: []byte(body)}))
+	for i := range 100 {
+		get(small, i)
+	}
+	get(small, 99) // the most recent stays
+	if len(small.entries) > 5 || small.bytes > small.maxBytes {
+		t.Fatalf("bounded cache: %d entries, %d bytes (max %d)", len(small.entries), small.bytes, small.maxBytes)
+	}
+	if _, ok := small.entries[sha256.Sum256([]byte("http://127.0.0.1/x/99\x00"))]; !ok {
+		t.Fatal("the most recently used entry was evicted")
 	}
 }
 

@@ -1,0 +1,63 @@
+package github
+
+import (
+	"context"
+	"testing"
+)
+
+// An idle repository is read every 4th pass once 3 reads in a row answered 304, and its
+// in_progress runs only every 4th read; each of those reads is a 304 (no budget). A job queued
+// while it is idle is found within one idle interval (4 passes).
+func TestIdleRepositoryIsReadEveryFourthPass(t *testing.T) {
+	s := newSim(t)
+	c, _ := s.tokenClient(s.token)
+	ctx := context.Background()
+	pass := func() []Job {
+		t.Helper()
+		jobs, err := c.QueuedJobs(ctx, repoScope, []string{"linux"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return jobs
+	}
+	for range 4 { // the first read (200) and three 304s
+		pass()
+	}
+	before := len(s.Requests())
+	for range 16 {
+		pass()
+	}
+	reads := 0
+	for _, r := range s.Requests()[before:] {
+		if !r.NotModified {
+			t.Errorf("an idle read was charged: %+v", r)
+		}
+		if r.Endpoint != "GET /repos/{owner}/{repo}/actions/runs" {
+			t.Errorf("unexpected request while idle: %+v", r)
+		}
+		reads++
+	}
+	// Passes 8, 12, 16 and 20 read queued runs; pass 8's read is the 4th since in_progress
+	// runs were last read, so it reads those too.
+	if reads != 5 {
+		t.Fatalf("16 idle passes sent %d run listings, want 5 (4 of queued runs, 1 of runs in progress)", reads)
+	}
+
+	id, _ := s.srv.QueueJob("acme/api", []string{"linux"}, -1)
+	found := -1
+	for i := range 4 {
+		if jobs := pass(); len(jobs) == 1 && jobs[0].ID == id {
+			found = i
+			break
+		}
+	}
+	if found < 0 {
+		t.Fatalf("a job queued in an idle repository was not found within 4 passes")
+	}
+	// Active again: read every pass, in_progress runs too.
+	before = len(s.Requests())
+	pass()
+	if n := len(s.Requests()) - before; n < 2 {
+		t.Fatalf("an active repository's pass sent %d requests, want queued and in_progress runs", n)
+	}
+}
