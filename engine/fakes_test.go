@@ -43,6 +43,7 @@ type world struct {
 
 	fail        map[string]error         // identity -> error for every GitHub call
 	block       map[string]chan struct{} // identity -> Queued blocks until closed or ctx ends
+	late        map[string]bool          // identity -> Queued answers (successfully) only once ctx has ended
 	hang        map[string]bool          // "DeleteRunner repo:acme/a" -> that call hangs until ctx ends
 	jitGate     chan struct{}            // non-nil: JITConfig waits for it (jitEntered says one waits)
 	jitEntered  chan string
@@ -76,7 +77,7 @@ func newWorld(t *testing.T, j *enginetest.Journal) *world {
 	return &world{t: t, j: j, queued: map[string]int{}, since: map[string]time.Time{}, regs: map[int64]*ghRunner{}, procs: map[string]*fproc{},
 		dirs: map[string]bool{}, work: map[string]string{}, starts: map[string]int{}, stops: map[string]int{}, calls: map[string]int{},
 		perTarget: map[string]int{}, maxPer: map[string]int{}, fail: map[string]error{}, block: map[string]chan struct{}{},
-		hang: map[string]bool{}, nameTaken: map[string]bool{}, offline: map[string]bool{}, partial: map[string]error{}, nextID: 100, nextPID: 1000}
+		hang: map[string]bool{}, late: map[string]bool{}, nameTaken: map[string]bool{}, offline: map[string]bool{}, partial: map[string]error{}, nextID: 100, nextPID: 1000}
 }
 
 func (w *world) call(op string, t config.Target) error {
@@ -103,8 +104,11 @@ func (w *world) Queued(ctx context.Context, t config.Target) ([]Job, error) {
 		return nil, err
 	}
 	w.mu.Lock()
-	ch := w.block[t.Identity()]
+	ch, late := w.block[t.Identity()], w.late[t.Identity()]
 	w.mu.Unlock()
+	if late {
+		<-ctx.Done() // the read took the pass's whole call timeout, and then answered
+	}
 	if ch != nil {
 		select {
 		case <-ch:

@@ -35,7 +35,8 @@ type harness struct {
 	runDone chan error
 	cancel  context.CancelFunc
 
-	policyKey []byte // Options.PolicyKey of the next newSupervisor
+	policyKey   []byte        // Options.PolicyKey of the next newSupervisor
+	callTimeout time.Duration // Options.CallTimeout of the next newSupervisor (0: the default)
 }
 
 func newHarness(t *testing.T) *harness {
@@ -55,7 +56,7 @@ func (h *harness) newSupervisor() *Supervisor {
 			h.mu.Lock()
 			h.crash = append(h.crash, p)
 			h.mu.Unlock()
-		}}, Options{HostID: testHost, RuntimeRoot: "/run/rm", PolicyKey: h.policyKey})
+		}}, Options{HostID: testHost, RuntimeRoot: "/run/rm", PolicyKey: h.policyKey, CallTimeout: h.callTimeout})
 	s.afterPass = func(k loopKey) {
 		h.mu.Lock()
 		h.passes[k.name]++

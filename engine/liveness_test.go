@@ -397,3 +397,22 @@ func TestBusyRunnerRecordsItsJob(t *testing.T) {
 		t.Fatalf("a job in progress counted as demand: %d, attempts %d", st.Demand, len(h.j.All()))
 	}
 }
+
+// A pass whose GitHub reads took its whole call timeout (the request governor made them wait)
+// still reads the journal and launches: the deadline bounds GitHub calls, and its expiry is not a
+// state dir that fails ("read journal ...: context deadline exceeded; check the state dir" and a
+// backoff, seen in the crash suite).
+func TestSlowGitHubReadIsNotAJournalFailure(t *testing.T) {
+	h := newHarness(t)
+	h.callTimeout = 20 * time.Millisecond // real time: the fake Queued answers when it has passed
+	h.s = h.newSupervisor()
+	h.w.late["repo:acme/a"] = true
+	h.w.setQueued("repo:acme/a", 1)
+	h.begin(cfgOf(baseTarget("a")))
+	if evs := h.events("read journal"); len(evs) > 0 {
+		t.Fatalf("a slow GitHub read was reported as a journal failure: %q", evs[0].Message)
+	}
+	if got := h.byState("a"); got["started"] != 1 {
+		t.Fatalf("attempts after the slow pass: %v, want 1 started", got)
+	}
+}

@@ -197,6 +197,8 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 	l.draining = draining
 	light = light && !draining
 	now, poll, monitor := s.clock.Now(), l.interval(cfg, t), t.Mode == "monitor"
+	// cctx bounds the pass's GitHub calls, not its journal reads: a pass the request governor
+	// slowed to its call timeout has not found a failing state dir.
 	cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 	defer cancel()
 
@@ -220,7 +222,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 			passErr = err
 		}
 	}
-	live, err := s.deps.Journal.Live(cctx)
+	live, err := s.deps.Journal.Live(ctx)
 	if err != nil {
 		return l.journalFailed(ctx, now, poll, draining, gh.demand, t, err)
 	}
@@ -235,7 +237,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 		keep(s.deleteOrphans(cctx, t, gh.regs, live))
 	}
 	// Re-read: reconcile concluded some attempts and capacity must count what is left.
-	if live, err = s.deps.Journal.Live(cctx); err != nil {
+	if live, err = s.deps.Journal.Live(ctx); err != nil {
 		return l.journalFailed(ctx, now, poll, draining, gh.demand, t, err)
 	}
 	owned := l.owned(live)
@@ -255,7 +257,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 	if ctx.Err() != nil {
 		return 0, -1
 	}
-	if live, err = s.deps.Journal.Live(cctx); err == nil {
+	if live, err = s.deps.Journal.Live(ctx); err == nil {
 		owned = l.owned(live)
 		l.observeRunners(live)
 		l.publish(cctx, cfg, t, owned, live, gh.byName, launching)
