@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Namespace prefixes every metric this package defines.
@@ -63,10 +64,14 @@ type Metrics struct {
 
 	mu           sync.Mutex
 	runnerStates map[string]map[string]bool // target -> states it has reported, so a drop to zero is exported
+	initialised  *targetSet                 // the targets whose per-target series exist at 0 (InitTargets)
 }
 
 // latencyBuckets span a fast webhook-driven start (seconds) to a slow poll-driven one (minutes).
 var latencyBuckets = []float64{1, 2.5, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300, 600}
+
+// reconcileBuckets span a pass of conditional GETs to one that launches several runners.
+var reconcileBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
 // New builds the metrics and registers them, with the Go runtime, process and build-info
 // collectors, in a registry owned by the returned value. version is the daemon's build version.
@@ -74,6 +79,7 @@ func New(version string) *Metrics {
 	m := &Metrics{
 		reg:          prometheus.NewRegistry(),
 		runnerStates: map[string]map[string]bool{},
+		initialised:  &targetSet{names: map[string]struct{}{}},
 	}
 	m.runners = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "runners",
@@ -106,7 +112,7 @@ func New(version string) *Metrics {
 	m.reconcileSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "reconcile_duration_seconds",
 		Help:    "Duration of one reconcile pass (demand, plan, launch/reap), by target.",
-		Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+		Buckets: reconcileBuckets,
 	}, []string{"target"})
 	m.reconcileErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "reconcile_errors_total",
@@ -167,9 +173,15 @@ func New(version string) *Metrics {
 	}, []string{"target", "state"})
 	m.reg.MustRegister(m.setSession, m.setJobs)
 
+	target := []string{"target"}
 	m.reg.MustRegister(
-		m.runners, m.jobsPickedUp, m.runnerFailures, m.scaleUpLatency, m.githubRequests, m.githubDuration,
-		m.rates, m.targets, m.reconcileSeconds, m.reconcileErrors, m.reloads, m.reloadOK, m.watchHealthy,
+		newZeroed(m.runners, dto.MetricType_GAUGE, nil, []string{"target", "state"}, RunnerStates, m.initialised),
+		newZeroed(m.jobsPickedUp, dto.MetricType_COUNTER, nil, target, nil, m.initialised),
+		newZeroed(m.runnerFailures, dto.MetricType_COUNTER, nil, []string{"target", "reason"}, FailureReasons, m.initialised),
+		newZeroed(m.scaleUpLatency, dto.MetricType_HISTOGRAM, latencyBuckets, []string{"target", "stage"}, scaleUpStages, m.initialised),
+		newZeroed(m.reconcileSeconds, dto.MetricType_HISTOGRAM, reconcileBuckets, target, nil, m.initialised),
+		newZeroed(m.reconcileErrors, dto.MetricType_COUNTER, nil, target, nil, m.initialised),
+		m.githubRequests, m.githubDuration, m.rates, m.targets, m.reloads, m.reloadOK, m.watchHealthy,
 		m.reloadSuccessTS, m.configGeneration, m.journalWrite, m.githubContact, m.webhookDelivery,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "build_info",
@@ -215,6 +227,7 @@ func (m *Metrics) ForgetTarget(target string) {
 	m.mu.Lock()
 	delete(m.runnerStates, target)
 	m.mu.Unlock()
+	m.initialised.remove(target)
 	l := prometheus.Labels{"target": target}
 	m.runners.DeletePartialMatch(l)
 	m.jobsPickedUp.DeletePartialMatch(l)

@@ -168,9 +168,10 @@ func TestRenderWritesMeasuredFiguresAndCommands(t *testing.T) {
 }
 
 func TestSpliceReplacesAndAppendsSectionsOnly(t *testing.T) {
-	doc := "# Benchmarks\n\nold header\n\n## 1. A\n\na rows\n\n## 7. B\n\nold b\n```\n## not a heading\n```\n\n## C\n\nc rows\n"
-	part := "# Benchmarks\n\nnew header\n\n## 8. B\n\nnew b\n\n## 9. D\n\nd rows\n"
-	want := "# Benchmarks\n\nold header\n\n## 1. A\n\na rows\n\n## 8. B\n\n> measured apart\n\nnew b\n\n## C\n\nc rows\n\n## 9. D\n\n> measured apart\n\nd rows\n"
+	doc := "# Benchmarks\n\nold header\n\n## 1. A\n\na rows\n\n## 7. B\n\nold b\n```\n## not a heading\n```\n\n## C\n\nc rows\n\n## 9. E\n\ne rows\n"
+	part := "# Benchmarks\n\nnew header\n\n## 2. F\n\nf rows\n\n## 8. B\n\nnew b\n\n## 10. D\n\nd rows\n"
+	want := "# Benchmarks\n\nold header\n\n## 1. A\n\na rows\n\n## 2. F\n\n> measured apart\n\nf rows\n\n" +
+		"## 8. B\n\n> measured apart\n\nnew b\n\n## C\n\nc rows\n\n## 9. E\n\ne rows\n\n## 10. D\n\n> measured apart\n\nd rows\n"
 	if got := string(splice([]byte(doc), []byte(part), "measured apart")); got != want {
 		t.Errorf("splice:\n%s\nwant:\n%s", got, want)
 	}

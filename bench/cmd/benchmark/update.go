@@ -3,42 +3,51 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
 // splice updates doc (docs/benchmarks.md) with the sections of part (what a run with -only
-// rendered): a section of doc with the same title is replaced, a new one is appended, every other
-// section and doc's header stay as they are. A section runs from its "## " heading to the next;
-// titles match without their number, so a renumbered section still replaces its old self. note
-// goes under each spliced heading, since those rows were measured apart from the rest of doc.
+// rendered): a section of doc with the same title is replaced, a new one goes before the first
+// section of doc with a higher number (or at the end), every other section and doc's header stay
+// as they are. A section runs from its "## " heading to the next; titles match without their
+// number, so a renumbered section still replaces its old self. note goes under each spliced
+// heading, since those rows were measured apart from the rest of doc.
 func splice(doc, part []byte, note string) []byte {
 	head, sections := splitSections(doc)
 	_, updates := splitSections(part)
+	var fresh []section // updates doc has no section for, in part's order
+	for _, u := range updates {
+		if _, ok := find(sections, u.title); !ok {
+			fresh = append(fresh, u)
+		}
+	}
 	out := bytes.NewBuffer(nil)
 	out.Write(head)
-	used := map[string]bool{}
 	for _, s := range sections {
+		for len(fresh) > 0 && fresh[0].number >= 0 && s.number > fresh[0].number {
+			out.Write(annotate(fresh[0].text, note))
+			fresh = fresh[1:]
+		}
 		if u, ok := find(updates, s.title); ok {
 			out.Write(annotate(u.text, note))
-			used[s.title] = true
 			continue
 		}
 		out.Write(s.text)
 	}
-	for _, u := range updates {
-		if !used[u.title] {
-			if out.Len() > 0 && !bytes.HasSuffix(out.Bytes(), []byte("\n\n")) {
-				out.WriteString("\n")
-			}
-			out.Write(annotate(u.text, note))
+	for _, u := range fresh {
+		if out.Len() > 0 && !bytes.HasSuffix(out.Bytes(), []byte("\n\n")) {
+			out.WriteString("\n")
 		}
+		out.Write(annotate(u.text, note))
 	}
 	return out.Bytes()
 }
 
 type section struct {
-	title string // the heading without "## " and its "N. " number
-	text  []byte // heading line to the next heading, trailing blank lines included
+	title  string // the heading without "## " and its "N. " number
+	number int    // that number, -1 if the heading has none
+	text   []byte // heading line to the next heading, trailing blank lines included
 }
 
 // splitSections cuts markdown at its "## " headings (outside fenced code blocks).
@@ -51,7 +60,8 @@ func splitSections(doc []byte) (head []byte, sections []section) {
 			fenced = !fenced
 		}
 		if !fenced && bytes.HasPrefix(l, []byte("## ")) {
-			sections = append(sections, section{title: title(string(l))})
+			t, n := title(string(l))
+			sections = append(sections, section{title: t, number: n})
 			cur = &sections[len(sections)-1].text
 		}
 		*cur = append(*cur, l...)
@@ -59,13 +69,15 @@ func splitSections(doc []byte) (head []byte, sections []section) {
 	return head, sections
 }
 
-// title is a heading's text without "## " and a leading "7. " number.
-func title(heading string) string {
+// title is a heading's text without "## " and a leading "7. " number, and that number (-1: none).
+func title(heading string) (string, int) {
 	t := strings.TrimSpace(strings.TrimPrefix(heading, "## "))
-	if n, rest, ok := strings.Cut(t, ". "); ok && strings.Trim(n, "0123456789") == "" && n != "" {
-		return rest
+	if n, rest, ok := strings.Cut(t, ". "); ok {
+		if v, err := strconv.Atoi(n); err == nil && v >= 0 {
+			return rest, v
+		}
 	}
-	return t
+	return t, -1
 }
 
 func find(sections []section, title string) (section, bool) {
