@@ -4,10 +4,12 @@ package e2e
 
 import (
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/runner-manager/runner-manager/e2e/harness"
+	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
 )
 
@@ -80,6 +82,51 @@ func TestSwitchToMonitorModeReapsTheWarmRunner(t *testing.T) {
 	}
 	if code := d.Stop(t, cfg.File.Daemon.ShutdownDrainTimeout.D()+2*time.Second); code != 0 {
 		t.Errorf("stop: exit %d", code)
+	}
+	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+}
+
+// TestRegistrationInFlightAtACrashIsNotLeft is issue 15.5 on the real binary: GitHub takes 1.5 s
+// to answer the JIT registration and the daemon is killed 0.3 s after "launching runner", so the
+// registration lands while no daemon runs. The restarted daemon must not forget the planned
+// attempt before it can know: once the registration is listed, a clean stop leaves nothing
+// registered at GitHub.
+func TestRegistrationInFlightAtACrashIsNotLeft(t *testing.T) {
+	t.Parallel()
+	const latency = 1500 * time.Millisecond
+	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/a"}})
+	cfg := harness.NewConfig(t, sim)
+	a := harness.RepoTarget("a", "acme/a", labels, 1)
+	a.MinIdle = 1 // a warm runner: what the stop leaves is idle, so it must be deregistered
+	cfg.Add(a)
+	path := cfg.Write(t)
+	sim.AddFault(ghsim.Fault{Method: "POST", Path: "/repos/*/*/actions/runners/generate-jitconfig", Kind: ghsim.FaultLatency, Latency: latency, Count: 1})
+	d := harness.StartDaemon(t, path)
+	launching := d.WaitLog(t, 0, `launching runner`, eventTimeout)
+	time.Sleep(300 * time.Millisecond) // the reproduction's kill moment: the JIT POST is in flight
+	d.Kill9()
+	if code, _ := d.Wait(t, 5*time.Second); code != -1 {
+		t.Fatalf("the daemon exited %d, want killed", code)
+	}
+	if n := len(sim.Registrations()); n != 0 {
+		t.Fatalf("%d registrations at the kill, want the JIT POST still in flight", n)
+	}
+	d = harness.StartDaemon(t, path)
+	name := harness.RunnerPrefix + launching.Attempt
+	harness.Eventually(t, eventTimeout, "the in-flight registration to land", func() bool {
+		for _, r := range sim.Registrations() {
+			if r.Name == name {
+				return true
+			}
+		}
+		return false
+	})
+	d.Signal(syscall.SIGTERM)
+	if code, out := d.Wait(t, cfg.File.Daemon.ShutdownDrainTimeout.D()+2*time.Second); code != 0 {
+		t.Fatalf("stop: exit %d:\n%s", code, out)
+	}
+	if rs := sim.ManagedRunners(); len(rs) != 0 {
+		t.Fatalf("registered at GitHub after the clean stop: %+v (the landed one was %s)", rs, name)
 	}
 	harness.AssertNoLeaks(t, sim, cfg.StateDir)
 }

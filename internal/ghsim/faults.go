@@ -1,6 +1,8 @@
 package ghsim
 
 import (
+	"bytes"
+	"io"
 	"net"
 	"net/http"
 	"path"
@@ -116,6 +118,9 @@ func (s *Server) pickFault(method, target string, webhook bool) (Fault, bool) {
 	return Fault{}, false
 }
 
+// maxLatentBody bounds the request body a latency fault holds while it waits (REST bodies are small).
+const maxLatentBody = 1 << 20
+
 // applyFault plays the fault selected for r, if any; it reports whether the request was answered.
 func (s *Server) applyFault(w http.ResponseWriter, r *http.Request) bool {
 	s.mu.Lock()
@@ -141,11 +146,21 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request) bool {
 	retry := strconv.Itoa(int(f.RetryAfter.Seconds()))
 	switch f.Kind {
 	case FaultLatency:
+		// GitHub serves a request it has received whether or not the client still waits for the
+		// answer (a JIT registration whose caller gave up still appears): the body is read now and
+		// the request served after the delay even if the client has gone; only a stop ends it.
+		if r.Body != nil {
+			body, err := io.ReadAll(io.LimitReader(r.Body, maxLatentBody))
+			if err != nil {
+				return true // the client went before sending the whole request: nothing was received
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		t := time.NewTimer(f.Latency)
 		defer t.Stop()
 		select {
 		case <-t.C:
-		case <-r.Context().Done():
+		case <-s.act.done:
 			return true
 		}
 		return false

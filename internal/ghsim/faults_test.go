@@ -145,3 +145,61 @@ func TestFaultScope(t *testing.T) {
 		t.Fatalf("admin API under a global fault: %d", code)
 	}
 }
+
+// A latency fault serves the request after its delay even when the client gave up before: GitHub
+// acts on a request it received whether or not its caller still waits (issue 15.5). Both a JIT
+// POST (its body read before the wait) and a body-less DELETE (whose dropped connection ends the
+// request's context at once) are served.
+func TestLatencyFaultServesAfterTheClientLeft(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	jitReq := &github.GenerateJITConfigRequest{Name: "late", RunnerGroupID: 1, Labels: []string{"e2e"}}
+	for _, tc := range []struct {
+		name, method, path string
+		call               func(ctx context.Context, gh *github.Client, id int64) error
+		done               func(s *Server) bool
+	}{
+		{"jit", "POST", "/repos/*/*/actions/runners/generate-jitconfig",
+			func(ctx context.Context, gh *github.Client, _ int64) error {
+				_, _, err := gh.Actions.GenerateRepoJITConfig(ctx, "acme", "api", jitReq)
+				return err
+			},
+			func(s *Server) bool { return len(s.Registrations()) == 2 }},
+		{"delete", "DELETE", "/repos/*/*/actions/runners/*",
+			func(ctx context.Context, gh *github.Client, id int64) error {
+				_, err := gh.Actions.RemoveRunner(ctx, "acme", "api", id)
+				return err
+			},
+			func(s *Server) bool { return len(s.Runners()) == 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestServer(t, Options{})
+			s.CreateRepo("acme", "api")
+			gh := newClient(t, s, s.AddToken(TokenOptions{}))
+			first, _, err := gh.Actions.GenerateRepoJITConfig(context.Background(), "acme", "api",
+				&github.GenerateJITConfigRequest{Name: "first", RunnerGroupID: 1, Labels: []string{"e2e"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.AddFault(Fault{Method: tc.method, Path: tc.path, Kind: FaultLatency, Latency: delay, Count: 1})
+			ctx, cancel := context.WithTimeout(context.Background(), delay/3)
+			defer cancel()
+			start := time.Now()
+			if err := tc.call(ctx, gh, first.GetRunner().GetID()); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("the client should have given up first: %v", err)
+			}
+			if tc.done(s) {
+				t.Fatal("served before the delay ended")
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for !tc.done(s) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !tc.done(s) {
+				t.Fatalf("not served after the delay: registrations %+v, runners %+v", s.Registrations(), s.Runners())
+			}
+			if took := time.Since(start); took < delay {
+				t.Fatalf("served after %v, before the %v delay", took, delay)
+			}
+		})
+	}
+}
