@@ -68,7 +68,7 @@ func (s Setup) targetMax(i int) int {
 func (s Setup) TOML() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[daemon]\nstate_dir = %q\nlog_level = \"info\"\nlog_format = \"json\"\nmax_runners = %d\n", s.StateDir, max(s.HostMax, 1))
-	fmt.Fprintf(&b, "poll_interval = %q\nshutdown_drain_timeout = \"20s\"\n\n", s.PollInterval.String())
+	fmt.Fprintf(&b, "poll_interval = %q\nshutdown_drain_timeout = \"20s\"\nrunner_user = \"daemon\"\n\n", s.PollInterval.String())
 	fmt.Fprintf(&b, "[github]\napi_url = %q\ntoken_file = %q\n\n", s.APIURL, s.TokenFile)
 	if s.Webhook.Listen != "" {
 		fmt.Fprintf(&b, "[webhook]\nlisten = %q\npath = %q\nsecret_file = %q\n\n", s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile)
@@ -92,7 +92,7 @@ func (s Setup) TOML() []byte {
 func (s Setup) YAML() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "daemon:\n  state_dir: %q\n  log_level: info\n  log_format: json\n  max_runners: %d\n", s.StateDir, max(s.HostMax, 1))
-	fmt.Fprintf(&b, "  poll_interval: %q\n  shutdown_drain_timeout: 20s\n", s.PollInterval.String())
+	fmt.Fprintf(&b, "  poll_interval: %q\n  shutdown_drain_timeout: 20s\n  runner_user: daemon\n", s.PollInterval.String())
 	fmt.Fprintf(&b, "github:\n  api_url: %q\n  token_file: %q\n", s.APIURL, s.TokenFile)
 	if s.Webhook.Listen != "" {
 		fmt.Fprintf(&b, "webhook:\n  listen: %q\n  path: %q\n  secret_file: %q\n", s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile)

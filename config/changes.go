@@ -35,6 +35,8 @@ var classes = map[string]Class{
 	"daemon.metrics_listen":         Restart,
 	"daemon.status_listen":          Restart,
 	"daemon.status_token_file":      Restart, // the file is re-read live; another path needs a restart
+	"daemon.runner_user":            Restart, // resolved once, when the launcher is built
+	"daemon.runner_user_prefix":     Restart,
 
 	"github.api_url":                 Live, // the GitHub client is rebuilt when the reload is applied
 	"github.token_file":              Live,

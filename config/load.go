@@ -50,6 +50,14 @@ const (
 	// MinStartupTimeout is the shortest startup_timeout: a runner needs a few seconds to connect.
 	MinStartupTimeout    = 5 * time.Second
 	DefaultFleetLeaseTTL = "10s"
+	// DefaultRunnerUserPrefix names the per-slot runner users: runner-manager-r0, -r1, ...
+	DefaultRunnerUserPrefix = "runner-manager-r"
+)
+
+// daemon.runner_user values.
+const (
+	RunnerUserPerSlot = "per-slot"
+	RunnerUserDaemon  = "daemon"
 )
 
 // daemonEnvKeys are the [daemon] scalars an environment variable may override, with their kinds.
@@ -57,7 +65,7 @@ var daemonEnvKeys = map[string]string{
 	"state_dir": "string", "log_level": "string", "log_format": "string", "max_runners": "int",
 	"poll_interval": "duration", "shutdown_drain_timeout": "duration", "reload_settle": "duration",
 	"metrics_listen": "string", "status_listen": "string",
-	"status_token_file": "string",
+	"status_token_file": "string", "runner_user": "string", "runner_user_prefix": "string",
 }
 
 // Load reads, parses and validates the config file at path with the process environment. It is the
@@ -113,7 +121,8 @@ func LoadBytes(name string, data []byte, opts Options) (*Config, error) {
 		"daemon.state_dir": DefaultStateDir, "daemon.log_level": "info", "daemon.log_format": "auto",
 		"daemon.max_runners": DefaultMaxRunners, "daemon.poll_interval": DefaultPollInterval,
 		"daemon.shutdown_drain_timeout": DefaultShutdownDrainTimeout, "daemon.reload_settle": DefaultReloadSettle,
-		"github.api_url": DefaultAPIURL,
+		"daemon.runner_user_prefix": DefaultRunnerUserPrefix,
+		"github.api_url":            DefaultAPIURL,
 	}, "."), nil)
 	if loadErr == nil {
 		loadErr = k.Load(parsed(raw), nil)

@@ -52,7 +52,7 @@ func TestEnvOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Daemon{StateDir: "/srv/rm", LogLevel: "debug", LogFormat: "json", MaxRunners: 12,
-		PollInterval: Duration(5 * time.Second), ShutdownDrainTimeout: Duration(2 * time.Minute), ReloadSettle: Duration(300 * time.Millisecond), MetricsListen: ":9464", StatusListen: "unix"}
+		PollInterval: Duration(5 * time.Second), ShutdownDrainTimeout: Duration(2 * time.Minute), ReloadSettle: Duration(300 * time.Millisecond), MetricsListen: ":9464", StatusListen: "unix", RunnerUserPrefix: DefaultRunnerUserPrefix}
 	if cfg.Daemon != want {
 		t.Errorf("got %+v\nwant %+v", cfg.Daemon, want)
 	}

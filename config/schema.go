@@ -59,6 +59,13 @@ type Daemon struct {
 	StatusListen string `koanf:"status_listen" json:"status_listen,omitempty" toml:"status_listen,omitempty"`
 	// File holding the bearer token status over TCP requires (chmod 600); needed off loopback.
 	StatusTokenFile string `koanf:"status_token_file" json:"status_token_file,omitempty" toml:"status_token_file,omitempty"`
+	// Who runners run as. per-slot: runner slot N runs as its own unprivileged user
+	// <runner_user_prefix>N, created by a root daemon when missing (needs root). daemon: as the
+	// daemon's own user, so jobs can read its credentials and each other's secrets. Absent: per-slot
+	// when the daemon runs as root, daemon (with a warning) otherwise.
+	RunnerUser string `koanf:"runner_user" json:"runner_user,omitempty" toml:"runner_user,omitempty" jsonschema:"enum=per-slot,enum=daemon"`
+	// Name prefix of the per-slot runner users (slot N runs as PREFIXN).
+	RunnerUserPrefix string `koanf:"runner_user_prefix" json:"runner_user_prefix" toml:"runner_user_prefix" jsonschema:"default=runner-manager-r"`
 }
 
 // GitHub selects the API endpoint and exactly one way to authenticate.

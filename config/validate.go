@@ -108,6 +108,35 @@ func (c *checker) validateDaemon(d Daemon) {
 	if d.StatusTokenFile != "" {
 		c.secretFile("daemon.status_token_file", d.StatusTokenFile)
 	}
+	c.validateRunnerUser(d)
+}
+
+// runnerUserName is what useradd accepts portably (shadow-utils' default NAME_REGEX).
+var runnerUserName = regexp.MustCompile(`^[a-z_][a-z0-9_-]*$`)
+
+// validateRunnerUser checks who runners run as; running them as the daemon's user is allowed
+// only with a warning, since a job can then read everything the daemon can.
+func (c *checker) validateRunnerUser(d Daemon) {
+	switch d.RunnerUser {
+	case RunnerUserPerSlot:
+	case RunnerUserDaemon:
+		who := "the daemon's user"
+		if os.Geteuid() == 0 {
+			who = "root (the daemon's user)"
+		}
+		c.add(SeverityWarning, "daemon.runner_user", fmt.Sprintf("daemon.runner_user = \"daemon\": runners run as %s, so a job can read the GitHub credential, the state dir and other runners' secrets; remove the setting (as root) to run each runner slot as its own user", who))
+	case "": // per-slot as root; the daemon says at start when it cannot switch
+	default:
+		c.add(SeverityError, "daemon.runner_user", fmt.Sprintf("daemon.runner_user must be \"per-slot\" or \"daemon\" (got %q)", d.RunnerUser))
+	}
+	p := d.RunnerUserPrefix
+	longest := len(p) + len(strconv.Itoa(max(d.MaxRunners-1, 0)))
+	switch {
+	case !runnerUserName.MatchString(p):
+		c.add(SeverityError, "daemon.runner_user_prefix", fmt.Sprintf("daemon.runner_user_prefix %q is not a user name: use lower-case letters, digits, '_' and '-', starting with a letter or '_'", p))
+	case longest > 32 && d.MaxRunners <= MaxRunnersLimit:
+		c.add(SeverityError, "daemon.runner_user_prefix", fmt.Sprintf("daemon.runner_user_prefix %q makes user names of %d characters with max_runners %d; user names have at most 32: shorten it", p, longest, d.MaxRunners))
+	}
 }
 
 func (c *checker) validateGitHub(cfg *Config) {

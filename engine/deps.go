@@ -83,6 +83,7 @@ type LaunchSpec struct {
 	JITConfig  string
 	Env        map[string]string
 	WorkDir    string
+	Slot       int // the attempt's host slot: a slot runs as its own runner user (docs/security.md)
 }
 
 // ExitStatus is what the shim wrote into the runtime directory when the runner ended.

@@ -93,7 +93,7 @@ func (l *loop) start(ctx context.Context, t config.Target, a journal.Attempt, re
 		return Process{}, fmt.Errorf("prepare runner %s (version %s) for target %s: %w", a.RunnerName, t.RunnerVersion, t.Name, err)
 	}
 	workDir, _ := attemptWorkDir(t, a.ID)
-	proc, err := lc.Start(ctx, LaunchSpec{AttemptID: a.ID, RuntimeDir: a.RuntimeDir, JITConfig: reg.JITConfig, Env: t.Env, WorkDir: workDir})
+	proc, err := lc.Start(ctx, LaunchSpec{AttemptID: a.ID, RuntimeDir: a.RuntimeDir, JITConfig: reg.JITConfig, Env: t.Env, WorkDir: workDir, Slot: a.Slot})
 	if err != nil {
 		return Process{}, fmt.Errorf("start runner %s for target %s: %w", a.RunnerName, t.Name, err)
 	}

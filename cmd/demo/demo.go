@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/internal/daemonproc"
+	"github.com/runner-manager/runner-manager/internal/runner"
 )
 
 const (
@@ -33,7 +34,7 @@ type paths struct {
 
 func newPaths(dir string) paths {
 	state := filepath.Join(dir, "state")
-	return paths{dir: dir, state: state, runtimeRoot: filepath.Join(state, "runners"), token: filepath.Join(dir, "token"),
+	return paths{dir: dir, state: state, runtimeRoot: runner.RuntimeRootFor(state), token: filepath.Join(dir, "token"),
 		pkg: filepath.Join(dir, "runner-package"), config: filepath.Join(dir, "demo.toml"),
 		simLog: filepath.Join(dir, "ghsim.log"), daemonLog: filepath.Join(dir, "daemon.log")}
 }

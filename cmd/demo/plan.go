@@ -34,6 +34,8 @@ func demoConfig(src, dst, apiURL, stateDir, tokenFile string) (*config.Config, e
 		return t
 	}
 	table("daemon")["state_dir"] = stateDir
+	// The demo shows scaling, not isolation: as root it would create per-slot users.
+	table("daemon")["runner_user"] = config.RunnerUserDaemon
 	gh := table("github")
 	for _, k := range []string{"app_id", "installation_id", "private_key_file", "device_flow"} {
 		delete(gh, k) // the demo authenticates with the simulator's token only

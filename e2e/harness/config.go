@@ -41,6 +41,8 @@ func NewConfig(t testing.TB, sim *Sim) *Config {
 		PollInterval: config.Duration(time.Second), ShutdownDrainTimeout: config.Duration(10 * time.Second),
 		ReloadSettle: config.Duration(time.Second), // the default: the file is rendered whole, so say it
 		StatusListen: "unix",
+		// Opted out of per-slot runner users: only the isolation suite (e2e/isolation) tests them.
+		RunnerUser: config.RunnerUserDaemon,
 	}
 	c.File.GitHub = config.GitHub{APIURL: sim.URL(), TokenFile: sim.TokenFile}
 	return c

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/runner-manager/runner-manager/internal/runner"
 )
 
 // Process is a live process whose command line names a directory of interest.
@@ -79,7 +81,7 @@ func KillRunnerProcesses(stateDir string) {
 }
 
 // runtimeRoot is where the daemon makes runtime directories (internal/daemon: state_dir/runners).
-func runtimeRoot(stateDir string) string { return filepath.Join(stateDir, "runners") }
+func runtimeRoot(stateDir string) string { return runner.RuntimeRootFor(stateDir) }
 
 // AttemptOf is the attempt id behind a runner name (runner-manager-<attempt>).
 func AttemptOf(runnerName string) string { return strings.TrimPrefix(runnerName, RunnerPrefix) }

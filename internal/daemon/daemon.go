@@ -246,13 +246,21 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		}
 	}
 
-	runtimeRoot := filepath.Join(stateDir, "runners")
+	runtimeRoot := runner.RuntimeRootFor(stateDir)
+	users, err := runnerUsers(cfg.Daemon, log)
+	if err != nil {
+		return nil, classed(ErrConfigInvalid, err)
+	}
+	if err := makeRuntimeRoot(runtimeRoot); err != nil {
+		return nil, classed(ErrLocalState, err)
+	}
 	// No progress bar: on the daemon's terminal it would break into log lines; progress is logged.
 	cache, err := runner.NewCache(filepath.Join(stateDir, "cache"), runner.CacheOptions{Logger: log})
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}
-	proc, err := runner.NewLauncher(runner.LauncherOptions{RuntimeRoot: runtimeRoot, ShimExecutable: o.ShimExecutable, Logger: log})
+	proc, err := runner.NewLauncher(runner.LauncherOptions{RuntimeRoot: runtimeRoot,
+		LegacyRoots: []string{filepath.Join(stateDir, "runners")}, ShimExecutable: o.ShimExecutable, Logger: log})
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}
@@ -264,7 +272,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		Journal:   j,
 		Demand:    demand,
 		Registrar: demand,
-		Launcher:  newLauncher(cache, proc, gh, time.Now),
+		Launcher:  newLauncher(cache, proc, gh, users, time.Now),
 		Logger:    log,
 		Crash:     o.Crash,
 		Observer:  observer{Metrics: m, sets: sets},

@@ -116,6 +116,7 @@ poll_interval = "1s"
 shutdown_drain_timeout = "5s"
 status_listen = "unix"
 metrics_listen = %q
+runner_user = "daemon" # these tests do not test isolation (e2e/isolation does)
 
 [github]
 api_url = %q
@@ -129,7 +130,7 @@ poll_interval = "1s"
 `, e.stateDir, e.metricsAddr, e.srv.URL(), e.tokenFile, e.webhookAddr, e.secretFile) + targets
 }
 
-// webTarget is target web on acme/web bounded to maxRunners; 0 makes the file invalid, on line 25
+// webTarget is target web on acme/web bounded to maxRunners; 0 makes the file invalid, on line 26
 // of configText, which a rejection must name.
 func webTarget(maxRunners int) string {
 	return fmt.Sprintf(`

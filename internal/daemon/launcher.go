@@ -19,10 +19,11 @@ type launcher struct {
 	packages *runner.Packages
 	proc     *runner.Launcher
 	gh       *gitHub
+	users    *runner.SlotUsers // nil: runners run as the daemon's user
 }
 
-func newLauncher(cache *runner.Cache, proc *runner.Launcher, gh *gitHub, now func() time.Time) *launcher {
-	return &launcher{cache: cache, packages: runner.NewPackages(cache, now), proc: proc, gh: gh}
+func newLauncher(cache *runner.Cache, proc *runner.Launcher, gh *gitHub, users *runner.SlotUsers, now func() time.Time) *launcher {
+	return &launcher{cache: cache, packages: runner.NewPackages(cache, now), proc: proc, gh: gh, users: users}
 }
 
 func (l *launcher) Prepare(ctx context.Context, t config.Target, dir string) error {
@@ -49,7 +50,16 @@ func (l *launcher) Prepare(ctx context.Context, t config.Target, dir string) err
 }
 
 func (l *launcher) Start(ctx context.Context, spec engine.LaunchSpec) (engine.Process, error) {
+	var u *runner.User
+	if l.users != nil {
+		su, err := l.users.Ensure(ctx, spec.Slot)
+		if err != nil {
+			return engine.Process{}, err
+		}
+		u = &su
+	}
 	h, err := l.proc.Start(ctx, runner.Spec{
+		User:       u,
 		AttemptID:  spec.AttemptID,
 		RuntimeDir: spec.RuntimeDir,
 		JITConfig:  spec.JITConfig,

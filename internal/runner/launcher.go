@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -36,6 +37,9 @@ type LauncherOptions struct {
 	// RuntimeRoot is the directory every runtime directory lives below (required). Start and
 	// RemoveRuntimeDir refuse any path outside it.
 	RuntimeRoot string
+	// LegacyRoots are runtime roots of earlier versions: directories below them are still
+	// removed (an upgrade leaves attempts there), never started.
+	LegacyRoots []string
 	// ShimExecutable and ShimArgs start the shim; default os.Executable() and, when ShimArgs is
 	// nil, ["shim"]. Tests point them at the test binary.
 	ShimExecutable string
@@ -51,6 +55,7 @@ type LauncherOptions struct {
 // Launcher starts runners under the shim and stops them on request.
 type Launcher struct {
 	root    string
+	legacy  []string
 	exe     string
 	args    []string
 	timeout time.Duration
@@ -67,7 +72,7 @@ func NewLauncher(opts LauncherOptions) (*Launcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runner launcher: runtime root %q: %w", opts.RuntimeRoot, err)
 	}
-	l := &Launcher{root: root, exe: opts.ShimExecutable, args: opts.ShimArgs, timeout: opts.StartTimeout,
+	l := &Launcher{root: root, legacy: opts.LegacyRoots, exe: opts.ShimExecutable, args: opts.ShimArgs, timeout: opts.StartTimeout,
 		env: opts.BaseEnv, log: opts.Logger}
 	if l.exe == "" {
 		if l.exe, err = os.Executable(); err != nil {
@@ -103,7 +108,9 @@ type Spec struct {
 	RuntimeDir string
 	JITConfig  string
 	Env        map[string]string // added to the runner's environment (overrides BaseEnv)
-	WorkDir    string            // run.sh's working directory; default RuntimeDir
+	WorkDir    string            // run.sh's working directory; default the runner's root
+	// User is who the runner runs as; nil: the daemon's own user. The shim stays the daemon's.
+	User *User
 }
 
 func (l *Launcher) checkSpec(s Spec) (dir string, err error) {
@@ -121,7 +128,7 @@ func (l *Launcher) checkSpec(s Spec) (dir string, err error) {
 			return "", fmt.Errorf("start runner for attempt %s: environment variable name %q is not allowed", s.AttemptID, k)
 		}
 	}
-	if info, err := os.Stat(filepath.Join(dir, runScript)); err != nil || info.Mode().Perm()&0o111 == 0 {
+	if info, err := os.Stat(filepath.Join(RunnerRoot(dir), runScript)); err != nil || info.Mode().Perm()&0o111 == 0 {
 		return "", fmt.Errorf("start runner for attempt %s: %s has no executable %s (materialise the package first)", s.AttemptID, dir, runScript)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ShimStateFile)); err == nil {
@@ -137,6 +144,19 @@ func (l *Launcher) inRoot(dir string) (string, error) {
 		return "", fmt.Errorf("runtime directory %q: %w %s", dir, ErrOutsideRuntimeRoot, l.root)
 	}
 	return abs, nil
+}
+
+// inAnyRoot is inRoot that also accepts a legacy root, and says which root dir is below.
+func (l *Launcher) inAnyRoot(dir string) (abs, root string, err error) {
+	if abs, err = l.inRoot(dir); err == nil {
+		return abs, l.root, nil
+	}
+	for _, r := range l.legacy {
+		if a, aerr := filepath.Abs(dir); aerr == nil && isUnder(r, a) {
+			return a, r, nil
+		}
+	}
+	return "", "", err
 }
 
 func (l *Launcher) environ(extra map[string]string) []string {
@@ -165,9 +185,17 @@ func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 	}
 	workDir := s.WorkDir
 	if workDir == "" {
-		workDir = dir
+		workDir = RunnerRoot(dir)
 	} else if err := os.MkdirAll(workDir, 0o755); err != nil {
 		return Handle{}, fmt.Errorf("start runner for attempt %s: create its work directory: %w", s.AttemptID, err)
+	}
+	var userArgs []string
+	if u := s.User; u != nil {
+		if err := l.handOver(ctx, *u, dir, workDir, s.WorkDir != ""); err != nil {
+			return Handle{}, fmt.Errorf("start runner for attempt %s as %s: %w", s.AttemptID, u.Name, err)
+		}
+		userArgs = []string{"--uid", strconv.FormatUint(uint64(u.UID), 10), "--gid", strconv.FormatUint(uint64(u.GID), 10),
+			"--user", u.Name, "--home", u.Home}
 	}
 	logPath := filepath.Join(dir, LogFile)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
@@ -191,6 +219,7 @@ func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 	defer readyR.Close()
 
 	args := append(slices.Clone(l.args), "--runtime-dir", dir, "--attempt", s.AttemptID, "--workdir", workDir)
+	args = append(args, userArgs...)
 	cmd := exec.Command(l.exe, args...)
 	cmd.Dir = dir
 	cmd.Env = l.environ(s.Env)
@@ -210,6 +239,33 @@ func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 	}
 	l.log.Debug("runner started", "attempt", s.AttemptID, "shim_pid", h.PID, "runtime_dir", dir)
 	return h, nil
+}
+
+// handOver prepares a runner user's turn: slot hygiene first (nothing the slot's previous job left
+// survives), then the runner's root and its own work directory become the user's. The package
+// files inside stay the daemon's and read-only: the user may replace its links, never the inodes
+// the cache shares.
+func (l *Launcher) handOver(ctx context.Context, u User, dir, workDir string, ownWorkDir bool) error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("the daemon is not root, so it cannot run runners as their slot users: run it as root, or set daemon.runner_user = \"daemon\" (runners then share the daemon's user and can read its credentials)")
+	}
+	if err := CleanUser(ctx, u); err != nil {
+		return err
+	}
+	root := RunnerRoot(dir)
+	dirs := []string{root}
+	if ownWorkDir && workDir != root {
+		dirs = append(dirs, workDir)
+	}
+	for _, d := range dirs {
+		if err := os.Lchown(d, int(u.UID), int(u.GID)); err != nil {
+			return fmt.Errorf("give %s to the runner user: %w", d, err)
+		}
+		if err := os.Chmod(d, 0o700); err != nil {
+			return fmt.Errorf("give %s to the runner user: %w", d, err)
+		}
+	}
+	return nil
 }
 
 // handshake gives the first-stage shim the JIT config and waits, bounded by ctx and the start
@@ -303,7 +359,7 @@ func (l *Launcher) Stop(ctx context.Context, h Handle) error {
 // whose shim before it recorded the exit, is still alive (ErrRunnerAlive). A directory that does
 // not exist is already removed.
 func (l *Launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
-	abs, err := l.inRoot(dir)
+	abs, rootDir, err := l.inAnyRoot(dir)
 	if err != nil {
 		return fmt.Errorf("remove runtime directory: %w", err)
 	}
@@ -327,7 +383,7 @@ func (l *Launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
 			}
 		}
 	}
-	root, err := os.OpenRoot(l.root)
+	root, err := os.OpenRoot(rootDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // no runtime root yet (no runner ever started here): nothing below it to remove
 	}
@@ -335,7 +391,7 @@ func (l *Launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
 		return fmt.Errorf("remove runtime directory %s: open runtime root: %w", abs, err)
 	}
 	defer root.Close()
-	rel, _ := filepath.Rel(l.root, abs) // inRoot checked it
+	rel, _ := filepath.Rel(rootDir, abs) // inAnyRoot checked it
 	if err := root.RemoveAll(rel); err != nil {
 		// A job may have left directories without write permission; grant it and retry once.
 		makeRemovable(root, rel)

@@ -161,7 +161,7 @@ func TestStartFailsWhenRunnerCannotStart(t *testing.T) {
 	l := newTestLauncher(t, root)
 	dir := newRuntimeDir(t, root, "broken")
 	// Executable, but its interpreter does not exist: exec fails inside the shim.
-	if err := os.WriteFile(filepath.Join(dir, "run.sh"), []byte("#!/nonexistent/sh\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(RunnerRoot(dir), "run.sh"), []byte("#!/nonexistent/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	killOnCleanup(t, dir)

@@ -29,5 +29,12 @@ func (l *Launcher) Prepare(ctx context.Context, c *Cache, p Package, dir string)
 	if err != nil {
 		return err
 	}
-	return c.Materialize(ctx, pkgDir, abs)
+	if err := c.Materialize(ctx, pkgDir, RunnerRoot(abs)); err != nil {
+		return err
+	}
+	// Others may pass through to a runner's own root, never list or write the attempt directory.
+	if err := os.Chmod(abs, 0o711); err != nil {
+		return fmt.Errorf("prepare runtime directory %s: %w", abs, err)
+	}
+	return nil
 }

@@ -24,16 +24,16 @@ func TestPrepareIsIdempotentUntilStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An interrupted earlier Prepare left junk: a second Prepare replaces it.
-	if err := os.WriteFile(filepath.Join(dir, "_work", "junk"), []byte("x"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(RunnerRoot(dir), "_work", "junk"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Prepare(context.Background(), c, p, dir); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "_work", "junk")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(RunnerRoot(dir), "_work", "junk")); !os.IsNotExist(err) {
 		t.Fatal("Prepare kept the previous directory's content")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "run.sh")); err != nil {
+	if _, err := os.Stat(filepath.Join(RunnerRoot(dir), "run.sh")); err != nil {
 		t.Fatal(err)
 	}
 	if srv.hits.Load() != 1 {

@@ -57,14 +57,14 @@ func newTestLauncher(t *testing.T, root string) *Launcher {
 	return l
 }
 
-// newRuntimeDir creates root/<id> holding the fake runner as run.sh.
+// newRuntimeDir creates root/<id> holding the fake runner as run.sh in the runner's root.
 func newRuntimeDir(t *testing.T, root, id string) string {
 	t.Helper()
 	dir := filepath.Join(root, id)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(RunnerRoot(dir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "run.sh"), []byte(fakeRunner), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(RunnerRoot(dir), "run.sh"), []byte(fakeRunner), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return dir

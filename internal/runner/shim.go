@@ -37,6 +37,8 @@ type readyReport struct {
 type shimArgs struct {
 	runtimeDir, attemptID, workDir string
 	supervise                      bool
+	uid, gid                       int // -1: run the runner as the shim's own user
+	user, home                     string
 }
 
 func parseShimArgs(args []string, stderr io.Writer) (shimArgs, error) {
@@ -47,6 +49,10 @@ func parseShimArgs(args []string, stderr io.Writer) (shimArgs, error) {
 	set.StringVar(&a.attemptID, "attempt", "", "the attempt id, for logs and shim.json")
 	set.StringVar(&a.workDir, "workdir", "", "the runner's working directory (default: the runtime directory)")
 	set.BoolVar(&a.supervise, "supervise", false, "internal: run as the long-lived supervisor")
+	set.IntVar(&a.uid, "uid", -1, "run the runner as this uid (the shim stays the daemon's)")
+	set.IntVar(&a.gid, "gid", -1, "the runner's gid, with --uid")
+	set.StringVar(&a.user, "user", "", "the runner user's name (USER, LOGNAME), with --uid")
+	set.StringVar(&a.home, "home", "", "the runner user's home (HOME), with --uid")
 	if err := set.Parse(args); err != nil {
 		return a, err
 	}
@@ -54,7 +60,10 @@ func parseShimArgs(args []string, stderr io.Writer) (shimArgs, error) {
 		return a, fmt.Errorf("--runtime-dir must be an absolute path, got %q", a.runtimeDir)
 	}
 	if a.workDir == "" {
-		a.workDir = a.runtimeDir
+		a.workDir = RunnerRoot(a.runtimeDir)
+	}
+	if (a.uid >= 0) != (a.gid >= 0) || (a.uid >= 0 && (a.uid == 0 || a.gid == 0 || a.user == "" || a.home == "")) {
+		return a, fmt.Errorf("--uid and --gid go together, with --user and --home, and never name root")
 	}
 	return a, nil
 }
@@ -198,11 +207,20 @@ func supervise(ctx context.Context, log *slog.Logger, a shimArgs, environ []stri
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	cmd := exec.Command(filepath.Join(a.runtimeDir, runScript))
+	cmd := exec.Command(filepath.Join(RunnerRoot(a.runtimeDir), runScript))
 	cmd.Dir = a.workDir
 	cmd.Env = append(withoutVar(environ, JITConfigEnv), JITConfigEnv+"="+string(config))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.SysProcAttr = ownGroup()
+	if a.uid >= 0 {
+		// The runner's environment names its own user, never the daemon's; TMPDIR may be the
+		// daemon's private directory. No supplementary groups: an empty list drops the shim's.
+		for _, k := range []string{"HOME", "USER", "LOGNAME", "TMPDIR"} {
+			cmd.Env = withoutVar(cmd.Env, k)
+		}
+		cmd.Env = append(cmd.Env, "HOME="+a.home, "USER="+a.user, "LOGNAME="+a.user)
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(a.uid), Gid: uint32(a.gid), Groups: []uint32{}}
+	}
 	if err := cmd.Start(); err != nil {
 		return fail(fmt.Errorf("start runner %s: %w", cmd.Path, err))
 	}

@@ -14,8 +14,22 @@ const (
 	ExitStatusFile = "exit.json"                      // written once, when the runner has exited
 	LogFile        = "_diag/runner.log"               // the shim's and the runner's stdout and stderr
 	runScript      = "run.sh"                         // the runner's entry point in the package
+	runnerRootDir  = "runner"                         // the runner's own root below the attempt dir
 	JITConfigEnv   = "ACTIONS_RUNNER_INPUT_JITCONFIG" // how the runner receives its JIT config
 )
+
+// RunnerRoot is the runner's own directory in an attempt's runtime directory: the package is
+// materialised there and it is the runner's, since the actions runner writes into its root at
+// start. The attempt directory around it is the daemon's and holds the shim's files (shim.json,
+// exit.json, the log), which the runner can neither write nor replace.
+func RunnerRoot(runtimeDir string) string { return filepath.Join(runtimeDir, runnerRootDir) }
+
+// RuntimeRootFor is where the daemon keeps runtime directories for stateDir: beside it, not
+// inside it, since the state dir is 0700 and a runner user must reach its own directory; beside
+// it keeps it on the cache's filesystem, so the package can be hardlinked.
+func RuntimeRootFor(stateDir string) string {
+	return filepath.Join(filepath.Dir(filepath.Clean(stateDir)), filepath.Base(stateDir)+"-runners")
+}
 
 // Handle identifies a shim process for its whole life: a pid alone could be reused.
 type Handle struct {

@@ -1,0 +1,40 @@
+package daemon
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/runner"
+)
+
+// runnerUsers resolves daemon.runner_user: per-slot users (nil error, non-nil users), or nil for
+// the daemon's own user, said loudly. Absent means per-slot as root; a non-root daemon cannot
+// switch, so it runs them as itself and says what to do.
+func runnerUsers(d config.Daemon, log *slog.Logger) (*runner.SlotUsers, error) {
+	root := os.Geteuid() == 0
+	switch {
+	case d.RunnerUser == config.RunnerUserDaemon:
+		log.Warn("runners run as the daemon's own user (daemon.runner_user = \"daemon\"): a job can read the GitHub credential, the state dir and other runners' secrets", "root", root)
+		return nil, nil
+	case d.RunnerUser == "" && !root:
+		log.Warn("the daemon is not root, so runners run as its own user and a job can read its credentials and the state dir; run the daemon as root to give each runner slot its own user, or set daemon.runner_user = \"daemon\" to accept this", "uid", os.Geteuid())
+		return nil, nil
+	case !root:
+		return nil, fmt.Errorf("daemon.runner_user = %q needs a root daemon to switch runners to their slot users (uid %d cannot): run the daemon as root, or set daemon.runner_user = \"daemon\" (runners then share the daemon's user)", d.RunnerUser, os.Geteuid())
+	}
+	return &runner.SlotUsers{Prefix: d.RunnerUserPrefix}, nil
+}
+
+// makeRuntimeRoot creates the runtime root 0711: runner users pass through it to their own
+// directories, and nobody but the daemon lists it.
+func makeRuntimeRoot(dir string) error {
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return fmt.Errorf("create the runtime directory root %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return fmt.Errorf("set the runtime directory root %s to 0711: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// User is the unprivileged account one runner slot runs as (docs/security.md).
+type User struct {
+	Name     string
+	UID, GID uint32
+	Home     string
+}
+
+// SlotUsers maps runner slots to their users, <Prefix><slot>, and creates a missing one with
+// useradd (a system user with no login shell and its own home), as dockerd creates its
+// userns-remap user. Creating accounts needs root; Ensure says what to do otherwise.
+type SlotUsers struct {
+	Prefix string
+	mu     sync.Mutex // one useradd at a time: it locks /etc/passwd and fails when raced
+}
+
+// Name is the user of slot.
+func (s *SlotUsers) Name(slot int) string { return s.Prefix + strconv.Itoa(slot) }
+
+// Ensure returns slot's user, creating it when missing.
+func (s *SlotUsers) Ensure(ctx context.Context, slot int) (User, error) {
+	name := s.Name(slot)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u, err := lookupUser(name); err == nil {
+		return u, nil
+	} else if !errors.As(err, new(user.UnknownUserError)) {
+		return User{}, err
+	}
+	if os.Geteuid() != 0 {
+		return User{}, fmt.Errorf("runner user %s does not exist and the daemon is not root, so it cannot create it: run `runner-manager service install` as root (it creates the users), create it yourself (useradd --system --user-group --create-home --shell /usr/sbin/nologin %s), or set daemon.runner_user = \"daemon\"", name, name)
+	}
+	args := []string{"--system", "--user-group", "--create-home", "--home-dir", filepath.Join("/home", name),
+		"--shell", noLoginShell(), "--comment", "runner-manager runner slot " + strconv.Itoa(slot), name}
+	if out, err := exec.CommandContext(ctx, "useradd", args...).CombinedOutput(); err != nil {
+		return User{}, fmt.Errorf("create runner user %s: useradd %s: %w: %s (create the user yourself, or set daemon.runner_user = \"daemon\")", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return lookupUser(name)
+}
+
+func lookupUser(name string) (User, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return User{}, err
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err := errors.Join(err1, err2); err != nil {
+		return User{}, fmt.Errorf("runner user %s: %w", name, err)
+	}
+	if uid == 0 || gid == 0 {
+		return User{}, fmt.Errorf("runner user %s has uid %d and gid %d: a runner user must not be root; give it its own uid and gid", name, uid, gid)
+	}
+	return User{Name: name, UID: uint32(uid), GID: uint32(gid), Home: u.HomeDir}, nil
+}
+
+func noLoginShell() string {
+	for _, p := range []string{"/usr/sbin/nologin", "/sbin/nologin"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "/bin/false"
+}
+
+// scratchDirs are the shared writable directories a job can leave files in.
+var scratchDirs = []string{"/tmp", "/var/tmp", "/dev/shm"}
+
+// CleanUser is slot hygiene, run before u runs the next job: it kills every process of u's uid
+// and removes everything u owns in its home, /tmp, /var/tmp and /dev/shm, so nothing a job left (a
+// planted ~/.gitconfig, a background process) reaches the next job. Removal goes through os.Root,
+// so a symlink a job planted is removed as a link and never followed out of the directory.
+func CleanUser(ctx context.Context, u User) error {
+	if u.UID == 0 || uint32(os.Geteuid()) == u.UID {
+		return fmt.Errorf("clean runner user %s: uid %d is root or the daemon's own", u.Name, u.UID)
+	}
+	if err := killUID(ctx, u.UID); err != nil {
+		return fmt.Errorf("clean runner user %s: %w", u.Name, err)
+	}
+	var errs []error
+	if u.Home != "" && u.Home != "/" {
+		errs = append(errs, removeOwned(u.Home, u.UID, true))
+	}
+	for _, d := range scratchDirs {
+		errs = append(errs, removeOwned(d, u.UID, false))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("clean runner user %s: %w", u.Name, err)
+	}
+	return nil
+}
+
+// removeOwned removes every entry below dir owned by uid (all of them when all is set), keeping
+// dir itself. A missing dir has nothing to remove.
+func removeOwned(dir string, uid uint32, all bool) error {
+	root, err := os.OpenRoot(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	var errs []error
+	_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return nil // an unreadable directory is not the user's (its own are readable to root)
+		}
+		if !all && !ownedBy(d, uid) {
+			return nil
+		}
+		if err := root.RemoveAll(filepath.FromSlash(p)); err != nil {
+			makeRemovable(root, filepath.FromSlash(p))
+			if err := root.RemoveAll(filepath.FromSlash(p)); err != nil {
+				errs = append(errs, fmt.Errorf("remove %s: %w", filepath.Join(dir, p), err))
+			}
+		}
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return errors.Join(errs...)
+}
+
+func ownedBy(d fs.DirEntry, uid uint32) bool {
+	info, err := d.Info()
+	if err != nil {
+		return false
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && st.Uid == uid
+}
