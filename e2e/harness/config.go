@@ -42,7 +42,7 @@ func NewConfig(t testing.TB, sim *Sim) *Config {
 		ReloadSettle: config.Duration(time.Second), // the default: the file is rendered whole, so say it
 		StatusListen: "unix",
 		// Opted out of per-slot runner users: only the isolation suite (e2e/isolation) tests them.
-		RunnerUser: config.RunnerUserDaemon,
+		RunnerUser: config.RunnerUserDaemon, RunnerUserPrefix: config.DefaultRunnerUserPrefix,
 	}
 	c.File.GitHub = config.GitHub{APIURL: sim.URL(), TokenFile: sim.TokenFile}
 	return c
