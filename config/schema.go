@@ -65,7 +65,7 @@ type Daemon struct {
 	// when the daemon runs as root, daemon (with a warning) otherwise.
 	RunnerUser string `koanf:"runner_user" json:"runner_user,omitempty" toml:"runner_user,omitempty" jsonschema:"enum=per-slot,enum=daemon"`
 	// Name prefix of the per-slot runner users (slot N runs as PREFIXN).
-	RunnerUserPrefix string `koanf:"runner_user_prefix" json:"runner_user_prefix" toml:"runner_user_prefix" jsonschema:"default=runner-manager-r"`
+	RunnerUserPrefix string `koanf:"runner_user_prefix" json:"runner_user_prefix,omitempty" toml:"runner_user_prefix,omitempty" jsonschema:"default=runner-manager-r"`
 }
 
 // GitHub selects the API endpoint and exactly one way to authenticate.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/e2e/harness"
 	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/internal/runner"
 )
 
 // crashEnv is the daemon's fault-injection switch (cmd/runner-manager/crashhook.go).
@@ -148,9 +149,9 @@ func (s *scenario) alive(attempt string) bool {
 	return live[attempt]
 }
 
-// hasDir reports whether attempt's runtime directory exists (internal/daemon: state_dir/runners/<id>).
+// hasDir reports whether attempt's runtime directory exists (runner.RuntimeRootFor(state_dir)/<id>).
 func (s *scenario) hasDir(attempt string) bool {
-	_, err := os.Stat(filepath.Join(s.cfg.StateDir, "runners", attempt))
+	_, err := os.Stat(filepath.Join(runner.RuntimeRootFor(s.cfg.StateDir), attempt))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.t.Fatalf("stat the runtime directory of %s: %v", attempt, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runner-manager/runner-manager/e2e/harness"
+	"github.com/runner-manager/runner-manager/internal/runner"
 )
 
 // stateFSSize is the size of the tmpfs the full-disk test puts the state directory on: room for
@@ -84,7 +85,7 @@ func halfWritten(t *testing.T, stateDir string) []string {
 			}
 		}
 	}
-	entries, _ := os.ReadDir(filepath.Join(stateDir, "runners"))
+	entries, _ := os.ReadDir(runner.RuntimeRootFor(stateDir))
 	for _, e := range entries {
 		out = append(out, filepath.Join("runners", e.Name()))
 	}

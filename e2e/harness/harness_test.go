@@ -103,8 +103,8 @@ panic: boom
 
 func TestLiveAttemptsAndKill(t *testing.T) {
 	state := t.TempDir()
-	// A stand-in for a runner: its command line names state/runners/att-1, as the shim's does.
-	cmd := exec.Command("sh", "-c", "sleep 30", filepath.Join(state, "runners", "att-1", "run.sh"))
+	// A stand-in for a runner: its command line names <runtime root>/att-1, as the shim's does.
+	cmd := exec.Command("sh", "-c", "sleep 30", filepath.Join(runtimeRoot(state), "att-1", "runner", "run.sh"))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
