@@ -11,6 +11,7 @@ import (
 	"github.com/runner-manager/runner-manager/e2e/harness"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
+	"github.com/runner-manager/runner-manager/internal/status"
 )
 
 // TestRunnerThatNeverConnectsIsReplaced is issue 15.1 on the real binary: every runner registered
@@ -129,4 +130,85 @@ func TestRegistrationInFlightAtACrashIsNotLeft(t *testing.T) {
 		t.Fatalf("registered at GitHub after the clean stop: %+v (the landed one was %s)", rs, name)
 	}
 	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+}
+
+// TestOneRefusedRepositoryOfAnOrganizationIsSkipped is issue 15.6 on the real binary: one
+// repository of an organization target answers 403 on its runs; the jobs of the other repository
+// run without a backoff, and status and the log name the refused one until it is readable again.
+func TestOneRefusedRepositoryOfAnOrganizationIsSkipped(t *testing.T) {
+	t.Parallel()
+	sim := harness.StartSim(t, harness.SimOptions{Orgs: []string{"acme"}, Repos: []string{"acme/web", "acme/api"}})
+	cfg := harness.NewConfig(t, sim)
+	cfg.Add(harness.OrgTarget("org", "acme", labels, 2))
+	if err := sim.SetRepoForbidden("acme/web", true); err != nil {
+		t.Fatal(err)
+	}
+	d := harness.StartDaemon(t, cfg.Write(t))
+	// An organization's runner takes a job of any of its repositories, so the refused one's job may
+	// run on a runner launched for the other: only the served one is owed while acme/web refuses.
+	refused := sim.MustQueue(t, "acme/web", labels, time.Second)
+	served := sim.MustQueue(t, "acme/api", labels, time.Second)
+	sim.WaitJobsDone(t, jobsTimeout, served)
+	d.WaitRecord(t, 0, eventTimeout, "a demand-partial event naming acme/web", func(l harness.LogLine) bool {
+		return l.Kind == "demand-partial" && strings.Contains(l.Msg, "acme/web")
+	})
+	org := func() status.Target {
+		for _, tg := range d.Status(t).Targets {
+			if tg.Name == "org" {
+				return tg
+			}
+		}
+		t.Fatal("status has no target org")
+		return status.Target{}
+	}
+	if tg := org(); !strings.Contains(tg.Warning, "acme/web") || tg.Backoff.Active || tg.LastError != "" {
+		t.Errorf("status of org while acme/web refuses: warning %q, backoff %+v, last error %q; want acme/web named, no backoff, no error", tg.Warning, tg.Backoff, tg.LastError)
+	}
+	if err := sim.SetRepoForbidden("acme/web", false); err != nil {
+		t.Fatal(err)
+	}
+	sim.WaitJobsDone(t, jobsTimeout, refused)
+	harness.Eventually(t, eventTimeout, "the warning to clear", func() bool { return org().Warning == "" })
+	if code := d.Stop(t, cfg.File.Daemon.ShutdownDrainTimeout.D()+2*time.Second); code != 0 {
+		t.Errorf("stop: exit %d", code)
+	}
+	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+}
+
+// TestStopWhileGitHubHangsKeepsTheBound is issue 15.8 on the real binary: with a busy runner and
+// an idle warm one, GitHub stops answering (every REST call of the repository hangs); SIGTERM
+// still ends the daemon within shutdown_drain_timeout + 2 s, and the busy runner is left running
+// its job.
+func TestStopWhileGitHubHangsKeepsTheBound(t *testing.T) {
+	t.Parallel()
+	const drain = 3 * time.Second
+	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/a"}})
+	cfg := harness.NewConfig(t, sim)
+	cfg.File.Daemon.ShutdownDrainTimeout = harness.Duration(drain)
+	a := harness.RepoTarget("a", "acme/a", labels, 2)
+	a.MinIdle = 1
+	cfg.Add(a)
+	d := harness.StartDaemon(t, cfg.Write(t))
+	long := sim.MustQueue(t, "acme/a", labels, time.Minute)
+	busy := sim.WaitJobStatus(t, eventTimeout, long, ghsim.StatusInProgress)
+	harness.Eventually(t, eventTimeout, "a warm idle runner beside the busy one", func() bool { return len(idleIn(sim, "acme/a")) == 1 })
+	hang := sim.AddFault(ghsim.Fault{Path: "/repos/**", Kind: ghsim.FaultLatency, Latency: 10 * time.Minute})
+	harness.Eventually(t, eventTimeout, "a call to hang", func() bool { return sim.FaultHits(hang) > 0 })
+	stopAt := time.Now()
+	d.Signal(syscall.SIGTERM)
+	code, out := d.Wait(t, drain+10*time.Second)
+	elapsed := time.Since(stopAt)
+	if code != 0 {
+		t.Errorf("SIGTERM while GitHub hangs: exit %d, want 0; stdout:\n%s", code, out)
+	}
+	if elapsed > drain+2*time.Second {
+		t.Errorf("shutdown took %s while GitHub hung, over shutdown_drain_timeout %s + 2 s", elapsed, drain)
+	}
+	if j := sim.MustJob(t, long); j.Status != ghsim.StatusInProgress || j.RunnerName != busy.RunnerName {
+		t.Errorf("after the stop the long job is %s on %q; want still in progress on %s", j.Status, j.RunnerName, busy.RunnerName)
+	}
+	live, err := harness.LiveAttempts(cfg.StateDir)
+	if err != nil || !live[harness.AttemptOf(busy.RunnerName)] {
+		t.Errorf("the busy runner %s is not running after the stop (live %v, err %v)", busy.RunnerName, live, err)
+	}
 }
