@@ -175,6 +175,11 @@ func TestSpliceReplacesAndAppendsSectionsOnly(t *testing.T) {
 	if got := string(splice([]byte(doc), []byte(part), "measured apart")); got != want {
 		t.Errorf("splice:\n%s\nwant:\n%s", got, want)
 	}
+	// A section ending without a blank line (</details>) still leaves one before the next heading.
+	if got, want := string(splice([]byte("# B\n\n## 1. A\n\na\n\n## 2. C\n\nc\n"), []byte("## 1. A\n\nnew a\n</details>\n"), "n")),
+		"# B\n\n## 1. A\n\n> n\n\nnew a\n</details>\n\n## 2. C\n\nc\n"; got != want {
+		t.Errorf("splice:\n%q\nwant\n%q", got, want)
+	}
 	if got := string(splice([]byte(doc), []byte("# Benchmarks\n\nnothing run\n"), "x")); got != doc {
 		t.Errorf("a run with no section changed the file:\n%s", got)
 	}

@@ -24,22 +24,25 @@ func splice(doc, part []byte, note string) []byte {
 	}
 	out := bytes.NewBuffer(nil)
 	out.Write(head)
-	for _, s := range sections {
-		for len(fresh) > 0 && fresh[0].number >= 0 && s.number > fresh[0].number {
-			out.Write(annotate(fresh[0].text, note))
-			fresh = fresh[1:]
-		}
-		if u, ok := find(updates, s.title); ok {
-			out.Write(annotate(u.text, note))
-			continue
-		}
-		out.Write(s.text)
-	}
-	for _, u := range fresh {
+	write := func(text []byte) { // a blank line before every heading, as markdown wants
 		if out.Len() > 0 && !bytes.HasSuffix(out.Bytes(), []byte("\n\n")) {
 			out.WriteString("\n")
 		}
-		out.Write(annotate(u.text, note))
+		out.Write(text)
+	}
+	for _, s := range sections {
+		for len(fresh) > 0 && fresh[0].number >= 0 && s.number > fresh[0].number {
+			write(annotate(fresh[0].text, note))
+			fresh = fresh[1:]
+		}
+		if u, ok := find(updates, s.title); ok {
+			write(annotate(u.text, note))
+			continue
+		}
+		write(s.text)
+	}
+	for _, u := range fresh {
+		write(annotate(u.text, note))
 	}
 	return out.Bytes()
 }
