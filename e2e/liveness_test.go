@@ -46,10 +46,7 @@ func TestRunnerThatNeverConnectsIsReplaced(t *testing.T) {
 		t.Errorf("registrations = %d, want the given-up runner and its replacement", len(sim.Registrations()))
 	}
 	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
-	if code := d.Stop(t, cfg.File.Daemon.ShutdownDrainTimeout.D()+2*time.Second); code != 0 {
-		t.Errorf("stop: exit %d", code)
-	}
-	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+	stopWithinBound(t, d, sim, cfg)
 }
 
 // TestSwitchToMonitorModeReapsTheWarmRunner is issue 15.3 on the real binary: a target with an
@@ -81,10 +78,7 @@ func TestSwitchToMonitorModeReapsTheWarmRunner(t *testing.T) {
 	if j := sim.MustJob(t, job); j.Status != "queued" {
 		t.Errorf("job %+v ran in monitor mode", j)
 	}
-	if code := d.Stop(t, cfg.File.Daemon.ShutdownDrainTimeout.D()+2*time.Second); code != 0 {
-		t.Errorf("stop: exit %d", code)
-	}
-	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+	stopWithinBound(t, d, sim, cfg)
 }
 
 // TestRegistrationInFlightAtACrashIsNotLeft is issue 15.5 on the real binary: GitHub takes 1.5 s
@@ -169,10 +163,7 @@ func TestOneRefusedRepositoryOfAnOrganizationIsSkipped(t *testing.T) {
 	}
 	sim.WaitJobsDone(t, jobsTimeout, refused)
 	harness.Eventually(t, eventTimeout, "the warning to clear", func() bool { return org().Warning == "" })
-	if code := d.Stop(t, cfg.File.Daemon.ShutdownDrainTimeout.D()+2*time.Second); code != 0 {
-		t.Errorf("stop: exit %d", code)
-	}
-	harness.AssertNoLeaks(t, sim, cfg.StateDir)
+	stopWithinBound(t, d, sim, cfg)
 }
 
 // TestStopWhileGitHubHangsKeepsTheBound is issue 15.8 on the real binary: with a busy runner and
@@ -211,4 +202,14 @@ func TestStopWhileGitHubHangsKeepsTheBound(t *testing.T) {
 	if err != nil || !live[harness.AttemptOf(busy.RunnerName)] {
 		t.Errorf("the busy runner %s is not running after the stop (live %v, err %v)", busy.RunnerName, live, err)
 	}
+}
+
+// stopWithinBound stops d within the promised bound (shutdown_drain_timeout + 2 s) and checks that
+// nothing is left: no registration, process or runtime directory.
+func stopWithinBound(t *testing.T, d *harness.Daemon, sim *harness.Sim, cfg *harness.Config) {
+	t.Helper()
+	if code := d.Stop(t, cfg.File.Daemon.ShutdownDrainTimeout.D()+2*time.Second); code != 0 {
+		t.Errorf("stop: exit %d", code)
+	}
+	harness.AssertNoLeaks(t, sim, cfg.StateDir)
 }
