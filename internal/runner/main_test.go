@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 )
 
 // The test binary doubles as the shim (and as a throwaway daemon): the launcher under test
@@ -23,7 +25,27 @@ func TestMain(m *testing.M) {
 			os.Exit(testDaemon())
 		}
 	}
-	goleak.VerifyTestMain(m)
+	sweepUsers()
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	sweepUsers()
+	os.Exit(code)
+}
+
+// sweepUsers removes the runner users tests create (users_linux_test.go), also those a killed
+// earlier run left.
+func sweepUsers() {
+	if os.Geteuid() != 0 {
+		return
+	}
+	if err := runnerusertest.Sweep(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
 }
 
 // eventually polls cond until it holds or a deadline passes: for real process and file events.

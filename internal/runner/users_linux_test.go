@@ -1,0 +1,119 @@
+//go:build linux
+
+package runner
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
+)
+
+// needRoot skips a test that creates users when not root; CI runs as root, so these run there.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("creating runner users needs root (CI runs the tests as root); run `go test` as root to run this test")
+	}
+}
+
+func TestSlotUsersEnsureCreatesAnUnprivilegedUserOnce(t *testing.T) {
+	needRoot(t)
+	s := &SlotUsers{Prefix: runnerusertest.Prefix()}
+	u, err := s.Ensure(context.Background(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Name != s.Prefix+"3" || u.UID == 0 || u.GID == 0 {
+		t.Fatalf("Ensure(3) = %+v, want %s3 with a uid and gid other than 0", u, s.Prefix)
+	}
+	st := statT(t, u.Home)
+	if st.Uid != u.UID {
+		t.Errorf("home %s is owned by uid %d, want %d", u.Home, st.Uid, u.UID)
+	}
+	again, err := s.Ensure(context.Background(), 3)
+	if err != nil {
+		t.Fatalf("second Ensure: %v", err)
+	}
+	if again != u {
+		t.Errorf("second Ensure = %+v, want the same user %+v", again, u)
+	}
+	other, err := s.Ensure(context.Background(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.UID == u.UID {
+		t.Errorf("slots 3 and 4 share uid %d", u.UID)
+	}
+}
+
+func TestCleanUserKillsItsProcessesAndRemovesItsFiles(t *testing.T) {
+	needRoot(t)
+	u, err := (&SlotUsers{Prefix: runnerusertest.Prefix()}).Ensure(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leftTmp := filepath.Join("/tmp", u.Name+"-left")
+	daemonTmp := filepath.Join("/tmp", u.Name+"-daemons")
+	if err := os.WriteFile(daemonTmp, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(daemonTmp); os.Remove(leftTmp) })
+	// A job that leaves a file in /tmp, a planted ~/.gitconfig and a background process.
+	job := exec.Command("/bin/sh", "-c", `echo x > "$1"; echo '[core]' > "$HOME/.gitconfig"; mkdir -p "$HOME/.cache/d"; sleep 1000 & echo started; wait`, "sh", leftTmp)
+	job.Env = []string{"HOME=" + u.Home, "PATH=/usr/bin:/bin"}
+	job.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: u.UID, Gid: u.GID}, Setsid: true}
+	out, err := job.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := job.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		var b [8]byte
+		_, _ = out.Read(b[:]) // "started": the files are written and sleep runs
+		waited <- job.Wait()
+	}()
+	eventually(t, "the job's background process", func() bool {
+		pids, err := pidsOf(u.UID)
+		return err == nil && len(pids) >= 2
+	})
+
+	if err := CleanUser(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waited; err == nil {
+		t.Error("the job exited cleanly; CleanUser should have killed it")
+	}
+	if pids, err := pidsOf(u.UID); err != nil || len(pids) != 0 {
+		t.Errorf("processes of uid %d after CleanUser: %v (%v)", u.UID, pids, err)
+	}
+	for _, p := range []string{leftTmp, filepath.Join(u.Home, ".gitconfig"), filepath.Join(u.Home, ".cache")} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s survived CleanUser (%v)", p, err)
+		}
+	}
+	if _, err := os.Stat(u.Home); err != nil {
+		t.Errorf("CleanUser removed the home directory itself: %v", err)
+	}
+	if _, err := os.Stat(daemonTmp); err != nil {
+		t.Errorf("CleanUser removed a file in /tmp that is not the user's: %v", err)
+	}
+}
+
+func statT(t *testing.T, path string) *syscall.Stat_t {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Sys().(*syscall.Stat_t)
+}
