@@ -195,7 +195,9 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 		l.emit(slog.LevelInfo, "", EventLoop, "target loop draining: starting nothing new, deregistering idle runners, letting busy ones finish")
 	}
 	l.draining = draining
-	light = light && !draining
+	// In a fleet every pass is full: the fleet learns of a pass, and of its role in it, from the
+	// runner list read (internal/fleet's Registrar), and followers read the leader's view.
+	light = light && !draining && s.deps.Fleet == nil
 	now, poll, monitor := s.clock.Now(), l.interval(cfg, t), t.Mode == "monitor"
 	// cctx bounds the pass's GitHub calls, not its journal reads: a pass the request governor
 	// slowed to its call timeout has not found a failing state dir.
@@ -300,10 +302,10 @@ func (l *loop) watch(owned []journal.Attempt) {
 const listEvery = 5
 
 // listNow says whether this full pass reads the runner list: at recovery, while draining, when
-// watch asked for it, and otherwise every listEvery-th pass.
+// watch asked for it, in a fleet (see pass), and otherwise every listEvery-th pass.
 func (l *loop) listNow(recovering, draining bool) bool {
 	l.listAfter--
-	if !recovering && !draining && !l.listNext && l.listAfter > 0 {
+	if !recovering && !draining && !l.listNext && l.listAfter > 0 && l.sup.deps.Fleet == nil {
 		return false
 	}
 	l.listNext, l.listAfter = false, listEvery

@@ -295,7 +295,11 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	if fl != nil {
 		deps.Demand, deps.Registrar, deps.Fleet = fl.Demand(demand), fl.Registrar(demand), fl
 	}
-	sup = engine.New(deps, engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey, CallTimeout: o.CallTimeout, ExitCheck: exitCheck})
+	opts := engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey, CallTimeout: o.CallTimeout}
+	if fl == nil {
+		opts.ExitCheck = exitCheck // in a fleet every pass is full: an exit waits for the next
+	}
+	sup = engine.New(deps, opts)
 	woken.Store(sup)
 	rep, err := sup.Apply(ctx, cfg)
 	if err != nil {
