@@ -62,11 +62,15 @@ func fakeRunnerPackage(t testing.TB) ghsim.Package {
 	return packages.pkg
 }
 
-// Main is for a suite's TestMain: it runs the tests, then removes the build directories.
+// Main is for a suite's TestMain: it runs the tests, then the suite's own cleanups (after), then
+// removes the build directories.
 //
 //	func TestMain(m *testing.M) { harness.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M, after ...func()) {
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	for _, dir := range []string{builds.dir, packages.dir} {
 		if dir != "" {
 			_ = os.RemoveAll(dir)

@@ -58,17 +58,21 @@ func LiveAttempts(stateDir string) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	prefix := runtimeRoot(stateDir) + string(filepath.Separator)
 	out := map[string]bool{}
 	for _, p := range ps {
-		_, rest, _ := strings.Cut(p.Cmd, prefix)
-		id, _, _ := strings.Cut(rest, string(filepath.Separator))
-		id, _, _ = strings.Cut(id, " ")
-		if id != "" {
+		if id := AttemptOfProcess(stateDir, p); id != "" {
 			out[id] = true
 		}
 	}
 	return out, nil
+}
+
+// AttemptOfProcess is the attempt id (runtime directory name) p's command line names, or "".
+func AttemptOfProcess(stateDir string, p Process) string {
+	_, rest, _ := strings.Cut(p.Cmd, runtimeRoot(stateDir)+string(filepath.Separator))
+	id, _, _ := strings.Cut(rest, string(filepath.Separator))
+	id, _, _ = strings.Cut(id, " ")
+	return id
 }
 
 // KillRunnerProcesses SIGKILLs every process under stateDir's runtime directories, so a failed

@@ -1,0 +1,26 @@
+//go:build e2e
+
+// Package isolation is the end-to-end suite of per-slot runner users (daemon.runner_user =
+// "per-slot"): it needs root, as CI is, and creates users with a test prefix it removes after.
+package isolation
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/runner-manager/runner-manager/e2e/harness"
+	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
+)
+
+func TestMain(m *testing.M) {
+	sweep := func() {
+		if os.Geteuid() == 0 {
+			if err := runnerusertest.Sweep(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		}
+	}
+	sweep() // users a killed earlier run left
+	harness.Main(m, sweep)
+}
