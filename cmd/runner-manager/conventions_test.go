@@ -77,9 +77,10 @@ func TestFlagCompletion(t *testing.T) {
 		{[]string{"validate", "--format", ""}, []string{"text", "json", "github"}},
 		{[]string{"validate", "--input-format", ""}, []string{"toml", "yaml"}},
 		{[]string{"config", "print", "--format", ""}, []string{"toml", "json"}},
-		{[]string{"daemon", "--config", ""}, []string{"toml", "yaml", "yml", ":8"}},  // 8: filter by extension
-		{[]string{"service", "install", "--root", ""}, []string{":16"}},              // 16: directories
-		{[]string{"auth", "status", "--config", ""}, []string{"toml", "yaml", ":8"}}, // a persistent flag
+		{[]string{"daemon", "--config", ""}, []string{"toml", "yaml", "yml", ":8"}},                                       // 8: filter by extension
+		{[]string{"service", "install", "--root", ""}, []string{":16"}},                                                   // 16: directories
+		{[]string{"auth", "status", "--config", ""}, []string{"toml", "yaml", ":8"}},                                      // a persistent flag
+		{[]string{"verify", "--config", "../../examples/config.toml", "--target", ""}, []string{"api", "acme-org", ":4"}}, // 4: no files
 	} {
 		stdout, _, code := execute(t, append([]string{cobra.ShellCompRequestCmd}, tc.args...)...)
 		for _, w := range tc.want {

@@ -92,6 +92,18 @@ registration token) and never registers a runner. Exit codes: docs/exit-codes.md
 	cmd.Flags().StringVar(&path, "config", defaultConfigPath, "config file")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringArrayVar(&only, "target", nil, "verify only this target (repeatable)")
+	// The shell completes the target names of the --config file (read offline: no secret file needed).
+	_ = cmd.RegisterFlagCompletionFunc("target", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		cfg, err := config.LoadWith(path, config.Options{Offline: true})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		names := make([]string, 0, len(cfg.Targets))
+		for _, t := range cfg.EnabledTargets() {
+			names = append(names, t.Name)
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "give up on GitHub after this long (exit 7)")
 	return cmd
 }
