@@ -254,6 +254,11 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	if err := makeRuntimeRoot(runtimeRoot); err != nil {
 		return nil, classed(ErrLocalState, err)
 	}
+	if users != nil {
+		if err := checkTraversable(runtimeRoot); err != nil {
+			return nil, classed(ErrLocalState, err)
+		}
+	}
 	// No progress bar: on the daemon's terminal it would break into log lines; progress is logged.
 	cache, err := runner.NewCache(filepath.Join(stateDir, "cache"), runner.CacheOptions{Logger: log})
 	if err != nil {

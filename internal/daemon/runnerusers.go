@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/runner"
@@ -37,4 +38,26 @@ func makeRuntimeRoot(dir string) error {
 		return fmt.Errorf("set the runtime directory root %s to 0711: %w", dir, err)
 	}
 	return nil
+}
+
+// checkTraversable refuses a runtime root that slot users cannot reach: every directory above it
+// must let others pass (x for others), or every runner's start fails with only "permission
+// denied" on run.sh and the daemon retries new attempts for ever.
+func checkTraversable(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("resolve the runtime directory root %s: %w", dir, err)
+	}
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return fmt.Errorf("check %s above the runtime directory root: %w", d, err)
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("runner slot users cannot pass through %s (mode %04o) to reach their runtime directories under %s: run `chmod o+x %s`, or move daemon.state_dir below directories others can pass through", d, fi.Mode().Perm(), abs, d)
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
 }
