@@ -24,6 +24,14 @@ type Setup struct {
 	// ScaleSet, when set, makes every target take its demand from the scale set of this name
 	// (target i's set is ScaleSet with i appended when there are several); labels are left out.
 	ScaleSet string
+	// MinIdle is every target's min_idle (0: the default).
+	MinIdle int
+	// Fleet, when Endpoint is set, adds the [fleet] section: the host joins fleet Name on that etcd
+	// as Host (lease_ttl LeaseTTL, or the default when 0).
+	Fleet struct {
+		Endpoint, Name, Host string
+		LeaseTTL             time.Duration
+	}
 }
 
 // SetName is target i's scale set when Setup.ScaleSet is set.
@@ -73,6 +81,13 @@ func (s Setup) TOML() []byte {
 	if s.Webhook.Listen != "" {
 		fmt.Fprintf(&b, "[webhook]\nlisten = %q\npath = %q\nsecret_file = %q\n\n", s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile)
 	}
+	if f := s.Fleet; f.Endpoint != "" {
+		fmt.Fprintf(&b, "[fleet]\netcd_endpoints = [%q]\nname = %q\nhost_name = %q\n", f.Endpoint, f.Name, f.Host)
+		if f.LeaseTTL > 0 {
+			fmt.Fprintf(&b, "lease_ttl = %q\n", f.LeaseTTL.String())
+		}
+		b.WriteString("\n")
+	}
 	for i := 1; i <= s.Targets; i++ {
 		fmt.Fprintf(&b, "[[target]]\nname = %q\nrepository = %q\nmax_runners = %d\n", TargetName(i), Repo(i), s.targetMax(i))
 		if s.ScaleSet != "" {
@@ -82,6 +97,9 @@ func (s Setup) TOML() []byte {
 		}
 		if s.IdleTimeout > 0 {
 			fmt.Fprintf(&b, "idle_timeout = %q\n", s.IdleTimeout.String())
+		}
+		if s.MinIdle > 0 {
+			fmt.Fprintf(&b, "min_idle = %d\n", s.MinIdle)
 		}
 		b.WriteString("\n")
 	}
@@ -97,6 +115,12 @@ func (s Setup) YAML() []byte {
 	if s.Webhook.Listen != "" {
 		fmt.Fprintf(&b, "webhook:\n  listen: %q\n  path: %q\n  secret_file: %q\n", s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile)
 	}
+	if f := s.Fleet; f.Endpoint != "" {
+		fmt.Fprintf(&b, "fleet:\n  etcd_endpoints: [%q]\n  name: %q\n  host_name: %q\n", f.Endpoint, f.Name, f.Host)
+		if f.LeaseTTL > 0 {
+			fmt.Fprintf(&b, "  lease_ttl: %q\n", f.LeaseTTL.String())
+		}
+	}
 	b.WriteString("target:\n")
 	for i := 1; i <= s.Targets; i++ {
 		fmt.Fprintf(&b, "  - name: %q\n    repository: %q\n    max_runners: %d\n", TargetName(i), Repo(i), s.targetMax(i))
@@ -107,6 +131,9 @@ func (s Setup) YAML() []byte {
 		}
 		if s.IdleTimeout > 0 {
 			fmt.Fprintf(&b, "    idle_timeout: %q\n", s.IdleTimeout.String())
+		}
+		if s.MinIdle > 0 {
+			fmt.Fprintf(&b, "    min_idle: %d\n", s.MinIdle)
 		}
 	}
 	return []byte(b.String())

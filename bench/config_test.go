@@ -42,3 +42,16 @@ func TestPercentileIsNearestRank(t *testing.T) {
 		t.Error("no samples must give 0")
 	}
 }
+
+// TestSetupRendersAFleetHost: the [fleet] section and min_idle load the same from TOML and YAML.
+func TestSetupRendersAFleetHost(t *testing.T) {
+	s := Setup{Targets: 1, HostMax: 4, TargetMax: 4, PollInterval: 10 * time.Second, MinIdle: 1}
+	s.Fleet.Endpoint, s.Fleet.Name, s.Fleet.Host, s.Fleet.LeaseTTL = "http://127.0.0.1:2379", "bench", "host-2", 3*time.Second
+	for _, format := range []string{"toml", "yaml"} {
+		cfg := mustLoad(t, writeSetupAs(t, t.TempDir(), s, format))
+		f := cfg.Fleet
+		if f == nil || f.Name != "bench" || f.HostName != "host-2" || f.LeaseTTL.D() != 3*time.Second || len(f.EtcdEndpoints) != 1 || cfg.Targets[0].MinIdle != 1 {
+			t.Fatalf("%s: fleet %+v, min_idle %d", format, f, cfg.Targets[0].MinIdle)
+		}
+	}
+}

@@ -4,7 +4,6 @@ package fleet
 
 import (
 	"fmt"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -175,18 +174,6 @@ func TestFleetSurvivesTheLeaderAndEtcd(t *testing.T) {
 	sim.WaitJobsDone(t, 2*time.Minute, after)
 }
 
-// demandReads counts the simulator's demand and inventory reads: workflow runs, their jobs, and
-// the runner list.
-func demandReads(sim *harness.Sim) int {
-	n := 0
-	for route, c := range sim.Requests() {
-		if strings.HasPrefix(route, "GET /repos/{owner}/{repo}/actions/runs") || route == "GET /repos/{owner}/{repo}/actions/runners" {
-			n += c
-		}
-	}
-	return n
-}
-
 // readsOver runs n hosts on a fresh simulator with two jobs queued now and then, and returns the
 // demand and inventory reads the simulator answered in window once the fleet has formed.
 func readsOver(t *testing.T, n int, window time.Duration) int {
@@ -194,14 +181,14 @@ func readsOver(t *testing.T, n int, window time.Duration) int {
 	etcd := etcdtest.Start(t)
 	ds, _ := fleetOf(t, sim, etcd, n)
 	waitJoined(t, ds, n)
-	before := demandReads(sim)
+	before := sim.DemandReads()
 	end := time.Now().Add(window)
 	var jobs []int64
 	for time.Now().Before(end) {
 		jobs = append(jobs, sim.MustQueue(t, repo, labels, time.Second))
 		sim.WaitJobsDone(t, time.Minute, jobs[len(jobs)-1])
 	}
-	reads := demandReads(sim) - before
+	reads := sim.DemandReads() - before
 	for _, d := range ds {
 		d.Signal(syscall.SIGTERM)
 	}

@@ -3,7 +3,6 @@
 package fleet
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,43 +15,9 @@ import (
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
 
-// supply is one sample of the fleet's runners as the simulator (GitHub) lists them.
-type supply struct {
-	queued   int // queued jobs of the repository
-	idle     int // runners that connected and hold no job
-	inFlight int // launches in flight: registered (JIT issued) runners that have not connected yet
-}
-
-// over is how far the runners that hold no job exceed demand + min_idle.
-func (s supply) over(minIdle int) int { return s.idle + s.inFlight - s.queued - minIdle }
-
-func (s supply) String() string {
-	return fmt.Sprintf("%d queued, %d idle, %d launches in flight", s.queued, s.idle, s.inFlight)
-}
-
-// sampleSupply reads the jobs before the runners: a job taken between the two reads then shows
-// as queued with its runner busy, never as an idle runner with no job (no false over-provisioning).
-func sampleSupply(sim *harness.Sim) supply {
-	var s supply
-	for _, j := range sim.Jobs() {
-		if j.Repo == repo && j.Status == ghsim.StatusQueued {
-			s.queued++
-		}
-	}
-	for _, r := range sim.Registrations() {
-		switch {
-		case !r.RemovedAt.IsZero() || r.JobID != 0:
-		case r.Online:
-			s.idle++
-		default:
-			s.inFlight++
-		}
-	}
-	return s
-}
-
-// supplyMonitor samples the simulator every 20 ms and keeps the samples that over-provision by
-// more than the launches in flight, and the largest over-provisioning seen.
+// supplyMonitor samples the simulator's supply of repo every 20 ms (ghsim.Supply: queued jobs,
+// connected runners without a job, launches in flight, read under one lock) and keeps the samples
+// that over-provision by more than the launches in flight, and the largest over-provisioning seen.
 type supplyMonitor struct {
 	sim     *harness.Sim
 	minIdle int
@@ -61,9 +26,9 @@ type supplyMonitor struct {
 
 	mu          sync.Mutex
 	samples     int
-	worst       supply
+	worst       ghsim.Supply
 	maxInFlight int
-	bad         []supply
+	bad         []ghsim.Supply
 }
 
 func startSupplyMonitor(t *testing.T, sim *harness.Sim, minIdle int) *supplyMonitor {
@@ -73,14 +38,14 @@ func startSupplyMonitor(t *testing.T, sim *harness.Sim, minIdle int) *supplyMoni
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			s := sampleSupply(sim)
+			s := sim.Supply(repo)
 			m.mu.Lock()
 			m.samples++
-			if m.samples == 1 || s.over(minIdle) > m.worst.over(minIdle) {
+			if m.samples == 1 || s.Over(minIdle) > m.worst.Over(minIdle) {
 				m.worst = s
 			}
-			m.maxInFlight = max(m.maxInFlight, s.inFlight)
-			if s.over(minIdle) > s.inFlight {
+			m.maxInFlight = max(m.maxInFlight, s.Starting)
+			if s.Over(minIdle) > s.Starting {
 				m.bad = append(m.bad, s)
 			}
 			m.mu.Unlock()
@@ -124,8 +89,8 @@ func TestFleetSteadyStreamNeverOverProvisions(t *testing.T) {
 	}
 	sim.WaitJobsDone(t, 3*time.Minute, ids...)
 	mon.end()
-	if !harness.Poll(time.Minute, func() bool { s := sampleSupply(sim); return s.idle == minIdle && s.inFlight == 0 }) {
-		t.Errorf("after the stream the fleet keeps %s, want %d idle runners fleet-wide (min_idle)", sampleSupply(sim), minIdle)
+	if !harness.Poll(time.Minute, func() bool { s := sim.Supply(repo); return s.Idle == minIdle && s.Starting == 0 }) {
+		t.Errorf("after the stream the fleet keeps %+v, want %d idle runners fleet-wide (min_idle)", sim.Supply(repo), minIdle)
 	}
 	var noJob []string
 	regs := sim.Registrations()
@@ -134,10 +99,10 @@ func TestFleetSteadyStreamNeverOverProvisions(t *testing.T) {
 			noJob = append(noJob, r.Name)
 		}
 	}
-	t.Logf("%d jobs, %d registrations fleet-wide, %d without a job; %d samples, at most %d launches in flight, worst: %s (over demand + min_idle by %d)",
-		jobs, len(regs), len(noJob), mon.samples, mon.maxInFlight, mon.worst, mon.worst.over(minIdle))
+	t.Logf("%d jobs, %d registrations fleet-wide, %d without a job; %d samples, at most %d launches in flight, worst: %+v (over demand + min_idle by %d)",
+		jobs, len(regs), len(noJob), mon.samples, mon.maxInFlight, mon.worst, mon.worst.Over(minIdle))
 	if len(mon.bad) > 0 {
-		t.Errorf("%d of %d samples over-provisioned by more than the launches in flight (min_idle %d), first: %s",
+		t.Errorf("%d of %d samples over-provisioned by more than the launches in flight (min_idle %d), first: %+v",
 			len(mon.bad), mon.samples, minIdle, mon.bad[0])
 	}
 	// Every job ran on its own runner, so the registrations without a job are the warm pool
@@ -164,12 +129,13 @@ func TestFleetWebhookOnAFollowerWakesTheLeader(t *testing.T) {
 	urls := make([]string, 3)
 	ds, _ := fleetOf(t, sim, etcd, 3, func(i int, c *harness.Config) { urls[i] = c.WithWebhook(t, slowPoll) })
 	waitJoined(t, ds, 3)
-	// Quiet: the leader has published its view and every host its supply, so no first pass
-	// (which reads GitHub without a wake) is still to come.
-	harness.Eventually(t, time.Minute, "the leader's view and every host's supply", func() bool {
+	// Quiet: the leader's first pass (woken by its election) has published its view, and every host
+	// has it; a follower's own first pass, whenever its slot of the 10-minute interval comes, reads
+	// the view, not GitHub.
+	harness.Eventually(t, time.Minute, "the leader's view on every host", func() bool {
 		for _, d := range ds {
 			st := d.Status(t)
-			if len(st.Fleet.Targets) != 1 || st.Fleet.Targets[0].ViewAt.IsZero() || len(st.Fleet.Targets[0].Supply) != 3 {
+			if len(st.Fleet.Targets) != 1 || st.Fleet.Targets[0].ViewAt.IsZero() {
 				return false
 			}
 		}
@@ -184,7 +150,7 @@ func TestFleetWebhookOnAFollowerWakesTheLeader(t *testing.T) {
 		follower = 1
 	}
 	sim.AddWebhook(urls[follower], harness.WebhookSecret)
-	before := demandReads(sim)
+	before := sim.DemandReads()
 	job := sim.MustQueue(t, repo, labels, time.Second)
 	sim.WaitJobsDone(t, time.Minute, job) // a minute: far less than the 10-minute poll
 	var queued []ghsim.Delivery
@@ -196,7 +162,7 @@ func TestFleetWebhookOnAFollowerWakesTheLeader(t *testing.T) {
 	if len(queued) != 1 || queued[0].StatusCode != http.StatusAccepted {
 		t.Fatalf("the queued delivery of job %d to follower %s was not accepted once: %+v", job, hostName(follower), queued)
 	}
-	if reads := demandReads(sim) - before; reads == 0 {
+	if reads := sim.DemandReads() - before; reads == 0 {
 		t.Fatal("the job ran without a demand read at GitHub after the delivery")
 	}
 	t.Logf("leader %s, delivery to follower %s; job %d ran on %s", leader, hostName(follower), job, sim.MustJob(t, job).RunnerName)

@@ -127,6 +127,9 @@ func (d *daemon) run(ctx context.Context) (err error) {
 	case <-d.sup.Started():
 	case <-gctx.Done():
 	}
+	if d.fleet != nil {
+		d.fleet.WakeLeads() // a leadership won while joining woke no loop
+	}
 	d.log.Info(readiness.DaemonLine(os.Getpid()))
 	notify.ready(d.sup.Status())
 	g.Go(func() error { d.statusLoop(gctx, notify); return nil })

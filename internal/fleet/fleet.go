@@ -67,6 +67,7 @@ type Fleet struct {
 	passes  map[string]*passState
 	alone   map[string]bool
 	lastPub map[string]string // target -> the supply value last written
+	stray   []chan struct{}   // epochs whose goroutines outlived leave (etcd gone); Close waits
 	wrote   int64             // revision of this host's last write, for the mirror to catch up to
 	runCtx  context.Context
 }
@@ -105,8 +106,19 @@ func New(o Options) (*Fleet, error) {
 // Host is this host's name in the fleet.
 func (f *Fleet) Host() string { return f.host }
 
-// Close ends the client; call it after Run returned.
-func (f *Fleet) Close() error { return f.client.Close() }
+// Close ends the client, which ends whatever an epoch left running while etcd did not answer; call
+// it after Run returned.
+func (f *Fleet) Close() error {
+	err := f.client.Close()
+	f.mu.Lock()
+	stray := f.stray
+	f.stray = nil
+	f.mu.Unlock()
+	for _, done := range stray {
+		<-done
+	}
+	return err
+}
 
 func (f *Fleet) opCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, f.opTO)
@@ -126,4 +138,26 @@ func (f *Fleet) SetTargets(cfg *config.Config) {
 	if ep != nil {
 		f.syncTargets(ep)
 	}
+}
+
+// WakeLeads wakes every target this host leads. The daemon joins before its loops run, so the wake
+// of an early election is lost, and a loop's first pass otherwise waits for its slot of the poll
+// interval (ten minutes with webhooks): call it once the loops run, and the leader reads now.
+func (f *Fleet) WakeLeads() {
+	for _, n := range f.targetNames() {
+		if f.leads(n) {
+			f.o.Wake(n)
+		}
+	}
+}
+
+// targetNames are the targets this host serves.
+func (f *Fleet) targetNames() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	names := make([]string, 0, len(f.targets))
+	for n := range f.targets {
+		names = append(names, n)
+	}
+	return names
 }

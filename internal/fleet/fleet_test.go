@@ -295,15 +295,22 @@ func TestDifferentConfigServesAlone(t *testing.T) {
 	}
 }
 
-// TestEtcdLostServesAloneAndRejoins: with etcd stopped a host decides alone (no peers) and says so;
-// once etcd is back it rejoins by itself.
-func TestEtcdLostServesAloneAndRejoins(t *testing.T) {
+// twoHostsWithoutEtcd forms a fleet of two hosts, then stops etcd and waits until both left it.
+func twoHostsWithoutEtcd(t *testing.T) (*etcdtest.Server, *host, *host) {
+	t.Helper()
 	srv := etcdtest.Start(t)
 	a := startHost(t, srv, "a", "id-a", &github{})
 	b := startHost(t, srv, "b", "id-b", &github{})
 	eventually(t, "one leader", func() bool { n, _ := leaders(a, b); return n == 1 })
 	srv.Stop()
 	eventually(t, "both hosts to leave", func() bool { return !a.f.Status().Joined && !b.f.Status().Joined })
+	return srv, a, b
+}
+
+// TestEtcdLostServesAloneAndRejoins: with etcd stopped a host decides alone (no peers) and says so;
+// once etcd is back it rejoins by itself.
+func TestEtcdLostServesAloneAndRejoins(t *testing.T) {
+	srv, a, b := twoHostsWithoutEtcd(t)
 	for _, h := range []*host{a, b} {
 		h.gh.queue(2)
 		if s, ok := h.pass(t, target, engine.PeerSupply{Free: 4}); !ok || s != 2 {
@@ -334,5 +341,34 @@ func TestLeaderPassWithoutJobsDecides(t *testing.T) {
 	}
 	if !a.f.Share(ctx, target, func(string, []engine.PeerSupply) engine.PeerSupply { return engine.PeerSupply{Idle: 1} }) {
 		t.Fatal("a leader's pass without a jobs read was refused: its own view counted as moved on")
+	}
+}
+
+// TestStopWithoutEtcdIsBounded: a host that lost etcd, and one still campaigning for a target it
+// does not lead, stop within a few request timeouts while etcd stays away (the daemon's stop waits
+// for Run), and Close ends what was left.
+func TestStopWithoutEtcdIsBounded(t *testing.T) {
+	_, a, b := twoHostsWithoutEtcd(t)
+	for _, h := range []*host{a, b} {
+		stopped := make(chan struct{})
+		go func() { h.stop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(20 * time.Second): // a bound for a hang, not a timing: the stop waits at most a few 1 s requests
+			t.Fatalf("host %s did not stop while etcd was down", h.f.Host())
+		}
+	}
+}
+
+// TestWakeLeadsWakesWhatThisHostLeads: the daemon joins before its loops run, so the wake of an
+// early election is lost; WakeLeads, called once they run, wakes the targets this host leads.
+func TestWakeLeadsWakesWhatThisHostLeads(t *testing.T) {
+	srv := etcdtest.Start(t)
+	a := startHost(t, srv, "a", "id-a", &github{})
+	eventually(t, "a leads", func() bool { return a.f.leads(target.Name) })
+	before := a.wakes.Load()
+	a.f.WakeLeads()
+	if a.wakes.Load() != before+1 {
+		t.Fatalf("WakeLeads woke %d times, want once for the target this host leads", a.wakes.Load()-before)
 	}
 }

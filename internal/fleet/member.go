@@ -233,7 +233,19 @@ func (f *Fleet) leave(ep *epoch, revoke bool) {
 	}
 	f.mu.Unlock()
 	ep.cancel()
-	ep.wg.Wait()
+	// A campaign cancelled mid-way resigns on the client's own context (etcd's Campaign does), which
+	// only an answer from etcd or Close ends: wait for the epoch's goroutines at most a request's
+	// time, and leave the rest to Close, so a stop or a rejoin never waits for etcd to return
+	// (TestStopWithoutEtcdIsBounded).
+	done := make(chan struct{})
+	go func() { ep.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(f.opTO):
+		f.mu.Lock()
+		f.stray = append(f.stray, done)
+		f.mu.Unlock()
+	}
 	if revoke {
 		f.revoke(ep.sess)
 	} else {
@@ -243,13 +255,7 @@ func (f *Fleet) leave(ep *epoch, revoke bool) {
 		f.o.OnJoined(false)
 	}
 	// Each target's loop passes now, alone.
-	f.mu.Lock()
-	names := make([]string, 0, len(f.targets))
-	for n := range f.targets {
-		names = append(names, n)
-	}
-	f.mu.Unlock()
-	for _, n := range names {
+	for _, n := range f.targetNames() {
 		f.o.Wake(n)
 	}
 }

@@ -31,6 +31,8 @@ type options struct {
 	setJobs                        int
 	setSpacing, setIdle            time.Duration
 	startWindow                    time.Duration
+	fleetJobs                      int
+	fleetSpacing, fleetPoll        time.Duration
 	keep                           bool
 }
 
@@ -48,7 +50,7 @@ func goBenches() map[string]goBench {
 	}
 }
 
-var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset", "start10k"}
+var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset", "start10k", "fleet1", "fleet2", "fleet3", "alone3"}
 
 func main() {
 	var o options
@@ -70,6 +72,9 @@ func main() {
 	flag.DurationVar(&o.setSpacing, "scaleset-spacing", time.Second, "time between two queued jobs in the scale-set run")
 	flag.DurationVar(&o.setIdle, "scaleset-idle-window", 2*time.Minute, "idle window of the scale-set run (a few 50 s long polls)")
 	flag.DurationVar(&o.startWindow, "start-window", time.Minute, "how long the 10,000-target daemon runs after its ready line (its first passes) before its peak RSS is read")
+	flag.IntVar(&o.fleetJobs, "fleet-jobs", 24, "jobs queued in each fleet run")
+	flag.DurationVar(&o.fleetSpacing, "fleet-spacing", 2*time.Second, "time between two queued jobs in the fleet runs")
+	flag.DurationVar(&o.fleetPoll, "fleet-poll", 10*time.Second, "poll_interval of the fleet runs")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (daemon logs, configs)")
 	flag.Parse()
 	if err := run(o, os.Args); err != nil {
@@ -122,7 +127,8 @@ func run(o options, argv []string) error {
 			fail("validate", err)
 		}
 	}
-	if parts["poll"] || parts["webhook"] || parts["idle1"] || parts["idle100"] || parts["idle1000"] || parts["scaleset"] {
+	if parts["poll"] || parts["webhook"] || parts["idle1"] || parts["idle100"] || parts["idle1000"] || parts["scaleset"] ||
+		parts["fleet1"] || parts["fleet2"] || parts["fleet3"] || parts["alone3"] {
 		if err := daemonParts(o, parts, work, logf, &r, fail); err != nil {
 			return err
 		}
@@ -233,6 +239,18 @@ func daemonParts(o options, parts map[string]bool, work string, logf func(string
 			fail("scaleset", err)
 		}
 		r.ScaleSet = &s
+	}
+	for _, f := range fleetParts {
+		if !parts[f.part] {
+			continue
+		}
+		logf("fleet, %d hosts (joined %v): %d jobs every %s, poll_interval %s", f.hosts, f.joined, o.fleetJobs, o.fleetSpacing, o.fleetPoll)
+		s, err := e.runFleet(f.part, f.hosts, f.joined, o.fleetPoll, o.fleetJobs, o.fleetSpacing, o.jobRun)
+		if err != nil {
+			fail(f.part, err)
+			continue
+		}
+		r.Fleet = append(r.Fleet, s)
 	}
 	for _, n := range []int{1, 100, 1000} {
 		name := fmt.Sprintf("idle%d", n)

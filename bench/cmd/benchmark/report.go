@@ -35,6 +35,7 @@ type results struct {
 	Start    []startRun
 	Burst    *burst
 	ScaleSet *scaleSetRun
+	Fleet    []fleetRun
 	Errors   []string
 }
 
@@ -84,6 +85,7 @@ func (r results) render(w io.Writer) {
 	r.renderREST(p)
 	r.renderIdle(p)
 	r.renderScaleSet(p)
+	r.renderFleet(p)
 	r.renderGo(p)
 	r.renderBurst(p)
 	r.renderStart(p)

@@ -1,9 +1,11 @@
-// Package etcdtest runs a real etcd server (go.etcd.io/etcd/server/v3/embed) inside a test process on
-// loopback, for internal/fleet's tests and the fleet e2e suite. Only tests import it, so the server
-// never reaches the shipped binary (docs/fleet.md says how that is checked).
+// Package etcdtest runs a real etcd server (go.etcd.io/etcd/server/v3/embed) inside a test process,
+// or the benchmark program, on loopback, for internal/fleet's tests, the fleet e2e suite and the
+// fleet benchmark. Only those import it, so the server never reaches the shipped binary
+// (docs/fleet.md says how that is checked).
 package etcdtest
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -11,34 +13,63 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 )
 
 // Server is one single-member etcd cluster; Stop and Start keep its data and its ports, as a real
 // member that restarts does.
 type Server struct {
-	t            testing.TB
+	t            testing.TB // nil when started by Run
 	dir          string
 	client, peer url.URL
 	e            *embed.Etcd
 }
 
-// Start runs a fresh server; the test's cleanup stops it.
+// Start runs a fresh server for a test; the test's cleanup stops it.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{t: t, dir: t.TempDir(), client: loopbackURL(t), peer: loopbackURL(t)}
+	s, err := newServer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.t = t
 	s.Start()
 	t.Cleanup(s.Stop)
 	return s
 }
 
+// Run runs a fresh server with its data in dir, for a program (the benchmark); the caller stops it.
+func Run(dir string) (*Server, error) {
+	s, err := newServer(dir)
+	if err != nil {
+		return nil, err
+	}
+	return s, s.start()
+}
+
+func newServer(dir string) (*Server, error) {
+	client, err1 := loopbackURL()
+	peer, err2 := loopbackURL()
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	return &Server{dir: dir, client: client, peer: peer}, nil
+}
+
 // Endpoint is the client URL to put in fleet.etcd_endpoints.
 func (s *Server) Endpoint() string { return s.client.String() }
 
-// Start (re)starts a stopped server on its data and ports.
+// Start (re)starts a stopped server of a test on its data and ports.
 func (s *Server) Start() {
 	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *Server) start() error {
 	if s.e != nil {
-		return
+		return nil
 	}
 	cfg := embed.NewConfig()
 	cfg.Name = "etcdtest"
@@ -46,7 +77,8 @@ func (s *Server) Start() {
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{s.client}, []url.URL{s.client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{s.peer}, []url.URL{s.peer}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	cfg.LogLevel = "error"
+	// Silent: its errors on a planned stop are noise, and a failed start is returned anyway.
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	cfg.UnsafeNoFsync = true // test data: losing it on a power cut does not matter
 	var e *embed.Etcd
 	var err error
@@ -58,15 +90,16 @@ func (s *Server) Start() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if err != nil {
-		s.t.Fatalf("start embedded etcd: %v", err)
+		return fmt.Errorf("start embedded etcd: %w", err)
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case <-time.After(30 * time.Second):
 		e.Close()
-		s.t.Fatal("embedded etcd did not become ready in 30s")
+		return errors.New("embedded etcd did not become ready in 30s")
 	}
 	s.e = e
+	return nil
 }
 
 // Stop stops the server, keeping its data; a stopped server is not reachable at all.
@@ -77,12 +110,11 @@ func (s *Server) Stop() {
 	}
 }
 
-func loopbackURL(t testing.TB) url.URL {
-	t.Helper()
+func loopbackURL() (url.URL, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return url.URL{}, err
 	}
 	defer ln.Close()
-	return url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ln.Addr().(*net.TCPAddr).Port)}
+	return url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ln.Addr().(*net.TCPAddr).Port)}, nil
 }
