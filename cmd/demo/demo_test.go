@@ -146,8 +146,8 @@ func TestDemoInterrupted(t *testing.T) {
 const fakeDaemon = `#!/bin/sh
 state=$(sed -n "s/^state_dir *= *[\"']\(.*\)[\"']$/\1/p" "$3")
 [ -n "$state" ] || { echo "no state_dir in $3" >&2; exit 1; }
-mkdir -p "$state/runners/a1"
-sh -c 'sleep 60' "$state/runners/a1/bin/Runner.Listener" &
+mkdir -p "$state-runners/a1"
+sh -c 'sleep 60' "$state-runners/a1/bin/Runner.Listener" &
 echo "daemon running (pid $$)"
 exec sleep 60
 `
