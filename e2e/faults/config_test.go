@@ -22,7 +22,7 @@ import (
 // line 8 is max_runners, line 12 the target's table header, line 16 its max_runners, line 17 its idle_timeout.
 const configTOML = `[daemon]
 state_dir = %q
-log_level = "info"
+runner_user = "daemon" # not an isolation test (log_level is info by default)
 log_format = "json"
 poll_interval = "1s"
 shutdown_drain_timeout = "10s"

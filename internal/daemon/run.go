@@ -237,6 +237,10 @@ func (d *daemon) reload(ctx context.Context, cfg *config.Config, err error) {
 				}
 				d.log.Error("config rejected; the last good config keeps running", "problem", p.String())
 			}
+			// Status and the event name what refused the file, not the warnings beside it.
+			if errs := cerr.Errors(); len(errs) > 0 {
+				err = &config.Error{Problems: errs, StateDir: cerr.StateDir}
+			}
 		} else {
 			d.log.Error("config rejected; the last good config keeps running", "err", err)
 		}
