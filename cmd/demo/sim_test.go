@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +75,17 @@ func TestFindLeaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	// Until the child has exec'd, its command line is still this test binary's; on a loaded
+	// machine that window is long enough for findLeaks to miss it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
+		if strings.Contains(string(b), dir) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the process did not start sh: cmdline %q", b)
+		}
+	}
 	l, err = findLeaks(ctx, c, root)
 	if err != nil {
 		t.Fatal(err)

@@ -283,11 +283,13 @@ func countStatus(reqs []RequestInfo, status int) int {
 func TestAttemptTimeoutIsRetried(t *testing.T) {
 	s := newSim(t)
 	o := s.options()
-	o.RequestTimeout, o.MaxRetries = 50*time.Millisecond, 1
+	// 1 s, not less: on a loaded machine a shorter deadline can pass before the simulator's
+	// handler has even run, so the attempt would not be counted as a hit.
+	o.RequestTimeout, o.MaxRetries = time.Second, 1
 	c := s.clientWith(o)
 	id := s.srv.AddFault(ghsim.Fault{Path: runsPath, Kind: ghsim.FaultLatency, Latency: time.Minute})
 	_, err := c.QueuedJobs(context.Background(), repoScope, nil)
-	if !IsRetryable(err) || !strings.Contains(err.Error(), "GitHub did not answer within 50ms") || s.srv.FaultHits(id) != 2 {
+	if !IsRetryable(err) || !strings.Contains(err.Error(), "GitHub did not answer within 1s") || s.srv.FaultHits(id) != 2 {
 		t.Fatalf("err = %v after %d attempts", err, s.srv.FaultHits(id))
 	}
 }
