@@ -74,6 +74,7 @@ func (s *Server) adminRoutes(p *http.ServeMux) {
 		UserCode     string   `json:"user_code"`
 		ClientID     string   `json:"client_id"`
 		Fault        string   `json:"fault"`
+		Command      string   `json:"command"`
 		Conclusion   string   `json:"conclusion"`
 		Labels       []string `json:"labels"`
 		DurationMS   int64    `json:"duration_ms"`
@@ -107,8 +108,16 @@ func (s *Server) adminRoutes(p *http.ServeMux) {
 	handle("POST "+a+"/jobs", newNamed, func(_ *http.Request, b any) (any, error) {
 		n := b.(*named)
 		jid, err := s.QueueJobSpec(JobSpec{Repo: n.Repo, Labels: n.Labels, Duration: time.Duration(n.DurationMS) * time.Millisecond,
-			Name: n.Name, Fault: n.Fault})
+			Name: n.Name, Fault: n.Fault, Command: n.Command})
 		return id{jid}, err
+	})
+	handle("GET "+a+"/jobs/{id}/result", nil, func(r *http.Request, _ any) (any, error) {
+		jid, _ := pathID(r, "id")
+		res, ok := s.CommandResult(jid)
+		if !ok {
+			return nil, fmt.Errorf("admin: job %d has no command result (not a command job, not completed yet, or its runner never reported)", jid)
+		}
+		return res, nil
 	})
 	handle("GET "+a+"/jobs", nil, func(*http.Request, any) (any, error) { return s.Jobs(), nil })
 	handle("POST "+a+"/jobs/{id}/finish", newNamed, func(r *http.Request, b any) (any, error) {

@@ -2,8 +2,10 @@ package ghsim
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
 )
@@ -96,7 +98,7 @@ func (s *Server) handleRunnerAcquire(w http.ResponseWriter, r *http.Request) {
 		if j.duration < 0 {
 			ms = -1 // until FinishJob
 		}
-		writeJSON(w, http.StatusOK, runnerproto.Assignment{JobID: j.id, JobName: j.name, DurationMS: ms, Fault: j.fault})
+		writeJSON(w, http.StatusOK, runnerproto.Assignment{JobID: j.id, JobName: j.name, DurationMS: ms, Fault: j.fault, Command: j.command})
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -142,12 +144,34 @@ func (s *Server) handleRunnerComplete(w http.ResponseWriter, r *http.Request) {
 	if j == nil {
 		return
 	}
+	if err := checkResult(j, req.Result); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if req.Result != nil && j.status != StatusCompleted {
+		r := *req.Result
+		j.result = &r
+	}
 	concl := req.Conclusion
 	if !slices.Contains([]string{"success", "failure", "cancelled"}, concl) {
 		concl = "success"
 	}
 	s.completeJob(j, concl)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// checkResult refuses a command result for a job that ran no command, and one longer than the
+// fake runner may send: a runner that does not bound its output is a bug to see, not to store.
+func checkResult(j *job, r *runnerproto.CommandResult) error {
+	switch {
+	case r == nil:
+		return nil
+	case j.command == "":
+		return errors.New("job " + strconv.FormatInt(j.id, 10) + " is not a command job; it has no result to report")
+	case len(r.Stdout) > runnerproto.MaxCommandOutput || len(r.Stderr) > runnerproto.MaxCommandOutput:
+		return errors.New("command output is longer than runnerproto.MaxCommandOutput")
+	}
+	return nil
 }
 
 // completeJob concludes j and removes its (ephemeral) runner, as GitHub does. Callers hold s.mu.

@@ -85,7 +85,14 @@ type JobSpec struct {
 	Name         string        // default "build"
 	WorkflowName string        // default "CI"
 	Fault        string        // a runnerproto.Fault* the runner taking it must play
+	// Command makes a command job: the fake runner taking it runs Command with /bin/sh -c as its
+	// own user and reports its output and exit status (CommandResult). The job lasts as long as
+	// the command, Duration is ignored, and it concludes success on exit 0, failure otherwise.
+	Command string
 }
+
+// CommandResult is what a command job's command did, as its runner reported it.
+type CommandResult = runnerproto.CommandResult
 
 // QueueJob queues a one-job workflow run in repo ("owner/name") and returns the job id.
 func (s *Server) QueueJob(repo string, labels []string, duration time.Duration) (int64, error) {
@@ -155,8 +162,11 @@ func (s *Server) addJob(ru *run, spec JobSpec, now time.Time) *job {
 	if spec.Name == "" {
 		spec.Name = "build"
 	}
+	if spec.Command != "" {
+		spec.Duration = -1 // it lasts as long as its command
+	}
 	j := &job{id: s.newID(), runID: ru.id, repo: ru.repo, name: spec.Name, workflowName: ru.name,
-		labels: slices.Clone(spec.Labels), duration: spec.Duration, fault: spec.Fault, status: StatusQueued,
+		labels: slices.Clone(spec.Labels), duration: spec.Duration, fault: spec.Fault, command: spec.Command, status: StatusQueued,
 		headSHA: fmt.Sprintf("%040x", ru.id), createdAt: now}
 	ru.jobIDs = append(ru.jobIDs, j.id)
 	s.jobs[j.id] = j
@@ -174,6 +184,19 @@ func (s *Server) Job(id int64) (Job, bool) {
 		return Job{}, false
 	}
 	return j.snapshot(), true
+}
+
+// CommandResult returns what command job id's command did, once its runner has reported the job
+// complete; false before that, for a job that is not a command job, and for one whose runner never
+// reported (it crashed, or the job was finished with runnerGone).
+func (s *Server) CommandResult(id int64) (CommandResult, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok || j.result == nil {
+		return CommandResult{}, false
+	}
+	return *j.result, true
 }
 
 // Jobs returns every job, oldest first.

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
 )
 
 // Job states and the conclusions the simulator reports, as GitHub spells them.
@@ -82,6 +84,8 @@ type job struct {
 	labels       []string
 	duration     time.Duration // <0: runs until FinishJob
 	fault        string
+	command      string                     // a command job's shell command (JobSpec.Command)
+	result       *runnerproto.CommandResult // what the command did, once reported
 	status       string
 	conclusion   string
 	runnerID     int64
@@ -169,8 +173,9 @@ type Job struct {
 	Repo        string    `json:"repo"` // owner/name
 	Name        string    `json:"name"`
 	Labels      []string  `json:"labels"`
-	Status      string    `json:"status"`     // queued, in_progress, completed
-	Conclusion  string    `json:"conclusion"` // success, failure, cancelled or ""
+	Command     string    `json:"command,omitempty"` // a command job's command (JobSpec.Command)
+	Status      string    `json:"status"`            // queued, in_progress, completed
+	Conclusion  string    `json:"conclusion"`        // success, failure, cancelled or ""
 	RunnerID    int64     `json:"runner_id"`
 	RunnerName  string    `json:"runner_name"`
 	CreatedAt   time.Time `json:"created_at"`
@@ -180,7 +185,7 @@ type Job struct {
 
 func (j *job) snapshot() Job {
 	return Job{ID: j.id, RunID: j.runID, Repo: j.repo.fullName(), Name: j.name,
-		Labels: append([]string(nil), j.labels...), Status: j.status, Conclusion: j.conclusion,
+		Labels: append([]string(nil), j.labels...), Command: j.command, Status: j.status, Conclusion: j.conclusion,
 		RunnerID: j.runnerID, RunnerName: j.runnerName, CreatedAt: j.createdAt,
 		StartedAt: j.startedAt, CompletedAt: j.completedAt}
 }

@@ -1,11 +1,14 @@
 // Command fakerunner stands in for actions/runner's Runner.Listener in tests: `run.sh --jitconfig X`
 // (or ACTIONS_RUNNER_INPUT_JITCONFIG) decodes a ghsim JIT config, comes online at the simulator,
 // takes one job whose labels it satisfies, "runs" it for the job's duration, reports completion and
-// exits 0, as an ephemeral runner does. It only ever talks to the simulator named in its config.
+// exits 0, as an ephemeral runner does. A command job runs its shell command instead, as the
+// runner's own user, and reports the command's output and exit status with the completion. It only
+// ever talks to the simulator named in its config.
 package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +17,9 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -129,24 +134,13 @@ func (r *runner) runJob(a runnerproto.Assignment) int {
 		fmt.Fprintln(os.Stderr, "fakerunner: crashing mid-job (fault)")
 		return 1
 	}
-	conclusion := "success"
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for d < 0 || time.Since(start) < d {
-		select {
-		case <-r.sigs: // busy: finish the job first
-		case <-tick.C:
-		}
-		var st runnerproto.JobStatus
-		req := runnerproto.JobRequest{Hello: r.hello(), JobID: a.JobID}
-		if code, err := r.call("job", req, &st); err == nil && code == http.StatusOK && st.Finish {
-			if st.Conclusion != "" {
-				conclusion = st.Conclusion
-			}
-			break
-		}
+	req := runnerproto.JobRequest{Hello: r.hello(), JobID: a.JobID}
+	if a.Command != "" {
+		res := r.runCommand(a)
+		req.Result, req.Conclusion = &res.CommandResult, res.conclusion
+	} else {
+		req.Conclusion = r.playJob(a.JobID, func() bool { return d >= 0 && time.Since(start) >= d })
 	}
-	req := runnerproto.JobRequest{Hello: r.hello(), JobID: a.JobID, Conclusion: conclusion}
 	for attempt := 0; ; attempt++ {
 		_, err := r.call("complete", req, nil)
 		if err == nil {
@@ -158,9 +152,115 @@ func (r *runner) runJob(a runnerproto.Assignment) int {
 		}
 		time.Sleep(pollEvery)
 	}
-	fmt.Printf("%s: Job %s completed with result: %s\n", time.Now().UTC().Format(time.DateTime), a.JobName, conclusion)
+	fmt.Printf("%s: Job %s completed with result: %s\n", time.Now().UTC().Format(time.DateTime), a.JobName, req.Conclusion)
 	return 0
 }
+
+// finishedBySim asks the simulator whether FinishJob ended job id early, and with what conclusion.
+func (r *runner) finishedBySim(id int64) (bool, string) {
+	var st runnerproto.JobStatus
+	req := runnerproto.JobRequest{Hello: r.hello(), JobID: id}
+	code, err := r.call("job", req, &st)
+	return err == nil && code == http.StatusOK && st.Finish, st.Conclusion
+}
+
+// playJob "runs" a job until done() or the simulator finishes it, and returns its conclusion.
+func (r *runner) playJob(id int64, done func() bool) string {
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for !done() {
+		select {
+		case <-r.sigs: // busy: finish the job first
+		case <-tick.C:
+		}
+		if fin, concl := r.finishedBySim(id); fin {
+			if concl == "" {
+				concl = "success"
+			}
+			return concl
+		}
+	}
+	return "success"
+}
+
+type commandOutcome struct {
+	runnerproto.CommandResult
+	conclusion string
+}
+
+// runCommand runs a command job's command with /bin/sh -c, in the runner's working directory and
+// environment minus the JIT config (actions/runner does not pass it to a job either), and returns
+// what it did. A FinishJob while it runs kills the shell. Background processes the command leaves
+// stay in the runner's process group, as a real job's do; one holding the output pipes delays the
+// report by at most the wait delay.
+func (r *runner) runCommand(a runnerproto.Assignment) commandOutcome {
+	cmd := exec.Command("/bin/sh", "-c", a.Command)
+	var stdout, stderr boundedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, runnerproto.EnvJITConfig+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		return commandOutcome{runnerproto.CommandResult{ExitCode: -1, Error: "start the command: " + err.Error()}, "failure"}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var finishedAs string
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	var werr error
+wait:
+	for {
+		select {
+		case werr = <-done:
+			break wait
+		case <-r.sigs: // busy: finish the job first
+		case <-tick.C:
+			if finishedAs != "" {
+				continue
+			}
+			if fin, concl := r.finishedBySim(a.JobID); fin {
+				finishedAs = cmp.Or(concl, "cancelled")
+				_ = cmd.Process.Kill()
+			}
+		}
+	}
+	res := runnerproto.CommandResult{ExitCode: cmd.ProcessState.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String(),
+		Truncated: stdout.truncated || stderr.truncated}
+	if werr != nil && !errors.Is(werr, exec.ErrWaitDelay) && !errors.As(werr, new(*exec.ExitError)) {
+		res.Error = "wait for the command: " + werr.Error()
+	}
+	concl := "failure"
+	switch {
+	case finishedAs != "":
+		concl = finishedAs
+	case res.ExitCode == 0:
+		concl = "success"
+	}
+	return commandOutcome{res, concl}
+}
+
+// boundedBuffer keeps the first runnerproto.MaxCommandOutput bytes written to it and drops the
+// rest, accepting every write so the command never sees a broken pipe.
+type boundedBuffer struct {
+	buf       bytes.Buffer
+	truncated bool
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	room := runnerproto.MaxCommandOutput - b.buf.Len()
+	if len(p) > room {
+		b.truncated = true
+		b.buf.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *boundedBuffer) String() string { return b.buf.String() }
 
 // call POSTs body to /_ghsim/runner/<op> and decodes a 200 answer into out.
 func (r *runner) call(op string, body, out any) (int, error) {

@@ -84,6 +84,23 @@ type Assignment struct {
 	JobName    string `json:"job_name"`
 	DurationMS int64  `json:"duration_ms"` // <0: run until the simulator says finish
 	Fault      string `json:"fault,omitempty"`
+	// Command, when set, makes this a command job: the runner runs it with /bin/sh -c as its own
+	// user, in its working directory, and the job lasts as long as the command (DurationMS is
+	// ignored). Tests act as a workflow job through it, hostile ones included.
+	Command string `json:"command,omitempty"`
+}
+
+// MaxCommandOutput bounds each of a command job's stdout and stderr as the runner reports them;
+// the rest is dropped and the result marked truncated.
+const MaxCommandOutput = 64 << 10
+
+// CommandResult is what a command job's command did, reported with the job's completion.
+type CommandResult struct {
+	ExitCode  int    `json:"exit_code"`       // -1 when killed by a signal or never started
+	Stdout    string `json:"stdout"`          // at most MaxCommandOutput bytes
+	Stderr    string `json:"stderr"`          // at most MaxCommandOutput bytes
+	Truncated bool   `json:"truncated"`       // stdout or stderr was longer than MaxCommandOutput
+	Error     string `json:"error,omitempty"` // the command could not be started or waited for
 }
 
 // JobStatus is the body of POST /_ghsim/runner/job: whether the simulator ended the job early.
@@ -97,4 +114,6 @@ type JobRequest struct {
 	Hello
 	JobID      int64  `json:"job_id"`
 	Conclusion string `json:"conclusion,omitempty"`
+	// Result is a command job's outcome, sent with its completion; nil for other jobs.
+	Result *CommandResult `json:"result,omitempty"`
 }
