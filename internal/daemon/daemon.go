@@ -260,7 +260,9 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		}
 	}
 	// No progress bar: on the daemon's terminal it would break into log lines; progress is logged.
-	cache, err := runner.NewCache(filepath.Join(stateDir, "cache"), runner.CacheOptions{Logger: log})
+	m.InitRunnerPackageDiscards(runner.DiscardReasons)
+	cache, err := runner.NewCache(filepath.Join(stateDir, "cache"), runner.CacheOptions{Logger: log,
+		OnDiscard: func(_, reason string) { m.RunnerPackageDiscarded(reason) }})
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}

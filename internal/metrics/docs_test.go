@@ -60,6 +60,7 @@ func populate(m *Metrics) {
 	m.ConfigReload(true, 1, t0)
 	m.ObserveJournalWrite(time.Millisecond)
 	m.WebhookDelivery("accepted")
+	m.RunnerPackageDiscarded("modified")
 	m.FleetJoined("ci", true)
 	m.FleetTargetAlone("web", false)
 	m.ScaleSet("set", true, 2, 1, 0)

@@ -57,6 +57,7 @@ type Metrics struct {
 	journalWrite     prometheus.Histogram
 	githubContact    prometheus.Gauge
 	webhookDelivery  *prometheus.CounterVec
+	packageDiscards  *prometheus.CounterVec
 	fleetJoined      *prometheus.GaugeVec
 	setSession       *prometheus.GaugeVec
 	setJobs          *prometheus.GaugeVec
@@ -152,6 +153,11 @@ func New(version string) *Metrics {
 		Namespace: Namespace, Name: "webhook_deliveries_total",
 		Help: "Webhook deliveries received, by result (accepted, duplicate, ignored, or the reason for rejection).",
 	}, []string{"result"})
+	m.packageDiscards = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "runner_package_discards_total",
+		Help: "Cached runner packages discarded because they failed re-verification against their record, by reason (modified: a file changed; unrecorded: no record).",
+	}, []string{"reason"})
+	m.reg.MustRegister(m.packageDiscards)
 
 	m.fleetJoined = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "fleet_joined",
@@ -328,6 +334,20 @@ func (m *Metrics) ObserveJournalWrite(d time.Duration) { m.journalWrite.Observe(
 // WebhookDelivery counts one webhook delivery by its result; it has the signature of
 // webhook.Options.OnResult so the daemon can pass it directly.
 func (m *Metrics) WebhookDelivery(result string) { m.webhookDelivery.WithLabelValues(result).Inc() }
+
+// InitRunnerPackageDiscards creates the discard counter's series at 0, one per reason, so an
+// alert on an increase sees the first discard.
+func (m *Metrics) InitRunnerPackageDiscards(reasons []string) {
+	for _, r := range reasons {
+		m.packageDiscards.WithLabelValues(r)
+	}
+}
+
+// RunnerPackageDiscarded counts one cached runner package discarded by verification; it has the
+// reason half of runner.CacheOptions.OnDiscard's signature.
+func (m *Metrics) RunnerPackageDiscarded(reason string) {
+	m.packageDiscards.WithLabelValues(reason).Inc()
+}
 
 // unixSeconds keeps sub-second precision, as Prometheus' own *_timestamp_seconds metrics do.
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

@@ -28,6 +28,7 @@ var ours = []string{
 	"runner_manager_config_last_reload_successful", "runner_manager_config_last_reload_success_timestamp_seconds",
 	"runner_manager_config_generation", "runner_manager_journal_write_duration_seconds",
 	"runner_manager_github_last_successful_contact_timestamp_seconds", "runner_manager_webhook_deliveries_total",
+	"runner_manager_runner_package_discards_total",
 	"runner_manager_target_demand", "runner_manager_target_max_runners", "runner_manager_target_last_github_contact_timestamp_seconds",
 }
 
@@ -59,6 +60,8 @@ func TestGolden(t *testing.T) {
 	m.ObserveJournalWrite(3 * time.Millisecond)
 	m.WebhookDelivery("accepted")
 	m.WebhookDelivery("bad_signature")
+	m.InitRunnerPackageDiscards([]string{"modified", "unrecorded"})
+	m.RunnerPackageDiscarded("unrecorded")
 
 	golden := filepath.Join("testdata", "metrics.golden.prom")
 	if *update {

@@ -67,7 +67,13 @@ type CacheOptions struct {
 	// StallTimeout aborts a download that receives no byte for this long; default 60 s. (The HTTP
 	// client's own Timeout would cap the whole download, which a slow link legitimately exceeds.)
 	StallTimeout time.Duration
-	Now          func() time.Time // default time.Now; injected by tests of the progress log
+	Now          func() time.Time // default time.Now; the clock of the progress log and of VerifyInterval
+	// VerifyInterval is how long a cached package's verification against its record counts before
+	// a launch hashes it again; default DefaultVerifyInterval. The first use after start verifies.
+	VerifyInterval time.Duration
+	// OnDiscard, when set, is told of every cached package discarded because it failed
+	// verification (reason DiscardModified or DiscardUnrecorded); the daemon counts them.
+	OnDiscard func(key, reason string)
 }
 
 // Cache holds extracted runner packages under one directory, one subdirectory per package key.
@@ -81,8 +87,9 @@ type Cache struct {
 	link  func(oldname, newname string) error
 	isTTY func(io.Writer) bool
 
-	mu    sync.Mutex
-	locks map[string]chan struct{} // per-key lock: one download per key; Prune skips held keys
+	mu       sync.Mutex
+	locks    map[string]chan struct{} // per-key lock: one download per key; Prune skips held keys
+	verified map[string]time.Time     // key -> when it last matched its record (this process only)
 }
 
 // NewCache creates (if needed) and opens the cache at dir, removing temp files a crashed
@@ -103,6 +110,9 @@ func NewCache(dir string, opts CacheOptions) (*Cache, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.VerifyInterval <= 0 {
+		opts.VerifyInterval = DefaultVerifyInterval
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("runner package cache %q: %w", dir, err)
@@ -112,7 +122,7 @@ func NewCache(dir string, opts CacheOptions) (*Cache, error) {
 	}
 	c := &Cache{
 		dir: abs, opts: opts, link: os.Link, isTTY: isTerminal,
-		locks: map[string]chan struct{}{},
+		locks: map[string]chan struct{}{}, verified: map[string]time.Time{},
 	}
 	entries, err := os.ReadDir(abs)
 	if err != nil {
@@ -125,16 +135,43 @@ func NewCache(dir string, opts CacheOptions) (*Cache, error) {
 			}
 		}
 	}
+	if err := c.removeOrphanRecords(); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// removeOrphanRecords drops records whose package is gone (a crash between recording and
+// publishing, or between removing a package and its record).
+func (c *Cache) removeOrphanRecords() error {
+	entries, err := os.ReadDir(filepath.Join(c.dir, manifestDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the runner package records in %s: %w", c.dir, err)
+	}
+	for _, e := range entries {
+		key, ok := strings.CutSuffix(e.Name(), ".json")
+		if _, serr := os.Stat(filepath.Join(c.dir, key)); ok && serr == nil {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(c.dir, manifestDir, e.Name())); err != nil {
+			return fmt.Errorf("remove the stale runner package record %s: %w", e.Name(), err)
+		}
+	}
+	return nil
 }
 
 // Dir is the cache's absolute directory.
 func (c *Cache) Dir() string { return c.dir }
 
 // Ensure returns the directory holding package p extracted, downloading, verifying and extracting
-// it first if it is not cached. Concurrent calls for one key download once: the others wait (each
-// bounded by its own ctx) and then find the directory. On any failure nothing of the attempt stays
-// on disk.
+// it first if it is not cached. A cached package is re-verified against its record first when its
+// last verification is older than VerifyInterval (or was never made by this process); one that
+// fails is discarded and downloaded again. Concurrent calls for one key download once: the others
+// wait (each bounded by its own ctx) and then find the directory. On any failure nothing of the
+// attempt stays on disk.
 func (c *Cache) Ensure(ctx context.Context, p Package) (string, error) {
 	if err := p.validate(); err != nil {
 		return "", err
@@ -147,7 +184,13 @@ func (c *Cache) Ensure(ctx context.Context, p Package) (string, error) {
 	}
 	defer unlock()
 	if _, err := os.Stat(final); err == nil {
-		return final, nil
+		ok, err := c.checkCached(p, final)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return final, nil
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("runner package cache %s: %w", final, err)
 	}
@@ -167,12 +210,19 @@ func (c *Cache) Ensure(ctx context.Context, p Package) (string, error) {
 	if err := os.Chmod(tmpDir, 0o755); err != nil {
 		return "", fmt.Errorf("extract runner package %s: %w", key, err)
 	}
+	// Recorded before it is published, so a published package always has its record.
+	if err := c.writeManifest(p, tmpDir); err != nil {
+		return "", err
+	}
 	if err := os.Rename(tmpDir, final); err != nil {
 		return "", fmt.Errorf("publish runner package %s in the cache: %w", key, err)
 	}
 	if err := atomicfile.SyncDir(c.dir); err != nil {
 		return "", err
 	}
+	c.mu.Lock()
+	c.verified[key] = c.opts.Now()
+	c.mu.Unlock()
 	c.opts.Logger.Info("runner package ready", "package", key, "dir", final)
 	return final, nil
 }
@@ -224,7 +274,7 @@ func (c *Cache) Prune(ctx context.Context, keep func(key string) bool) ([]string
 		default:
 			continue // being ensured right now: it is wanted
 		}
-		err := os.RemoveAll(filepath.Join(c.dir, name))
+		err := c.remove(name)
 		<-ch
 		if err != nil {
 			return removed, fmt.Errorf("prune runner package %s: %w", name, err)

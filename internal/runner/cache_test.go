@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -113,11 +114,28 @@ func testPackage(url string, body []byte) Package {
 	return Package{Version: "2.319.1", OS: "linux", Arch: "x64", URL: url + "/actions-runner.tar.gz?sig=secret", SHA256: sha(body)}
 }
 
-// cacheEntries lists what is in the cache directory, so tests can assert nothing was left.
+// cacheEntries lists what is in the cache directory but the records (cacheRecords lists those),
+// so tests can assert nothing was left.
 func cacheEntries(t *testing.T, c *Cache) []string {
 	t.Helper()
 	entries, err := os.ReadDir(c.Dir())
 	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Name() != manifestDir {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// cacheRecords lists the verification records in the cache.
+func cacheRecords(t *testing.T, c *Cache) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(c.Dir(), manifestDir))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
 	}
 	var names []string
@@ -285,12 +303,24 @@ func TestNewCacheRemovesCrashLeftovers(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "2.0-linux-x64"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Records: the complete package's, one whose package is gone, a torn write's temp file.
+	for _, name := range []string{"2.0-linux-x64.json", "2.1-linux-x64.json", ".2.2-linux-x64.json.tmp-789"} {
+		if err := os.MkdirAll(filepath.Join(dir, manifestDir), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, manifestDir, name), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	c, err := NewCache(dir, CacheOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := cacheEntries(t, c); len(got) != 1 || got[0] != "2.0-linux-x64" {
 		t.Fatalf("cache holds %v, want only the complete package", got)
+	}
+	if got := cacheRecords(t, c); len(got) != 1 || got[0] != "2.0-linux-x64.json" {
+		t.Fatalf("records %v, want only the complete package's", got)
 	}
 }
 
@@ -335,6 +365,9 @@ func TestPruneRemovesUnwantedVersions(t *testing.T) {
 	}
 	if got := cacheEntries(t, c); len(got) != 1 || got[0] != cur.Key() {
 		t.Fatalf("cache holds %v", got)
+	}
+	if got := cacheRecords(t, c); len(got) != 1 || got[0] != cur.Key()+".json" {
+		t.Fatalf("records %v, want only %s's", got, cur.Key())
 	}
 }
 
