@@ -26,6 +26,9 @@ type Setup struct {
 	ScaleSet string
 	// MinIdle is every target's min_idle (0: the default).
 	MinIdle int
+	// Orgs adds one organization target per login after the repository targets (OrgTargetName),
+	// with the same labels, max_runners and idle_timeout.
+	Orgs []string
 	// Fleet, when Endpoint is set, adds the [fleet] section: the host joins fleet Name on that etcd
 	// as Host (lease_ttl LeaseTTL, or the default when 0).
 	Fleet struct {
@@ -41,6 +44,9 @@ func (s Setup) SetName(i int) string {
 	}
 	return s.ScaleSet
 }
+
+// OrgTargetName names the organization target of org.
+func OrgTargetName(org string) string { return "org-" + org }
 
 // Org is the organisation owning every generated repository.
 const Org = "acme"
@@ -103,6 +109,13 @@ func (s Setup) TOML() []byte {
 		}
 		b.WriteString("\n")
 	}
+	for _, org := range s.Orgs {
+		fmt.Fprintf(&b, "[[target]]\nname = %q\norganization = %q\nmax_runners = %d\nlabels = [%s]\n", OrgTargetName(org), org, max(s.TargetMax, 1), s.labelList())
+		if s.IdleTimeout > 0 {
+			fmt.Fprintf(&b, "idle_timeout = %q\n", s.IdleTimeout.String())
+		}
+		b.WriteString("\n")
+	}
 	return []byte(b.String())
 }
 
@@ -134,6 +147,12 @@ func (s Setup) YAML() []byte {
 		}
 		if s.MinIdle > 0 {
 			fmt.Fprintf(&b, "    min_idle: %d\n", s.MinIdle)
+		}
+	}
+	for _, org := range s.Orgs {
+		fmt.Fprintf(&b, "  - name: %q\n    organization: %q\n    max_runners: %d\n    labels: [%s]\n", OrgTargetName(org), org, max(s.TargetMax, 1), s.labelList())
+		if s.IdleTimeout > 0 {
+			fmt.Fprintf(&b, "    idle_timeout: %q\n", s.IdleTimeout.String())
 		}
 	}
 	return []byte(b.String())

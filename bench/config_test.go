@@ -55,3 +55,21 @@ func TestSetupRendersAFleetHost(t *testing.T) {
 		}
 	}
 }
+
+// TestSetupRendersOrganizationTargets: organization targets follow the repository targets, the
+// same in TOML and YAML.
+func TestSetupRendersOrganizationTargets(t *testing.T) {
+	s := Setup{Targets: 1, HostMax: 4, TargetMax: 3, PollInterval: 30 * time.Second, Orgs: []string{"acme", "big"}}
+	for _, format := range []string{"toml", "yaml"} {
+		cfg := mustLoad(t, writeSetupAs(t, t.TempDir(), s, format))
+		if len(cfg.Targets) != 3 || cfg.Targets[0].Repository != Repo(1) {
+			t.Fatalf("%s: targets %+v", format, cfg.Targets)
+		}
+		for i, org := range s.Orgs {
+			tg := cfg.Targets[1+i]
+			if tg.Name != OrgTargetName(org) || tg.Organization != org || tg.MaxRunners != 3 || len(tg.Labels) != 1 || tg.Labels[0] != "bench" {
+				t.Errorf("%s: target %d = %+v", format, 1+i, tg)
+			}
+		}
+	}
+}

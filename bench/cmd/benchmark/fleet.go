@@ -131,7 +131,7 @@ func (e env) runFleet(part string, hosts int, joined bool, poll time.Duration, j
 		}
 	}()
 	c0, d0, t0 := w.count.snapshot(), w.sim.DemandReads(), time.Now()
-	ids, err := w.queueJobs(jobs, "bench", spacing, jobRun)
+	ids, err := w.queueJobs(jobs, "bench", spacing, jobRun, repoOne)
 	if err == nil {
 		e.log("  %d jobs queued; waiting for them to run", jobs)
 		err = waitFor(2*poll+90*time.Second, func() bool { return allJobs(w.sim, ids, done) })

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,8 @@ type options struct {
 	startWindow                    time.Duration
 	fleetJobs                      int
 	fleetSpacing, fleetPoll        time.Duration
+	costJobs                       int
+	costSpacing, limitsWindow      time.Duration
 	keep                           bool
 }
 
@@ -50,7 +53,8 @@ func goBenches() map[string]goBench {
 	}
 }
 
-var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset", "start10k", "fleet1", "fleet2", "fleet3", "alone3"}
+var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset", "start10k", "fleet1", "fleet2", "fleet3", "alone3",
+	"cost-repo-webhook", "cost-org100-webhook", "cost-org300-webhook", "cost-repo-poll", "cost-org100-poll", "cost-org300-poll", "limits1000", "limits5000"}
 
 func main() {
 	var o options
@@ -75,6 +79,9 @@ func main() {
 	flag.IntVar(&o.fleetJobs, "fleet-jobs", 24, "jobs queued in each fleet run")
 	flag.DurationVar(&o.fleetSpacing, "fleet-spacing", 2*time.Second, "time between two queued jobs in the fleet runs")
 	flag.DurationVar(&o.fleetPoll, "fleet-poll", 10*time.Second, "poll_interval of the fleet runs")
+	flag.IntVar(&o.costJobs, "cost-jobs", 10, "jobs queued in each cost-* run (an organization's spread over its repositories)")
+	flag.DurationVar(&o.costSpacing, "cost-spacing", 2*time.Second, "time between two queued jobs in the cost-* runs")
+	flag.DurationVar(&o.limitsWindow, "limits-window", 10*time.Minute, "how long the limits1000 and limits5000 daemons run (from their ready line)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (daemon logs, configs)")
 	flag.Parse()
 	if err := run(o, os.Args); err != nil {
@@ -132,6 +139,15 @@ func run(o options, argv []string) error {
 		if err := daemonParts(o, parts, work, logf, &r, fail); err != nil {
 			return err
 		}
+	}
+	if scale := slices.ContainsFunc(allParts, func(p string) bool {
+		return parts[p] && (strings.HasPrefix(p, "cost-") || strings.HasPrefix(p, "limits"))
+	}); scale {
+		e, err := daemonEnv(o, work, logf)
+		if err != nil {
+			return err
+		}
+		scaleParts(o, parts, e, &r, fail)
 	}
 	if parts["webhook-burst"] {
 		bin, err := filepath.Abs(o.bin)
@@ -203,18 +219,26 @@ func writeOut(out string, r results) error {
 	return nil
 }
 
-func daemonParts(o options, parts map[string]bool, work string, logf func(string, ...any), r *results, fail func(string, error)) error {
+// daemonEnv is where daemon runs happen: the binaries, the work directory and a fake runner package.
+func daemonEnv(o options, work string, logf func(string, ...any)) (env, error) {
 	bin, err := filepath.Abs(o.bin)
 	if err != nil {
-		return err
+		return env{}, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	pkg, err := ghsim.BuildFakeRunnerPackage(ctx, work)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("build the fake runner package: %w", err)
+		return env{}, fmt.Errorf("build the fake runner package: %w", err)
 	}
-	e := env{bin: bin, dir: work, pkg: pkg, log: logf}
+	return env{bin: bin, dir: work, pkg: pkg, log: logf}, nil
+}
+
+func daemonParts(o options, parts map[string]bool, work string, logf func(string, ...any), r *results, fail func(string, error)) error {
+	e, err := daemonEnv(o, work, logf)
+	if err != nil {
+		return err
+	}
 	for _, sc := range []struct {
 		mode    string
 		poll    time.Duration

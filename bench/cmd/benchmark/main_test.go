@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,14 @@ func TestCounterClassifiesAndCounts304s(t *testing.T) {
 	if got := kinds(d); got != want {
 		t.Errorf("kinds = %q, want %q", got, want)
 	}
+	// 4 GETs at 1 point, a POST and a DELETE at 5; the second read of the runs URL was answered 304.
+	if d.Points != 14 || d.Rereads != 1 || d.RereadsCharged != 0 {
+		t.Errorf("points %d, re-reads %d (%d in full); want 14, 1 (0)", d.Points, d.Rereads, d.RereadsCharged)
+	}
+	c.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/repos/acme/r0001/actions/runs/5/jobs", nil))
+	if d := c.snapshot().minus(before); d.Rereads != 2 || d.RereadsCharged != 1 {
+		t.Errorf("a re-read answered in full: re-reads %d (%d in full); want 2 (1)", d.Rereads, d.RereadsCharged)
+	}
 }
 
 func TestSelectParts(t *testing.T) {
@@ -182,5 +191,90 @@ func TestSpliceReplacesAndAppendsSectionsOnly(t *testing.T) {
 	}
 	if got := string(splice([]byte(doc), []byte("# Benchmarks\n\nnothing run\n"), "x")); got != doc {
 		t.Errorf("a run with no section changed the file:\n%s", got)
+	}
+}
+
+// TestRenderCostLimitsAndGoals: figures 10-12 write what was measured, each row with its command,
+// and every goal says met or not met from those numbers (or that it was not measured).
+func TestRenderCostLimitsAndGoals(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var d []time.Duration
+		for _, x := range v {
+			d = append(d, time.Duration(x)*time.Millisecond)
+		}
+		return d
+	}
+	r := results{
+		Machine: machine{Date: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)}, Command: "bin/benchmark",
+		Cost: []costRun{
+			{costPart: costParts[0], Poll: 10 * time.Minute, Latency: costLatency, Jobs: 4, Spacing: 2 * time.Second, JobRun: time.Second,
+				FirstPass: 1500 * time.Millisecond, Latencies: ms(300, 400, 500, 900), Window: 12 * time.Second,
+				Req:    counts{Requests: 8, NotModified: 1, Points: 24, ByKind: map[string]int{"POST generate-jitconfig": 4, "DELETE runner": 4}},
+				Budget: 6, PeakPoints: 40, PeakInFlight: 3, Limited: map[string]int{}},
+			{costPart: costParts[1], Poll: 10 * time.Minute, Jobs: 2, Spacing: time.Second, JobRun: time.Second,
+				Latencies: ms(2500, 2600), Window: 9 * time.Second, Req: counts{Requests: 10, Points: 30, ByKind: map[string]int{}},
+				Budget: 5, PeakPoints: 700, Limited: map[string]int{"points": 2, "concurrent": 1}},
+		},
+		Limits: []limitsRun{
+			{limitsPart: limitsParts[0], Poll: 30 * time.Second, Window: 10 * time.Minute,
+				Req:    counts{Requests: 5000, NotModified: 1200, Points: 5000, Rereads: 1200, ByKind: map[string]int{}},
+				Budget: 3800, PeakPoints: 598, PeakInFlight: 8, Limited: map[string]int{},
+				Stretch: "1001 targets need 7204 points/min at their poll intervals; the ceiling is 600: every interval is 16.7x longer"},
+			{limitsPart: limitsParts[1], Poll: 30 * time.Second, Window: 5 * time.Minute, Req: counts{Requests: 2900, Points: 2900, ByKind: map[string]int{}},
+				Budget: 2900, PeakPoints: 599, PeakInFlight: 8, Limited: map[string]int{}},
+		},
+	}
+	var b bytes.Buffer
+	r.render(&b)
+	out := b.String()
+	for _, want := range []string{
+		"## 10. Cost per job: repository and organization targets at 100 ms round trips",
+		// 4 jobs: 8 requests, 6 budget, 24 points
+		"| repository | webhook | 10m0s | 4 (every 2s, 1s each) | 1.50 s | 0.40 s | 0.90 s | 12s | 2.0 | 1.5 | 6.0 | 1 | 40 | 3 | 0 | DELETE runner 4, POST generate-jitconfig 4 | `go run ./bench/cmd/benchmark -only cost-repo-webhook` |",
+		"| organization of 100 repositories | webhook |", "| 3 (concurrent 1, points 2) |",
+		"## 11. Secondary limits: 1,000 and 5,000 idle targets",
+		"| 1000 repository targets + an organization of 300 repositories, idle | 10m0s | 5000 | 5000 | 1200 | 3800 | 1200 (0) | 598 | 8 | 0 | 1001 targets need 7204",
+		"| 5000 repository targets, idle | 5m0s | 2900 | 2900 | 0 | 2900 | 0 (0) | 599 | 8 | 0 | not stretched | `go run ./bench/cmd/benchmark -only limits5000` |",
+		"## 12. Issue 16 goals",
+		"| webhook mode, repository target: at most 2 requests and 1.5 budget per job | 2.0 requests, 1.5 budget per job (4 jobs) | met |",
+		"p50 2.50 s (2 of 2 jobs ran) | **not met** |",
+		"| 0 403/429 answers in 10m0s; peak 598 points/min (ceiling 600, GitHub's limit 900) | met |",
+		"| 0 budget/h idle up to 5,000 targets | not measured: in 5m0s no URL was read twice (poll plan: not stretched) | not measured |",
+		"| at most 50 MiB RSS and 1% of a core at 1,000 idle targets | not run | not measured | `go run ./bench/cmd/benchmark -only idle1000` |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	// A goal measured over too short a window is not met, whatever its counts.
+	r.Limits[0].Window = 5 * time.Minute
+	r.Idle = []idle{{Targets: 1000, Window: time.Minute, RSSMax: 60 * 1024, CPU: 300 * time.Millisecond}}
+	b.Reset()
+	r.render(&b)
+	for _, want := range []string{
+		"| 0 403/429 answers in 5m0s; peak 598 points/min (ceiling 600, GitHub's limit 900) | **not met** |",
+		"| RSS max 60.0 MiB, 0.50 % of a core over 1m0s | **not met** |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+}
+
+func TestStretchLoggedTakesTheLastPlan(t *testing.T) {
+	path := t.TempDir() + "/daemon.log"
+	log := `{"level":"INFO","msg":"daemon running"}
+{"level":"WARN","msg":"GitHub request governor: poll intervals stretched","detail":"first"}
+not json
+{"level":"WARN","msg":"GitHub request governor: poll intervals stretched","detail":"1000 targets need 6000 points/min"}
+`
+	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := stretchLogged(path); err != nil || got != "1000 targets need 6000 points/min" {
+		t.Errorf("stretchLogged = %q, %v", got, err)
 	}
 }

@@ -36,6 +36,8 @@ type results struct {
 	Burst    *burst
 	ScaleSet *scaleSetRun
 	Fleet    []fleetRun
+	Cost     []costRun
+	Limits   []limitsRun
 	Errors   []string
 }
 
@@ -89,6 +91,9 @@ func (r results) render(w io.Writer) {
 	r.renderGo(p)
 	r.renderBurst(p)
 	r.renderStart(p)
+	r.renderCost(p)
+	r.renderLimits(p)
+	r.renderGoals(p)
 }
 
 type printer func(format string, a ...any)

@@ -90,7 +90,7 @@ func (e env) runScaleSet(jobs int, spacing, jobRun, idleWindow time.Duration) (s
 	r.Idle, r.IdleReq, r.IdleCalls = time.Since(t0), w.count.snapshot().minus(c0), diffCalls(w.sim.ActionsCalls(), a0)
 
 	c0, a0, t0 = w.count.snapshot(), w.sim.ActionsCalls(), time.Now()
-	ids, err := w.queueJobs(jobs, s.ScaleSet, spacing, jobRun)
+	ids, err := w.queueJobs(jobs, s.ScaleSet, spacing, jobRun, repoOne)
 	if err != nil {
 		return r, err
 	}

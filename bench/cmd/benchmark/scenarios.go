@@ -99,19 +99,7 @@ func (e env) runScaleUp(mode string, poll time.Duration, jobs int, spacing, jobR
 	defer w.close()
 	s := bench.Setup{StateDir: filepath.Join(dir, "state"), APIURL: w.frontURL, TokenFile: w.tokenFile, Targets: 1,
 		HostMax: jobs, TargetMax: jobs, PollInterval: poll, IdleTimeout: 30 * time.Second}
-	if mode == "webhook" {
-		addr, err := freePort()
-		if err != nil {
-			return r, err
-		}
-		secret := filepath.Join(dir, "webhook-secret")
-		if err := os.WriteFile(secret, []byte("bench-secret\n"), 0o600); err != nil {
-			return r, err
-		}
-		s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile = addr, "/webhook", secret
-		w.sim.AddWebhook("http://"+addr+"/webhook", "bench-secret")
-	}
-	d, err := e.startIn(dir, s, 60*time.Second)
+	d, err := e.startWith(dir, w, s, mode == "webhook")
 	if err != nil {
 		return r, err
 	}
@@ -121,7 +109,7 @@ func (e env) runScaleUp(mode string, poll time.Duration, jobs int, spacing, jobR
 	}
 	time.Sleep(time.Second) // let the first pass end before the window opens
 	c0, b0, t0 := w.count.snapshot(), w.budgetUsed(), time.Now()
-	ids, err := w.queueJobs(jobs, "bench", spacing, jobRun)
+	ids, err := w.queueJobs(jobs, "bench", spacing, jobRun, repoOne)
 	if err != nil {
 		return r, err
 	}
@@ -139,11 +127,41 @@ func (e env) runScaleUp(mode string, poll time.Duration, jobs int, spacing, jobR
 	return r, nil
 }
 
-// queueJobs queues n jobs with label in repository 1, spacing apart, each running jobRun.
-func (w *world) queueJobs(n int, label string, spacing, jobRun time.Duration) ([]int64, error) {
+// startWith starts the daemon on s in dir, subscribed to the simulator's workflow_job deliveries
+// when webhook is set.
+func (e env) startWith(dir string, w *world, s bench.Setup, webhook bool) (*daemon, error) {
+	if webhook {
+		if err := w.subscribe(dir, &s); err != nil {
+			return nil, err
+		}
+	}
+	return e.startIn(dir, s, 60*time.Second)
+}
+
+// repoOne puts every job in repository 1 (a repository target's).
+func repoOne(int) string { return bench.Repo(1) }
+
+// subscribe gives s a webhook listener on a free port and subscribes it to the simulator's
+// workflow_job deliveries.
+func (w *world) subscribe(dir string, s *bench.Setup) error {
+	addr, err := freePort()
+	if err != nil {
+		return err
+	}
+	secret := filepath.Join(dir, "webhook-secret")
+	if err := os.WriteFile(secret, []byte("bench-secret\n"), 0o600); err != nil {
+		return err
+	}
+	s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile = addr, "/webhook", secret
+	w.sim.AddWebhook("http://"+addr+"/webhook", "bench-secret")
+	return nil
+}
+
+// queueJobs queues n jobs with label, job i in repository repo(i), spacing apart, each running jobRun.
+func (w *world) queueJobs(n int, label string, spacing, jobRun time.Duration, repo func(i int) string) ([]int64, error) {
 	ids := make([]int64, 0, n)
 	for i := range n {
-		id, err := w.sim.QueueJob(bench.Repo(1), []string{label}, jobRun)
+		id, err := w.sim.QueueJob(repo(i), []string{label}, jobRun)
 		if err != nil {
 			return ids, err
 		}

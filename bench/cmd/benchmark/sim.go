@@ -16,15 +16,21 @@ import (
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
 
-// counts are the REST requests the daemon sent, by answer: 304s cost no rate budget.
+// counts are the REST requests the daemon sent, by answer: 304s cost no rate budget, but they cost
+// their secondary-limit points (GET 1, mutative 5) like any other answer.
 type counts struct {
 	Requests    int
 	NotModified int
-	ByKind      map[string]int
+	Points      int
+	// Rereads are GETs of a URL (path and query) answered before in this run; RereadsCharged those of
+	// them answered in full (not 304): with nothing changed at GitHub, an ETag cache miss.
+	Rereads, RereadsCharged int
+	ByKind                  map[string]int
 }
 
 func (c counts) minus(o counts) counts {
-	d := counts{Requests: c.Requests - o.Requests, NotModified: c.NotModified - o.NotModified, ByKind: map[string]int{}}
+	d := counts{Requests: c.Requests - o.Requests, NotModified: c.NotModified - o.NotModified, Points: c.Points - o.Points,
+		Rereads: c.Rereads - o.Rereads, RereadsCharged: c.RereadsCharged - o.RereadsCharged, ByKind: map[string]int{}}
 	for k, v := range c.ByKind {
 		if n := v - o.ByKind[k]; n != 0 {
 			d.ByKind[k] = n
@@ -39,6 +45,9 @@ type counter struct {
 	next http.Handler
 	mu   sync.Mutex
 	c    counts
+	// requests being served now and the most ever at once (the simulator's latency included)
+	inFlight, peakInFlight int
+	seen                   map[string]bool // GET URLs answered so far
 }
 
 type statusWriter struct {
@@ -62,10 +71,29 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (c *counter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
+	c.mu.Lock()
+	c.inFlight++
+	c.peakInFlight = max(c.peakInFlight, c.inFlight)
+	c.mu.Unlock()
 	c.next.ServeHTTP(sw, r)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.inFlight--
 	c.c.Requests++
+	c.c.Points += points(r.Method)
+	if r.Method == http.MethodGet {
+		if u := r.URL.RequestURI(); c.seen[u] {
+			c.c.Rereads++
+			if sw.code != http.StatusNotModified {
+				c.c.RereadsCharged++
+			}
+		} else {
+			if c.seen == nil {
+				c.seen = map[string]bool{}
+			}
+			c.seen[u] = true
+		}
+	}
 	if sw.code == http.StatusNotModified {
 		c.c.NotModified++
 	}
@@ -75,11 +103,28 @@ func (c *counter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (c *counter) snapshot() counts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := counts{Requests: c.c.Requests, NotModified: c.c.NotModified, ByKind: map[string]int{}}
+	s := c.c
+	s.ByKind = map[string]int{}
 	for k, v := range c.c.ByKind {
 		s.ByKind[k] = v
 	}
 	return s
+}
+
+// peak is the most requests the daemon had in flight at once.
+func (c *counter) peak() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.peakInFlight
+}
+
+// points is GitHub's secondary-limit cost of a request: GET, HEAD and OPTIONS 1, the rest 5.
+func points(method string) int {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return 1
+	}
+	return 5
 }
 
 // kindOf names the endpoint of a request for the breakdown.
@@ -102,6 +147,8 @@ func kindOf(r *http.Request) string {
 		return "GET runs"
 	case strings.HasSuffix(p, "/jobs"):
 		return "GET run jobs"
+	case strings.HasSuffix(p, "/repos") || strings.HasSuffix(p, "/installation/repositories"):
+		return "GET repos"
 	}
 	return r.Method + " other"
 }
