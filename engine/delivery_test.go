@@ -230,3 +230,40 @@ func TestRunnerListIsReadWhenItCanTellSomething(t *testing.T) {
 		t.Fatalf("after a launch: %d runner lists in 2 passes, want 1 (until it is listed online)", got)
 	}
 }
+
+// TestDeliveryDoesNotWaitForAFullRead: a delivery that comes while a full pass is still reading
+// GitHub (an organization's read is a request per repository and may take minutes in the
+// governor) starts its runner at once, in a light pass beside the read; the full pass that
+// follows starts no second runner for the same job.
+func TestDeliveryDoesNotWaitForAFullRead(t *testing.T) {
+	h := startA(t, 0)
+	block := make(chan struct{})
+	h.w.mu.Lock()
+	h.w.block[idA] = block
+	h.w.mu.Unlock()
+	reads, passes := h.w.callCount("Queued", idA), h.passCount("a")
+	h.settle(1)
+	h.clock.Advance(30 * time.Second) // the next full pass, which blocks in its read
+	ctx := h.deadline()
+	for h.w.callCount("Queued", idA) == reads {
+		if ctx.Err() != nil {
+			t.Fatal("the full pass did not read GitHub")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.s.Deliver(queuedEv(501), []string{"a"})
+	h.waitPass("a", passes) // the light pass, while the read still blocks
+	if got := h.w.callCount("JITConfig", idA); got != 1 {
+		t.Fatalf("JIT registrations while the full read blocked = %d, want 1", got)
+	}
+	close(block)
+	h.waitPass("a", passes+1) // the full pass
+	h.settle(1)
+	if got := h.w.callCount("JITConfig", idA); got != 1 {
+		t.Fatalf("JIT registrations after the full pass = %d, want still 1", got)
+	}
+	if got := len(h.runnerNames("a", journal.StateStarted)); got != 1 {
+		t.Fatalf("started runners = %d, want 1", got)
+	}
+	h.w.checkPromises()
+}

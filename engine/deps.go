@@ -216,6 +216,9 @@ type Pacer interface {
 	Interval(name string, base time.Duration) time.Duration
 	// Phase places target name's passes: at phase + k*interval from the Unix epoch.
 	Phase(name string, interval time.Duration) time.Duration
+	// StartWindow is how long the governor's ceiling needs for one pass of every target: the
+	// loops' first passes are spread over it (or over the interval, when shorter).
+	StartWindow() time.Duration
 }
 
 // Deps are the engine's collaborators. Journal is always required; Demand, Registrar and Launcher

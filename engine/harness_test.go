@@ -37,6 +37,7 @@ type harness struct {
 
 	policyKey   []byte        // Options.PolicyKey of the next newSupervisor
 	callTimeout time.Duration // Options.CallTimeout of the next newSupervisor (0: the default)
+	pacer       Pacer         // Deps.Pacer of the next newSupervisor (nil: no pacing)
 }
 
 func newHarness(t *testing.T) *harness {
@@ -50,7 +51,7 @@ func newHarness(t *testing.T) *harness {
 }
 
 func (h *harness) newSupervisor() *Supervisor {
-	s := New(Deps{Journal: h.j, Demand: h.w, Registrar: h.w, Launcher: h.w, Clock: h.clock, Rand: halfRand{},
+	s := New(Deps{Journal: h.j, Demand: h.w, Registrar: h.w, Launcher: h.w, Clock: h.clock, Rand: halfRand{}, Pacer: h.pacer,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Crash: func(p CrashPoint, _ string) {
 			h.mu.Lock()

@@ -88,12 +88,14 @@ func (l *loop) run(ctx context.Context) {
 	l.emit(slog.LevelInfo, "", EventLoop, fmt.Sprintf("target loop started for %s", l.key.identity))
 	light, due := false, l.sup.clock.Now()
 	if p := l.sup.deps.Pacer; p != nil {
-		// Staggered start: the first full pass waits for this target's slot (a wake still cuts
-		// it short; a delivery gets a light pass before it). The slot is within the planned
-		// interval: first passes crowded into the configured one would queue wakes behind them in
-		// the governor (e2e TestGovernorAtScale).
+		// Staggered start: the first full pass (recovery's) waits for this target's place in a
+		// window as long as the governor's ceiling needs for every target's first pass, or the
+		// interval when shorter. One target starts at once and a thousand do not crowd the
+		// governor (e2e TestGovernorAtScale), while recovery after a restart is not put off by a
+		// whole interval (TestFirstPassWaitsOnlyForTheCeiling). A wake still cuts the wait short;
+		// a delivery gets a light pass before it. Later passes keep to the interval's slots.
 		cfg, t, _ := l.snapshot()
-		due = due.Add(l.slotWait(due, l.interval(cfg, t), 0))
+		due = due.Add(p.Phase(l.key.name, min(l.interval(cfg, t), p.StartWindow())))
 		var ok bool
 		if light, ok = l.sleep(ctx, due); !ok {
 			return
@@ -208,7 +210,7 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 	if light {
 		gh = l.bookView()
 	} else {
-		gh = l.readGitHub(cctx, t, draining, l.listNow(recovering, draining))
+		gh = l.readServing(ctx, cctx, t, draining, l.listNow(recovering, draining))
 	}
 	wait, owned := l.reconcilePass(ctx, cctx, cfg, t, now, poll, draining, monitor, recovering, gh)
 	return wait, owned, !light
@@ -310,6 +312,36 @@ func (l *loop) listNow(recovering, draining bool) bool {
 	}
 	l.listNext, l.listAfter = false, listEvery
 	return true
+}
+
+// readServing is readGitHub, with deliveries that come while it reads served by light passes in
+// between: under a stretched plan an organization's read is a request per repository and may
+// take minutes in the governor, and a queued job must not wait for it (e2e TestGovernorAtScale,
+// TestDeliveryDoesNotWaitForAFullRead). Only the read runs beside the loop goroutine, and it
+// touches only what is locked (the book, status, the journal's contact record); a light pass is
+// safe beside it as beside any list read before the journal (observe). A light pass is never
+// run while draining or in a fleet (see pass), nor as recovery (its adoption events are the
+// full pass's).
+func (l *loop) readServing(ctx, cctx context.Context, t config.Target, draining, list bool) githubView {
+	if draining || l.sup.deps.Fleet != nil {
+		return l.readGitHub(cctx, t, draining, list)
+	}
+	got := make(chan githubView, 1)
+	go func() { got <- l.readGitHub(cctx, t, draining, list) }()
+	for {
+		select {
+		case v := <-got:
+			return v
+		case <-l.news:
+			if l.rateLimited() || ctx.Err() != nil {
+				continue
+			}
+			l.pass(ctx, false, true)
+			if h := l.sup.afterPass; h != nil {
+				h(l.key)
+			}
+		}
+	}
 }
 
 // bookView is a light pass's view: no runner list, the book's queued jobs and runner news.

@@ -5,20 +5,25 @@ import (
 	"time"
 )
 
+// fixedPacer plans every target at interval; target name's passes fall at index[name]/n of it, and
+// first passes spread over window.
 type fixedPacer struct {
 	interval time.Duration
-	phase    map[string]time.Duration
+	n        int
+	index    map[string]int
+	window   time.Duration
 }
 
 func (p fixedPacer) Interval(string, time.Duration) time.Duration { return p.interval }
-func (p fixedPacer) Phase(name string, _ time.Duration) time.Duration {
-	return p.phase[name]
+func (p fixedPacer) Phase(name string, interval time.Duration) time.Duration {
+	return interval * time.Duration(p.index[name]) / time.Duration(p.n)
 }
+func (p fixedPacer) StartWindow() time.Duration { return p.window }
 
 // TestSlotWait: each loop waits for its own slot (phase + k*interval on one grid), at least gap
 // after now, so the passes of many targets fall evenly over the interval.
 func TestSlotWait(t *testing.T) {
-	p := fixedPacer{interval: 30 * time.Second, phase: map[string]time.Duration{"a": 0, "b": 10 * time.Second, "c": 20 * time.Second}}
+	p := fixedPacer{interval: 30 * time.Second, n: 3, index: map[string]int{"a": 0, "b": 1, "c": 2}}
 	sup := &Supervisor{deps: Deps{Pacer: p}}
 	grid := time.Unix(1_800_000_000, 0) // a multiple of 30 s
 	for _, tc := range []struct {
@@ -39,5 +44,52 @@ func TestSlotWait(t *testing.T) {
 		if got := l.slotWait(grid.Add(tc.now), p.interval, tc.gap); got != tc.want {
 			t.Errorf("%s at +%s (gap %s): wait %s, want %s", tc.name, tc.now, tc.gap, got, tc.want)
 		}
+	}
+}
+
+// TestFirstPassWaitsOnlyForTheCeiling: with a pacer, first passes (recovery's) spread over the
+// time the governor's ceiling needs for all of them, not over the poll interval (10 minutes in
+// webhook mode): the first target starts at once, the second half-way through a 2 s window, not
+// half-way through the interval. Later passes keep to the interval's slots.
+func TestFirstPassWaitsOnlyForTheCeiling(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		window time.Duration
+		wait   time.Duration // of b, the second of two targets
+	}{
+		{"window shorter than the interval", 2 * time.Second, time.Second},
+		{"window longer than the interval", time.Hour, 5 * time.Minute}, // the interval bounds it
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.pacer = fixedPacer{interval: 10 * time.Minute, n: 2, index: map[string]int{"a": 0, "b": 1}, window: tc.window}
+			h.s = h.newSupervisor()
+			h.apply(cfgOf(baseTarget("a"), baseTarget("b")))
+			h.run()
+			h.waitPass("a", 0) // at once: no fake time passed
+			h.settle(2)
+			if n := h.passCount("b"); n != 0 {
+				t.Fatalf("b made %d passes before its place in the start window", n)
+			}
+			h.clock.Advance(tc.wait - time.Millisecond)
+			h.settle(2)
+			if n := h.passCount("b"); n != 0 {
+				t.Fatalf("b made %d passes %s before its place", n, time.Millisecond)
+			}
+			h.clock.Advance(time.Millisecond)
+			h.waitPass("b", 0)
+			h.settle(2)
+			if n := h.w.callCount("Runners", "repo:acme/b"); n != 1 {
+				t.Fatalf("b's first pass listed runners %d times, want 1 (recovery)", n)
+			}
+			// a's second pass is at its next slot at least half an interval after its first:
+			// 10 minutes from the start.
+			h.clock.Advance(10*time.Minute - tc.wait - time.Millisecond)
+			h.settle(2)
+			if n := h.passCount("a"); n != 1 {
+				t.Fatalf("a made %d passes before its second slot, want 1", n)
+			}
+			h.tick(time.Millisecond, 2, "a")
+		})
 	}
 }

@@ -70,3 +70,5 @@ func (p *pacer) Interval(name string, base time.Duration) time.Duration {
 func (p *pacer) Phase(name string, interval time.Duration) time.Duration {
 	return p.current().Phase(name, interval)
 }
+
+func (p *pacer) StartWindow() time.Duration { return p.current().StartWindow }

@@ -43,6 +43,9 @@ type PollPlan struct {
 	Message  string  // "" when nothing stretches
 	interval map[string]time.Duration
 	phase    map[string]float64 // fraction of the interval, in [0, 1)
+	// StartWindow is how long the planned rate takes for one pass of every target: first passes
+	// (a start, a restart's recovery) spread over it rather than over a whole interval.
+	StartWindow time.Duration
 }
 
 // PlanPolls plans targets under a points ceiling (GovernorOptions.PointsPerMinute; 0 = default).
@@ -51,12 +54,14 @@ func PlanPolls(ceiling int, targets []PollTarget) PollPlan {
 	o := GovernorOptions{PointsPerMinute: ceiling}
 	budget := float64(ceiling-o.pointsBurst()) * pollShare // the bucket refills at ceiling - burst
 	p := PollPlan{Ceiling: ceiling, Stretch: 1, interval: map[string]time.Duration{}, phase: map[string]float64{}}
-	need := 0.0
+	need, once := 0.0, 0
 	for _, t := range targets {
 		if t.Interval > 0 {
 			need += float64(t.Points) * float64(time.Minute) / float64(t.Interval)
 		}
+		once += t.Points
 	}
+	p.StartWindow = time.Duration(float64(once) / budget * float64(time.Minute))
 	p.Need = int(math.Ceil(need))
 	if need > budget {
 		p.Stretch = need / budget

@@ -40,15 +40,17 @@ func TestPlanPolls(t *testing.T) {
 		targets  []PollTarget
 		interval time.Duration // of t0000
 		message  string
+		window   time.Duration // StartWindow: one pass of every target at the planned rate
 	}{
-		{"fits", 600, repos(10, 30*time.Second), 30 * time.Second, ""},
-		{"just fits", 600, repos(72, 30*time.Second), 30 * time.Second, ""}, // 432 points/min = 0.8 x (600 - 60)
+		{"one target", 600, repos(1, 10*time.Minute), 10 * time.Minute, "", 3 * time.Minute / 432}, // 3 of 432 points/min
+		{"fits", 600, repos(10, 30*time.Second), 30 * time.Second, "", 30 * time.Minute / 432},
+		{"just fits", 600, repos(72, 30*time.Second), 30 * time.Second, "", 30 * time.Second}, // 432 points/min = 0.8 x (600 - 60)
 		{"1,000 targets", 600, repos(1000, 30*time.Second), 417 * time.Second,
-			"1000 targets need 6000 points/min at poll_interval 30s; the ceiling is 600: polling every 6m57s instead"},
+			"1000 targets need 6000 points/min at poll_interval 30s; the ceiling is 600: polling every 6m57s instead", 3000 * time.Minute / 432},
 		{"CI-scaled", 60, append(repos(100, time.Second), PollTarget{Name: "org", Interval: time.Second, Points: PassPoints(true, 30)}), 543 * time.Second,
-			"101 targets need 21720 points/min at poll_interval 1s; the ceiling is 60: polling every 9m3s instead"},
+			"101 targets need 21720 points/min at poll_interval 1s; the ceiling is 60: polling every 9m3s instead", 543 * time.Second}, // 362 of 40 points/min
 		{"mixed intervals", 60, append(repos(20, time.Second), PollTarget{Name: "slow", Interval: time.Minute, Points: 3}), 91 * time.Second,
-			"21 targets need 3603 points/min at their poll intervals; the ceiling is 60: every interval is 90.1x longer"},
+			"21 targets need 3603 points/min at their poll intervals; the ceiling is 60: every interval is 90.1x longer", 94500 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := PlanPolls(tc.ceiling, tc.targets)
@@ -57,6 +59,9 @@ func TestPlanPolls(t *testing.T) {
 			}
 			if p.Message != tc.message {
 				t.Fatalf("message %q, want %q", p.Message, tc.message)
+			}
+			if p.StartWindow != tc.window {
+				t.Fatalf("start window %s, want %s", p.StartWindow, tc.window)
 			}
 			planned := 0.0
 			for _, tg := range tc.targets {
