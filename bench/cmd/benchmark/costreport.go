@@ -5,11 +5,21 @@ import (
 	"time"
 )
 
-func (r results) renderCost(p printer) {
-	if len(r.Cost) == 0 {
+func (r results) renderCost(p printer, mode string) {
+	var runs []costRun
+	for _, c := range r.Cost {
+		if c.mode == mode {
+			runs = append(runs, c)
+		}
+	}
+	if len(runs) == 0 {
 		return
 	}
-	p("## 10. Cost per job: repository and organization targets at 100 ms round trips\n\n")
+	if mode == "webhook" {
+		p("## 10. Cost per job, webhook mode: repository and organization targets at 100 ms round trips\n\n")
+	} else {
+		p("## 11. Cost per job, poll mode: repository and organization targets at 100 ms round trips\n\n")
+	}
 	p("One target, `max_runners` = jobs, on a simulator that enforces GitHub's secondary limits (900 points\n")
 	p("a minute, 100 requests in flight) and answers every REST request %s late, as a distant GitHub\n", costLatency)
 	p("would; the daemon's governor runs at its default ceiling (%d points a minute, 8 in flight). An\n", governorCeiling)
@@ -20,27 +30,31 @@ func (r results) renderCost(p printer) {
 	p("token; peak points a minute, in flight and 403/429 answers cover the whole run, first pass included.\n\n")
 	p("| target | mode | poll_interval | jobs (spacing, run time) | first pass | p50 | p95 | window | requests per job | budget per job | points per job | of which 304 | peak points / min | peak in flight | 403/429 answers | by endpoint (window) | command |\n")
 	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, c := range r.Cost {
+	for _, c := range runs {
 		p("| %s | %s | %s | %d (every %s, %s each) | %s | %s | %s | %s | %.1f | %.1f | %.1f | %d | %d | %d | %s | %s | `%s -only %s` |\n",
 			c.target(), c.mode, c.Poll, c.Jobs, c.Spacing, c.JobRun, secs(c.FirstPass), secs(percentile(c.Latencies, 50)), secs(percentile(c.Latencies, 95)),
 			c.Window.Round(time.Second), c.perJob(c.Req.Requests), c.perJob(c.Budget), c.perJob(c.Req.Points), c.Req.NotModified,
 			c.PeakPoints, c.PeakInFlight, limitedText(c.Limited), kinds(c.Req), r.self(), c.part)
 	}
-	p("\nIn webhook mode a `queued` delivery is demand: the runner is registered (one JIT POST) without a\n")
-	p("pass, and deliveries of `in_progress` and `completed` update state without reading GitHub; what\n")
-	p("else a job costs is the runner's deletion and the reads that follow a launch or an exit. In poll\n")
-	p("mode a job is found by the target's next read of its repository: a quiet repository is read every\n")
-	p("`idle_poll_interval` (4 x `poll_interval`), and an organization's passes stretch when its\n")
-	p("repositories cost more than the ceiling allows (2 + 2 N points a pass), so latency is that wait,\n")
-	p("and the per-job counts are mostly the idle reads of the window. The poll-mode runs and the limits\n")
-	p("runs of figure 11 ran at the same time, each with its own simulator and account.\n\n")
+	if mode == "webhook" {
+		p("\nA `queued` delivery is demand: the runner is registered (one JIT POST) without a pass, and\n")
+		p("deliveries of `in_progress` and `completed` update state without reading GitHub; what else a job\n")
+		p("costs is the runner's deletion and the reads that follow a launch or an exit.\n\n")
+	} else {
+		p("\nA job is found by the target's next read of its repository: a quiet repository is read every\n")
+		p("`idle_poll_interval` (4 x `poll_interval`), and an organization's passes stretch when its\n")
+		p("repositories cost more than the ceiling allows (2 + 2 N points a pass), so latency is that wait,\n")
+		p("and the per-job counts are mostly the idle reads of the window. These runs and those of figure 12\n")
+		p("ran at the same time, each with its own simulator and account.\n\n")
+	}
+	r.renderGoals(p, mode)
 }
 
 func (r results) renderLimits(p printer) {
 	if len(r.Limits) == 0 {
 		return
 	}
-	p("## 11. Secondary limits: 1,000 and 5,000 idle targets\n\n")
+	p("## 12. Secondary limits: 1,000 and 5,000 idle targets\n\n")
 	p("Idle repository targets (no job queued; the 1,000 run also has an organization target of 300\n")
 	p("repositories, all on one account) at poll_interval %s, on a simulator enforcing GitHub's secondary\n", r.Limits[0].Poll)
 	p("limits (900 points a minute in any sliding minute, 100 requests in flight) with the governor at its\n")
@@ -61,6 +75,7 @@ func (r results) renderLimits(p printer) {
 	p("same factor (the plan above; `runner-manager status` shows it) and the first passes are spread over\n")
 	p("the stretched interval. A window shorter than that interval sees each target's first, charged\n")
 	p("reads, and few or no re-reads.\n\n")
+	r.renderGoals(p, "limits")
 }
 
 func (l limitsRun) situation() string {
@@ -77,8 +92,10 @@ func orNone(s string) string {
 	return s
 }
 
-// goal is one row of figure 12: a goal of issue 16 against what this run measured.
+// goal is a goal of issue 16 against what this run measured, shown under the figure (section)
+// that measures it: "webhook", "limits" or "idle".
 type goal struct {
+	section                 string
 	text, measured, command string
 	met                     *bool // nil: not measured in this run
 }
@@ -87,26 +104,26 @@ func (r results) goals() []goal {
 	yes := func(b bool) *bool { return &b }
 	cmd := func(part string) string { return fmt.Sprintf("`%s -only %s`", r.self(), part) }
 	var gs []goal
-	g := goal{text: "webhook mode, repository target: at most 2 requests and 1.5 budget per job", command: cmd("cost-repo-webhook")}
+	g := goal{section: "webhook", text: "webhook mode, repository target: at most 2 requests and 1.5 budget per job", command: cmd("cost-repo-webhook")}
 	if c, ok := r.cost("cost-repo-webhook"); ok {
 		rq, b := c.perJob(c.Req.Requests), c.perJob(c.Budget)
 		g.measured, g.met = fmt.Sprintf("%.1f requests, %.1f budget per job (%d jobs)", rq, b, c.Jobs), yes(rq <= 2 && b <= 1.5 && len(c.Latencies) == c.Jobs)
 	}
 	gs = append(gs, g)
-	g = goal{text: "webhook mode, organization of 100 repositories at 100 ms round trips: at most 3 requests per job, p50 under 2 s", command: cmd("cost-org100-webhook")}
+	g = goal{section: "webhook", text: "webhook mode, organization of 100 repositories at 100 ms round trips: at most 3 requests per job, p50 under 2 s", command: cmd("cost-org100-webhook")}
 	if c, ok := r.cost("cost-org100-webhook"); ok {
 		rq, p50 := c.perJob(c.Req.Requests), percentile(c.Latencies, 50)
 		g.measured, g.met = fmt.Sprintf("%.1f requests per job, p50 %s (%d of %d jobs ran)", rq, secs(p50), len(c.Latencies), c.Jobs),
 			yes(rq <= 3 && p50 < 2*time.Second && len(c.Latencies) == c.Jobs)
 	}
 	gs = append(gs, g)
-	g = goal{text: "1,000 repository targets and an organization of 300 repositories, poll mode: 0 secondary-limit answers in 10 minutes, peak points per minute under the ceiling", command: cmd("limits1000")}
+	g = goal{section: "limits", text: "1,000 repository targets and an organization of 300 repositories, poll mode: 0 secondary-limit answers in 10 minutes, peak points per minute under the ceiling", command: cmd("limits1000")}
 	if l, ok := r.limits("limits1000"); ok {
 		g.measured = fmt.Sprintf("%s 403/429 answers in %s; peak %d points/min (ceiling %d, GitHub's limit 900)", limitedText(l.Limited), l.Window.Round(time.Second), l.PeakPoints, governorCeiling)
 		g.met = yes(sumLimited(l.Limited) == 0 && l.PeakPoints < governorCeiling && l.Window >= 10*time.Minute && l.orgRepos == 300)
 	}
 	gs = append(gs, g)
-	g = goal{text: "0 budget/h idle up to 5,000 targets", command: cmd("limits5000")}
+	g = goal{section: "limits", text: "0 budget/h idle up to 5,000 targets", command: cmd("limits5000")}
 	if l, ok := r.limits("limits5000"); ok {
 		if l.Req.Rereads == 0 {
 			g.measured = fmt.Sprintf("not measured: in %s no URL was read twice (poll plan: %s)", l.Window.Round(time.Second), orNone(l.Stretch))
@@ -116,7 +133,7 @@ func (r results) goals() []goal {
 		}
 	}
 	gs = append(gs, g)
-	g = goal{text: "at most 50 MiB RSS and 1% of a core at 1,000 idle targets", command: cmd("idle1000")}
+	g = goal{section: "idle", text: "at most 50 MiB RSS and 1% of a core at 1,000 idle targets", command: cmd("idle1000")}
 	if s, ok := r.idle(1000); ok && s.Window > 0 {
 		share := 100 * s.CPU.Seconds() / s.Window.Seconds()
 		g.measured = fmt.Sprintf("RSS max %.1f MiB, %.2f %% of a core over %s", float64(s.RSSMax)/1024, share, s.Window.Round(time.Second))
@@ -125,14 +142,13 @@ func (r results) goals() []goal {
 	return append(gs, g)
 }
 
-func (r results) renderGoals(p printer) {
-	if len(r.Cost) == 0 && len(r.Limits) == 0 {
-		return
-	}
-	p("## 12. Issue 16 goals\n\n")
-	p("Each goal of issue 16 (\"Goals\") against the figure of this run that measures it.\n\n")
-	p("| goal | measured | met | command |\n|---|---|---|---|\n")
+// renderGoals writes the goals of section as rows: met or not met with the number, or not measured.
+func (r results) renderGoals(p printer, section string) {
+	p("Goals of issue 16 this figure measures:\n\n| goal | measured | met | command |\n|---|---|---|---|\n")
 	for _, g := range r.goals() {
+		if g.section != section {
+			continue
+		}
 		met, measured := "not measured", g.measured
 		if measured == "" {
 			measured = "not run"

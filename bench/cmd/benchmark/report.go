@@ -91,9 +91,9 @@ func (r results) render(w io.Writer) {
 	r.renderGo(p)
 	r.renderBurst(p)
 	r.renderStart(p)
-	r.renderCost(p)
+	r.renderCost(p, "webhook")
+	r.renderCost(p, "poll")
 	r.renderLimits(p)
-	r.renderGoals(p)
 }
 
 type printer func(format string, a ...any)
@@ -193,6 +193,9 @@ func (r results) renderIdle(p printer) {
 	p("\nEach enabled target is one loop goroutine that wakes every poll_interval (jittered) for a pass of\n")
 	p("conditional GETs; memory grows with the number of targets (loops, per-target ETag cache, status).\n")
 	p("CPU time is counted at USER_HZ resolution (10 ms), so tiny idle figures are coarse.\n\n")
+	if _, ok := r.idle(1000); ok {
+		r.renderGoals(p, "idle")
+	}
 }
 
 // self is how a reader reruns one part: from the repository root, after `make build`.
