@@ -77,6 +77,25 @@ func waitJoined(t *testing.T, ds []*harness.Daemon, hosts int) {
 	})
 }
 
+// killLeader kills -9 the host leading web and waits for the others to form a fleet again.
+func killLeader(t *testing.T, ds []*harness.Daemon) (string, []*harness.Daemon) {
+	t.Helper()
+	var leader string
+	for l := range leadersSeen(t, ds) {
+		leader = l
+	}
+	var rest []*harness.Daemon
+	for i, d := range ds {
+		if hostName(i) == leader {
+			d.Kill9()
+			continue
+		}
+		rest = append(rest, d)
+	}
+	waitJoined(t, rest, len(rest))
+	return leader, rest
+}
+
 // TestFleetBurstLaunchesOncePerJob: a burst of 10 jobs served by three hosts makes at most 10
 // JIT registrations fleet-wide (not 30), every job runs, and one leader is seen throughout.
 func TestFleetBurstLaunchesOncePerJob(t *testing.T) {
@@ -128,19 +147,7 @@ func TestFleetSurvivesTheLeaderAndEtcd(t *testing.T) {
 	etcd := etcdtest.Start(t)
 	ds, _ := fleetOf(t, sim, etcd, 3)
 	waitJoined(t, ds, 3)
-	var leader string
-	for l := range leadersSeen(t, ds) {
-		leader = l
-	}
-	var rest []*harness.Daemon
-	for i, d := range ds {
-		if hostName(i) == leader {
-			d.Kill9()
-			continue
-		}
-		rest = append(rest, d)
-	}
-	waitJoined(t, rest, 2)
+	leader, rest := killLeader(t, ds)
 	if seen := leadersSeen(t, rest); seen[leader] {
 		t.Fatalf("the killed host %s still leads", leader)
 	}

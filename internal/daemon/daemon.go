@@ -290,7 +290,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		if s := woken.Load(); s != nil {
 			s.Wake(target)
 		}
-	})
+	}, sets.rolesChanged)
 	if err != nil {
 		return nil, err
 	}
@@ -301,6 +301,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	}()
 	if fl != nil {
 		deps.Demand, deps.Registrar, deps.Fleet = fl.Demand(demand), fl.Registrar(demand), fl
+		sets.fleet = fl // before any listener runs (run starts them)
 	}
 	opts := engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey, CallTimeout: o.CallTimeout}
 	if fl == nil {
@@ -325,14 +326,16 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 
 // joinFleet joins the [fleet] before any loop runs (nil without one). A refused membership (the
 // name is another live host's, or another journal's) stops the start: two hosts under one name
-// would count each other's runners as their own.
-func joinFleet(ctx context.Context, cfg *config.Config, hostID string, log *slog.Logger, m *metrics.Metrics, wake func(string)) (*fleet.Fleet, error) {
+// would count each other's runners as their own. roles is told of every change of leadership or
+// membership (the scale-set listeners follow them).
+func joinFleet(ctx context.Context, cfg *config.Config, hostID string, log *slog.Logger, m *metrics.Metrics, wake func(string), roles func()) (*fleet.Fleet, error) {
 	if cfg.Fleet == nil {
 		return nil, nil
 	}
 	name := cfg.Fleet.Name
 	fl, err := fleet.New(fleet.Options{Config: *cfg.Fleet, HostID: hostID, Logger: log, Wake: wake,
-		OnJoined: func(joined bool) { m.FleetJoined(name, joined) }, OnAlone: m.FleetTargetAlone})
+		OnJoined: func(joined bool) { m.FleetJoined(name, joined); roles() }, OnAlone: m.FleetTargetAlone,
+		OnLead: func(string, bool) { roles() }})
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}

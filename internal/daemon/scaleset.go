@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/internal/fleet"
 	"github.com/runner-manager/runner-manager/internal/github/auth"
 	"github.com/runner-manager/runner-manager/internal/metrics"
 	"github.com/runner-manager/runner-manager/internal/scaleset"
@@ -25,6 +27,12 @@ import (
 // Actions service only for an attempt it knows nothing of (after a restart) or whose registration
 // may still land (a planned attempt).
 //
+// In a fleet only the target's elected leader holds the session (GitHub allows one per set): the
+// listener of every other host waits for the leadership, and ends its session as soon as the
+// leadership is lost. The leader's queue news travels in its fleet view (SetNews); followers take
+// it (HeardSet) and register through the set's JIT endpoint with the set id it carries. A host
+// that is not joined (etcd unreachable) holds the session if it can, as without a fleet.
+//
 // A listener lives as long as its target's loop: a removed target's session is closed once its
 // last runner has drained (the engine's ForgetTarget), shutdown closes every session, and the
 // listener's context ends a long poll in flight.
@@ -38,6 +46,7 @@ type scaleSets struct {
 	backoff time.Duration    // after a listener failed; default 10 s
 	crash   engine.CrashHook // the crash tests' kill points (nil in production)
 	metrics setMetrics       // nil: none
+	fleet   setFleet         // nil without a [fleet]
 
 	draining atomic.Bool // a daemon-wide drain (shutdown, upgrade) has begun
 
@@ -47,8 +56,30 @@ type scaleSets struct {
 	clients map[string]*scaleset.Client       // by api_url + scope
 	sets    map[string]*setTarget             // by target name
 	known   map[string]map[string]knownRunner // identity -> runner name -> what is known
+	news    map[string]*queueNews             // identity -> what this host's queue said (for the fleet)
+	heard   map[string]int64                  // identity -> set id the fleet's leader published
+	roles   chan struct{}                     // closed and replaced when the fleet's roles change
 	wg      sync.WaitGroup
 }
+
+// setFleet is what scaleSets needs of the fleet (*fleet.Fleet): who holds a target's session,
+// where the previous holder's session is recorded, and how much the other hosts can run.
+type setFleet interface {
+	Joined() bool
+	Leads(target string) bool
+	PublishSession(ctx context.Context, target string, rec fleet.SessionRecord)
+	Session(target string) (fleet.SessionRecord, bool)
+	PeerRoom(target string) int
+}
+
+// queueNews is what this host's queue said of runners, kept for the fleet's followers: who runs
+// a job now, and whose job completed lately (newsDone of them).
+type queueNews struct {
+	busy map[string]bool
+	done []string
+}
+
+const newsDone = 64
 
 // setStore is what scaleSets needs of the journal: the runners (for capacity and lookups) and
 // the sessions' records (scaleset.Holder).
@@ -83,15 +114,72 @@ type setTarget struct {
 	moved          bool // a reload changed runner_group: the set may still be in movedFrom
 	movedFrom      string
 
-	mu      sync.Mutex
-	open    bool
-	waiting string // why the session cannot be opened yet (409)
-	lastErr string
+	mu       sync.Mutex
+	open     bool
+	waiting  string // why the session cannot be opened yet (409)
+	lastErr  string
+	follower bool // another host of the fleet holds the session
 }
 
 func newScaleSets(gh *gitHub, store setStore, owner string, log *slog.Logger, wake func(string)) *scaleSets {
 	return &scaleSets{gh: gh, store: store, owner: owner, log: log, wake: wake, sleep: auth.Sleep,
-		clients: map[string]*scaleset.Client{}, sets: map[string]*setTarget{}, known: map[string]map[string]knownRunner{}}
+		clients: map[string]*scaleset.Client{}, sets: map[string]*setTarget{}, known: map[string]map[string]knownRunner{},
+		news: map[string]*queueNews{}, heard: map[string]int64{}, roles: make(chan struct{})}
+}
+
+// rolesChanged is the fleet's word that a leadership or the membership changed: each listener
+// checks whether it should hold its session now.
+func (s *scaleSets) rolesChanged() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.roles)
+	s.roles = make(chan struct{})
+}
+
+func (s *scaleSets) rolesCh() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.roles
+}
+
+// holds says whether this host should hold target's session: alone, or as the fleet's leader.
+func (s *scaleSets) holds(target string) bool {
+	return s.fleet == nil || !s.fleet.Joined() || s.fleet.Leads(target)
+}
+
+// holding waits until this host should hold st's session and returns a context that ends when it
+// should no longer (false: ctx ended first).
+func (s *scaleSets) holding(ctx context.Context, st *setTarget) (context.Context, context.CancelFunc, bool) {
+	name := st.t.Name
+	for {
+		ch := s.rolesCh()
+		if s.holds(name) {
+			break
+		}
+		st.note(func() { st.open, st.waiting, st.lastErr, st.follower = false, "", "", true })
+		select {
+		case <-ctx.Done():
+			return nil, nil, false
+		case <-ch:
+		}
+	}
+	st.note(func() { st.follower = false })
+	lctx, cancel := context.WithCancel(ctx)
+	go func() {
+		for {
+			ch := s.rolesCh()
+			if !s.holds(name) {
+				cancel()
+				return
+			}
+			select {
+			case <-lctx.Done():
+				return
+			case <-ch:
+			}
+		}
+	}()
+	return lctx, cancel, true
 }
 
 // tokens mints registration tokens with the client the [github] section currently builds.
@@ -222,9 +310,22 @@ func (s *scaleSets) listen(ctx context.Context, st *setTarget) {
 	log := s.log.With("target", t.Name, "scale_set", t.ScaleSet)
 	c, err := s.client(t)
 	for err == nil && ctx.Err() == nil {
-		err = s.listenOnce(ctx, st, c, log)
+		lctx, cancel, ok := s.holding(ctx, st)
+		if !ok {
+			break
+		}
+		err = s.listenOnce(lctx, st, c, log)
+		lost := lctx.Err() != nil
+		cancel()
 		if ctx.Err() != nil {
 			break
+		}
+		if lost { // another host of the fleet leads the target now; this one closed its session
+			log.Info("scale-set session closed: another host of the fleet leads the target now")
+			st.note(func() { st.open, st.waiting, st.lastErr = false, "", "" })
+			s.report(st, scaleset.Statistics{})
+			err = nil
+			continue
 		}
 		st.note(func() { st.open, st.lastErr = false, err.Error() })
 		s.report(st, scaleset.Statistics{})
@@ -281,11 +382,21 @@ func (s *scaleSets) listenOnce(ctx context.Context, st *setTarget, c *scaleset.C
 			},
 			Opened: func(sess *scaleset.Session) {
 				log.Info("scale-set session open", "set_id", sess.SetID, "owner", s.owner)
+				if s.fleet != nil {
+					s.fleet.PublishSession(ctx, t.Name, fleet.SessionRecord{SetID: sess.SetID, SessionID: sess.ID})
+				}
 				s.crashAt(CrashSessionJournaled, t.Name)
+			},
+			Predecessor: func() (scaleset.Record, bool) {
+				if s.fleet == nil {
+					return scaleset.Record{}, false
+				}
+				rec, ok := s.fleet.Session(t.Name)
+				return scaleset.Record{SetID: rec.SetID, SessionID: rec.SessionID, Owner: "host " + rec.Host}, ok
 			}},
 		Want:      scaleset.ScaleSet{Name: t.ScaleSet, RunnerGroupID: group, Labels: []string{t.ScaleSet}},
 		MovedFrom: from,
-		Capacity:  func() int { return s.capacity(ctx, t.Name) },
+		Capacity:  func() int { return s.capacity(ctx, st) },
 		Process:   func(d scaleset.Demand) { s.process(st, d) },
 	}
 	st.mu.Lock()
@@ -327,16 +438,20 @@ func (s *scaleSets) process(st *setTarget, d scaleset.Demand) {
 	s.report(st, d.Statistics)
 	id := st.t.Identity()
 	s.mu.Lock()
-	k := s.knownLocked(id)
+	s.learnLocked(id, d.Started, d.Completed)
+	n := s.news[id]
+	if n == nil {
+		n = &queueNews{busy: map[string]bool{}}
+		s.news[id] = n
+	}
 	for _, name := range d.Started {
-		r := k[name]
-		r.present, r.busy, r.looked = true, true, false
-		k[name] = r
+		n.busy[name] = true
 	}
 	for _, name := range d.Completed {
-		// An ephemeral runner is removed by the service once its job is done.
-		k[name] = knownRunner{}
+		delete(n.busy, name)
+		n.done = append(n.done, name)
 	}
+	n.done = n.done[max(len(n.done)-newsDone, 0):]
 	s.mu.Unlock()
 	if d.MessageID != 0 {
 		s.crashAt(CrashBeforeAck, st.t.Name)
@@ -357,6 +472,58 @@ func (s *scaleSets) crashAt(p engine.CrashPoint, target string) {
 	}
 }
 
+// learnLocked records runners that started a job and runners whose job completed, from this
+// host's queue or the fleet leader's. Callers hold s.mu.
+func (s *scaleSets) learnLocked(identity string, started, completed []string) {
+	k := s.knownLocked(identity)
+	for _, name := range started {
+		r := k[name]
+		r.present, r.busy, r.looked = true, true, false
+		k[name] = r
+	}
+	for _, name := range completed {
+		// An ephemeral runner is removed by the service once its job is done.
+		k[name] = knownRunner{}
+	}
+}
+
+// SetNews is the fleet's fleet.SetSource: what this host's queue said of t's runners, and the set.
+func (s *scaleSets) SetNews(t config.Target) fleet.SetNews {
+	out := fleet.SetNews{SetID: s.setIDOf(t)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := s.news[t.Identity()]; n != nil {
+		for name := range n.busy {
+			out.Busy = append(out.Busy, name)
+		}
+		slices.Sort(out.Busy)
+		out.Done = slices.Clone(n.done)
+	}
+	return out
+}
+
+// HeardSet takes the fleet leader's news of t: this follower learns its runners' jobs from it.
+func (s *scaleSets) HeardSet(t config.Target, n fleet.SetNews) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n.SetID != 0 {
+		s.heard[t.Identity()] = n.SetID
+	}
+	s.learnLocked(t.Identity(), n.Busy, n.Done)
+}
+
+// setIDOf is t's scale set: ensured by this host's listener, or else published by the leader.
+func (s *scaleSets) setIDOf(t config.Target) int64 {
+	if st := s.target(t.Name); st != nil && st.t.Identity() == t.Identity() {
+		if id := st.setID(); id != 0 {
+			return id
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.heard[t.Identity()]
+}
+
 func (s *scaleSets) knownLocked(identity string) map[string]knownRunner {
 	k := s.known[identity]
 	if k == nil {
@@ -366,15 +533,34 @@ func (s *scaleSets) knownLocked(identity string) map[string]knownRunner {
 	return k
 }
 
-// capacity is X-ScaleSetMaxCapacity for target name: min(max_runners, its live runners + the
-// host's free slots), so the service never assigns more jobs than this host can start. While the
-// target or the daemon drains it is the target's busy runners: no new job is assigned.
-func (s *scaleSets) capacity(ctx context.Context, name string) int {
+// capacity is X-ScaleSetMaxCapacity for st: min(max_runners, its live runners + the host's free
+// slots), so the service never assigns more jobs than this host can start. While the target or the
+// daemon drains it is the target's busy runners: no new job is assigned. A fleet's leader adds what
+// the other hosts can run: their published starting, idle and free runners, and the set's running
+// jobs that are not this host's.
+func (s *scaleSets) capacity(ctx context.Context, st *setTarget) int {
+	own, busy, taking := s.ownCapacity(ctx, st.t.Name)
+	if !taking || s.fleet == nil || !s.fleet.Joined() {
+		return own
+	}
+	st.mu.Lock()
+	l := st.listener
+	st.mu.Unlock()
+	running := 0
+	if l != nil {
+		running = l.Last().Statistics.TotalRunningJobs
+	}
+	return own + s.fleet.PeerRoom(st.t.Name) + max(running-busy, 0)
+}
+
+// ownCapacity is this host's capacity of target name, its busy runners of it, and whether it
+// takes new jobs at all.
+func (s *scaleSets) ownCapacity(ctx context.Context, name string) (int, int, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	live, err := s.store.Live(ctx)
 	if err != nil {
-		return 0 // unknown: take no new job rather than one this host may not fit
+		return 0, 0, false // unknown: take no new job rather than one this host may not fit
 	}
 	s.mu.Lock()
 	cfg := s.cfg
@@ -390,9 +576,9 @@ func (s *scaleSets) capacity(ctx context.Context, name string) int {
 	}
 	t, ok := cfg.Target(name)
 	if !ok || !t.IsEnabled() || s.draining.Load() || t.Mode == "monitor" {
-		return busy
+		return busy, busy, false
 	}
-	return max(min(t.MaxRunners, targetLive+cfg.Daemon.MaxRunners-len(live)), 0)
+	return max(min(t.MaxRunners, targetLive+cfg.Daemon.MaxRunners-len(live)), 0), busy, true
 }
 
 func (s *scaleSets) target(name string) *setTarget {
@@ -417,9 +603,11 @@ func (s *scaleSets) Queued(ctx context.Context, t config.Target) ([]engine.Job, 
 		return nil, &errNotReady{msg: fmt.Sprintf("scale set %s: the listener is not running yet", t.ScaleSet)}
 	}
 	st.mu.Lock()
-	open, waiting, lastErr, l := st.open, st.waiting, st.lastErr, st.listener
+	open, waiting, lastErr, l, follower := st.open, st.waiting, st.lastErr, st.listener, st.follower
 	st.mu.Unlock()
 	switch {
+	case follower:
+		return nil, &errNotReady{msg: fmt.Sprintf("scale set %s: another host of the fleet holds its message session, and its leader's view of the queue did not come in time", t.ScaleSet)}
 	case waiting != "":
 		return nil, &errNotReady{msg: fmt.Sprintf("scale set %s: waiting for its message session: %s", t.ScaleSet, waiting)}
 	case !open && lastErr != "":
@@ -438,11 +626,7 @@ func (s *scaleSets) Queued(ctx context.Context, t config.Target) ([]engine.Job, 
 
 // JITConfig registers a runner through the scale set's JIT endpoint; it carries the set's label.
 func (s *scaleSets) JITConfig(ctx context.Context, t config.Target, req engine.JITRequest) (engine.Registration, error) {
-	st := s.target(t.Name)
-	var id int64
-	if st != nil && st.t.Identity() == t.Identity() {
-		id = st.setID()
-	}
+	id := s.setIDOf(t)
 	if id == 0 {
 		return engine.Registration{}, &errNotReady{msg: fmt.Sprintf("scale set %s is not set up yet", t.ScaleSet)}
 	}
@@ -556,6 +740,9 @@ func (s *scaleSets) status(name string) (setStatus, bool) {
 	if st.waiting != "" {
 		out.Session = "waiting"
 	}
+	if st.follower {
+		out.Session = "held by the fleet's leader"
+	}
 	if st.listener != nil {
 		out.ID = st.listener.ScaleSet().ID
 		out.Statistics = st.listener.Last().Statistics
@@ -590,6 +777,11 @@ func (d demandFor) Runners(ctx context.Context, t config.Target) ([]engine.Runne
 	}
 	return d.rest.Runners(ctx, t)
 }
+
+// SetNews and HeardSet make demandFor the fleet's fleet.SetSource (scale-set targets only).
+func (d demandFor) SetNews(t config.Target) fleet.SetNews { return d.sets.SetNews(t) }
+
+func (d demandFor) HeardSet(t config.Target, n fleet.SetNews) { d.sets.HeardSet(t, n) }
 
 func (d demandFor) DeleteRunner(ctx context.Context, t config.Target, runnerID int64) error {
 	if t.ScaleSet != "" {

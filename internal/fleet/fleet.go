@@ -47,6 +47,9 @@ type Options struct {
 	// OnAlone reports a target this host serves on its own because its config differs from the
 	// fleet's (true), or no longer (false).
 	OnAlone func(target string, alone bool)
+	// OnLead reports that this host became the elected reader of target (true) or is no longer
+	// (false: the target was removed, or the epoch ended, which OnJoined(false) reports too).
+	OnLead func(target string, leads bool)
 }
 
 // Fleet is this host's membership of one fleet. Methods are safe for concurrent use.

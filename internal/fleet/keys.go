@@ -19,6 +19,7 @@ import (
 //	supply/<target>/<host>  a host's starting, idle and free runners of the target (lease)
 //	view/<target>           the leader's view of GitHub: runners and queued jobs (leader's lease)
 //	wake/<target>           bumped when a host receives a webhook delivery for the target
+//	session/<target>        a scale-set target's message session, by id (no lease: outlives its holder)
 type keys struct{ root string }
 
 func newKeys(fleet string) keys { return keys{root: "/runner-manager/" + fleet + "/"} }
@@ -33,6 +34,7 @@ func (k keys) supplies(target string) string     { return k.root + "supply/" + t
 func (k keys) supply(target, host string) string { return k.supplies(target) + host }
 func (k keys) view(target string) string         { return k.root + "view/" + target }
 func (k keys) wake(target string) string         { return k.root + "wake/" + target }
+func (k keys) session(target string) string      { return k.root + "session/" + target }
 
 // parse splits a key of the fleet into its kind and parts ("supply", target, host).
 func (k keys) parse(key string) (kind string, parts []string) {

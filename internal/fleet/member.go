@@ -363,8 +363,17 @@ func (f *Fleet) campaign(ep *epoch, target string, c *campaign, ctx context.Cont
 	c.elected, c.key, c.rev = true, e.Key(), e.Rev()
 	f.mu.Unlock()
 	f.log.Info("fleet: this host now reads GitHub for the target", "target", target)
+	if f.o.OnLead != nil {
+		f.o.OnLead(target, true)
+	}
 	f.o.Wake(target)
 	<-ctx.Done()
+	f.mu.Lock()
+	c.elected = false
+	f.mu.Unlock()
+	if f.o.OnLead != nil {
+		f.o.OnLead(target, false)
+	}
 	if ep.ctx.Err() == nil { // the target was removed: hand the leadership over now
 		rctx, cancel := context.WithTimeout(context.Background(), f.opTO)
 		_ = e.Resign(rctx)

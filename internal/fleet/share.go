@@ -38,6 +38,9 @@ type view struct {
 	At      time.Time       `json:"at"`
 	Runners []engine.Runner `json:"runners"`
 	Jobs    []engine.Job    `json:"jobs"`
+	// Set is a scale-set target's news from the queue (its Runners are then empty: scale-set
+	// runners have no listing, each host knows its own).
+	Set *SetNews `json:"set,omitempty"`
 }
 
 // supply is what supply/<target>/<host> holds.
@@ -115,6 +118,14 @@ func (r registrar) Runners(ctx context.Context, t config.Target) ([]engine.Runne
 	if ro == roleFollower {
 		v, mod, got := f.viewFor(ctx, ep, t.Name)
 		switch {
+		case got == gotView && t.ScaleSet != "":
+			// A scale-set target's runners are each host's own knowledge, brought up to date with
+			// what the leader's queue said of them.
+			ps.view, ps.viewMod = v, mod
+			if src := setSource(r.Registrar); src != nil && v.Set != nil {
+				src.HeardSet(t, *v.Set)
+			}
+			return r.Registrar.Runners(ctx, t)
 		case got == gotView:
 			ps.view, ps.viewMod = v, mod
 			return v.Runners, nil
@@ -157,7 +168,12 @@ func (d demand) Queued(ctx context.Context, t config.Target) ([]engine.Job, erro
 	case roleLeader:
 		jobs, err := d.Demand.Queued(ctx, t)
 		if err == nil {
-			f.publishView(ctx, ps, t.Name, view{Host: f.host, Runners: ps.runners, Jobs: jobs})
+			v := view{Host: f.host, Runners: ps.runners, Jobs: jobs}
+			if src := setSource(d.Demand); src != nil && t.ScaleSet != "" {
+				n := src.SetNews(t)
+				v.Runners, v.Set = nil, &n
+			}
+			f.publishView(ctx, ps, t.Name, v)
 		}
 		return jobs, err
 	}
@@ -251,8 +267,8 @@ func (f *Fleet) publishView(ctx context.Context, ps *passState, target string, v
 }
 
 func sameView(a, b view) bool {
-	ja, _ := json.Marshal(view{Runners: a.Runners, Jobs: a.Jobs})
-	jb, _ := json.Marshal(view{Runners: b.Runners, Jobs: b.Jobs})
+	ja, _ := json.Marshal(view{Runners: a.Runners, Jobs: a.Jobs, Set: a.Set})
+	jb, _ := json.Marshal(view{Runners: b.Runners, Jobs: b.Jobs, Set: b.Set})
 	return string(ja) == string(jb)
 }
 

@@ -30,6 +30,8 @@ type scaleSet struct {
 	pending       []jobMessage    // events not yet put into a message
 	session       *ssSession
 	notify        chan struct{} // closed and replaced on every change a long poll waits for
+	opened        int           // sessions created on the set
+	conflicts     int           // session creates refused with 409
 }
 
 type ssSession struct {
@@ -348,15 +350,19 @@ func (s *Server) queueCall(w http.ResponseWriter, r *http.Request) *ssSession {
 
 // ScaleSet is a snapshot of a scale set, for assertions and the admin API.
 type ScaleSet struct {
-	ID         int64      `json:"id"`
-	Name       string     `json:"name"`
-	Scope      string     `json:"scope"` // "owner/name" or "org"
-	GroupID    int64      `json:"group_id"`
-	Labels     []string   `json:"labels"`
-	Session    string     `json:"session,omitempty"` // the session id, "" if none
-	Owner      string     `json:"owner,omitempty"`   // the session's ownerName
-	Polling    bool       `json:"polling"`           // a message GET is in flight
-	Unacked    int        `json:"unacked"`           // messages delivered or packed, not yet acknowledged
+	ID      int64    `json:"id"`
+	Name    string   `json:"name"`
+	Scope   string   `json:"scope"` // "owner/name" or "org"
+	GroupID int64    `json:"group_id"`
+	Labels  []string `json:"labels"`
+	Session string   `json:"session,omitempty"` // the session id, "" if none
+	Owner   string   `json:"owner,omitempty"`   // the session's ownerName
+	Polling bool     `json:"polling"`           // a message GET is in flight
+	Unacked int      `json:"unacked"`           // messages delivered or packed, not yet acknowledged
+	// Opened counts the sessions created on the set, Conflicts the creates refused with 409
+	// while another session was held (a set never has more than one session).
+	Opened     int        `json:"sessions_opened"`
+	Conflicts  int        `json:"session_conflicts"`
 	Statistics Statistics `json:"statistics"`
 }
 
@@ -367,7 +373,7 @@ func (s *Server) ScaleSets() []ScaleSet {
 	var out []ScaleSet
 	for _, ss := range s.act.sets {
 		v := ScaleSet{ID: ss.id, Name: ss.name, Scope: ss.sc.display(), GroupID: ss.groupID,
-			Labels: slices.Clone(ss.labels), Unacked: len(ss.msgs), Statistics: s.stats(ss)}
+			Labels: slices.Clone(ss.labels), Unacked: len(ss.msgs), Opened: ss.opened, Conflicts: ss.conflicts, Statistics: s.stats(ss)}
 		if ss.session != nil {
 			v.Session, v.Owner, v.Polling = ss.session.id, ss.session.owner, ss.session.polling > 0
 		}

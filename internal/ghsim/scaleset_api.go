@@ -254,11 +254,13 @@ func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request, ss 
 		return
 	}
 	if ss.session != nil && !s.stale(ss.session) {
+		ss.conflicts++
 		writeActionsError(w, http.StatusConflict, excSessionConflict,
 			fmt.Sprintf("The actions runner scaleset %s already has an active session for owner %s.", ss.name, ss.session.owner))
 		return
 	}
 	now := s.now()
+	ss.opened++
 	ss.session = &ssSession{id: newGUID(), owner: body.OwnerName, set: ss, token: newSecret("ghsimq_"),
 		tokenExp: now.Add(s.opts.Actions.QueueTokenTTL), lastSeen: now}
 	ss.wake() // a poll of the replaced session ends

@@ -496,6 +496,11 @@ func TestSessionExpiry(t *testing.T) { // section 3, "One session per scale set"
 	if r := a.openSession("host-a"); r.code != 200 {
 		t.Errorf("after delete: %d, want 200", r.code)
 	}
+	// The admin snapshot counts every session created and every create refused (e2e/fleet proves
+	// with it that a fleet holds one session and its followers never ask for one).
+	if got := s.ScaleSets()[0]; got.Opened != 3 || got.Conflicts != 2 {
+		t.Errorf("sessions opened %d, conflicts %d; want 3 and 2", got.Opened, got.Conflicts)
+	}
 }
 
 func TestGHESAcquire(t *testing.T) { // section 2b "Acquire jobs", section 3 "Flows"

@@ -249,18 +249,24 @@ func TestHolderCrashSafety(t *testing.T) {
 		name       string
 		journal    string // what a previous run left
 		held       string // the session the service still holds
+		pred       string // the session a fleet's previous leader held (Predecessor)
 		expire     int    // 409s before the stale one expires
 		wantCalls  []string
 		wantWaits  int
 		wantErr    bool
 		wantLastID string
 	}{
-		{"fresh start", "", "", 0, []string{"create"}, 0, false, "s1"},
-		{"killed after the id was journaled", `{"state":"open","set_id":7,"session_id":"old"}`, "old", 0,
+		{"fresh start", "", "", "", 0, []string{"create"}, 0, false, "s1"},
+		{"killed after the id was journaled", `{"state":"open","set_id":7,"session_id":"old"}`, "old", "", 0,
 			[]string{"delete old", "create"}, 0, false, "s1"},
-		{"killed between reply and journal", `{"state":"opening","set_id":7}`, "old", 2,
+		{"killed between reply and journal", `{"state":"opening","set_id":7}`, "old", "", 2,
 			[]string{"create", "create", "create"}, 2, false, "s1"},
-		{"closed cleanly", `{"state":"closed","set_id":7}`, "", 0, []string{"create"}, 0, false, "s1"},
+		{"closed cleanly", `{"state":"closed","set_id":7}`, "", "", 0, []string{"create"}, 0, false, "s1"},
+		// A fleet's leader killed with its session open: the next leader deletes it, no 409.
+		{"a previous leader's session", "", "theirs", "theirs", 1, []string{"delete theirs", "create"}, 0, false, "s1"},
+		{"a previous leader's session, gone already", "", "", "theirs", 0, []string{"delete theirs", "create"}, 0, false, "s1"},
+		{"own session is the previous leader's", `{"state":"open","set_id":7,"session_id":"old"}`, "old", "old", 0,
+			[]string{"delete old", "create"}, 0, false, "s1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -276,6 +282,9 @@ func TestHolderCrashSafety(t *testing.T) {
 			h := &Holder{Client: svc, Store: st, Key: "scaleset/t", Owner: "host",
 				Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil },
 				Rand:  func() float64 { return 0.5 }}
+			if c.pred != "" {
+				h.Predecessor = func() (Record, bool) { return Record{SetID: 7, SessionID: c.pred, Owner: "host-a"}, true }
+			}
 			s, err := h.Open(context.Background(), 7)
 			if (err != nil) != c.wantErr {
 				t.Fatalf("err %v", err)

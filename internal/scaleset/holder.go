@@ -46,6 +46,10 @@ type Holder struct {
 	Waiting func(reason string, retryIn time.Duration)
 	// Opened is told of each session once its id is journaled (logs; the crash tests kill there).
 	Opened func(*Session)
+	// Predecessor, when set, names a session another host held on this set and can no longer
+	// close (a fleet's previous leader, killed with it open): Open deletes it first, so the new
+	// holder does not wait for GitHub to expire it. nil or false: none.
+	Predecessor func() (Record, bool)
 }
 
 // ConflictRetryMin and ConflictRetryMax bound the wait between session creates refused with 409,
@@ -87,6 +91,13 @@ func (h *Holder) Open(ctx context.Context, setID int64) (*Session, error) {
 	if prev.SessionID != "" && prev.State == "open" {
 		if err := h.Client.DeleteSession(ctx, prev.SetID, prev.SessionID); err != nil {
 			return nil, fmt.Errorf("close this host's session %s left from before a restart: %w", prev.SessionID, err)
+		}
+	}
+	if h.Predecessor != nil {
+		if p, ok := h.Predecessor(); ok && p.SessionID != "" && p.SessionID != prev.SessionID {
+			if err := h.Client.DeleteSession(ctx, p.SetID, p.SessionID); err != nil {
+				return nil, fmt.Errorf("close session %s that %s held on scale set %d: %w", p.SessionID, p.Owner, p.SetID, err)
+			}
 		}
 	}
 	if err := h.save(ctx, Record{State: "opening", SetID: setID, Owner: h.Owner}); err != nil {
