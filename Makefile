@@ -48,7 +48,7 @@ demo: build
 	$(GO) build -o $(BIN)/demo ./cmd/demo
 	$(BIN)/demo -bin $(BIN) -config examples/demo.toml $(DEMOFLAGS)
 
-# Measures on this machine (about 18 minutes, 127.0.0.1 only) and rewrites docs/benchmarks.md.
+# Measures on this machine (about 35-40 minutes, 127.0.0.1 only) and rewrites docs/benchmarks.md.
 bench: build
 	$(GO) build -o $(BIN)/benchmark ./bench/cmd/benchmark
 	$(BIN)/benchmark -bin $(BIN) -go $(GO) -out docs/benchmarks.md $(BENCHFLAGS)

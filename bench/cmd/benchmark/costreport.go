@@ -144,11 +144,17 @@ func (r results) goals() []goal {
 
 // renderGoals writes the goals of section as rows: met or not met with the number, or not measured.
 func (r results) renderGoals(p printer, section string) {
-	p("Goals of issue 16 this figure measures:\n\n| goal | measured | met | command |\n|---|---|---|---|\n")
+	var gs []goal
 	for _, g := range r.goals() {
-		if g.section != section {
-			continue
+		if g.section == section {
+			gs = append(gs, g)
 		}
+	}
+	if len(gs) == 0 {
+		return
+	}
+	p("Goals of issue 16 this figure measures:\n\n| goal | measured | met | command |\n|---|---|---|---|\n")
+	for _, g := range gs {
 		met, measured := "not measured", g.measured
 		if measured == "" {
 			measured = "not run"

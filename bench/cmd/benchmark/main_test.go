@@ -251,6 +251,9 @@ func TestRenderCostLimitsAndGoals(t *testing.T) {
 	if strings.Contains(out, "1% of a core") {
 		t.Error("the idle goal is shown without the idle figure")
 	}
+	if poll := out[strings.Index(out, "## 11."):strings.Index(out, "## 12.")]; strings.Contains(poll, "Goals of issue 16") {
+		t.Error("figure 11 measures no goal but shows a goals table")
+	}
 	// A goal measured over too short a window is not met, whatever its counts.
 	r.Limits[0].Window = 5 * time.Minute
 	r.Idle = []idle{{Targets: 1000, Window: time.Minute, RSSMax: 60 * 1024, CPU: 300 * time.Millisecond}}
