@@ -23,16 +23,7 @@ import (
 // as a uid that is neither root nor the daemon's, the two differ, the jobs complete, and a
 // runner's uid cannot read the GitHub credential or the state dir.
 func TestRunnersRunAsTheirSlotUsers(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("per-slot runner users need a root daemon (CI runs as root); run the e2e suite as root to run this test")
-	}
-	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/web"}})
-	cfg := harness.NewConfig(t, sim)
-	cfg.File.Daemon.RunnerUser = config.RunnerUserPerSlot
-	cfg.File.Daemon.RunnerUserPrefix = runnerusertest.Prefix()
-	cfg.Add(harness.RepoTarget("web", "acme/web", []string{"e2e"}, 2))
-	openAncestors(t, filepath.Dir(cfg.StateDir))
-	d := harness.StartDaemon(t, cfg.Write(t))
+	sim, cfg, d := startIsolated(t, 2)
 
 	jobs := []int64{
 		sim.MustQueue(t, "acme/web", []string{"e2e"}, 8*time.Second),
@@ -75,6 +66,29 @@ func TestRunnersRunAsTheirSlotUsers(t *testing.T) {
 	}
 	sim.WaitJobsDone(t, 90*time.Second, jobs...)
 	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
+	stopClean(t, sim, cfg, d)
+}
+
+// startIsolated starts a simulator with acme/web and a daemon running per-slot runner users (with
+// this test process's prefix) for one target of maxRunners runners labelled e2e. It skips unless
+// root, as per-slot users need a root daemon.
+func startIsolated(t *testing.T, maxRunners int) (*harness.Sim, *harness.Config, *harness.Daemon) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("per-slot runner users need a root daemon (CI runs as root); run the e2e suite as root to run this test")
+	}
+	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/web"}})
+	cfg := harness.NewConfig(t, sim)
+	cfg.File.Daemon.RunnerUser = config.RunnerUserPerSlot
+	cfg.File.Daemon.RunnerUserPrefix = runnerusertest.Prefix()
+	cfg.Add(harness.RepoTarget("web", "acme/web", []string{"e2e"}, maxRunners))
+	openAncestors(t, filepath.Dir(cfg.StateDir))
+	return sim, cfg, harness.StartDaemon(t, cfg.Write(t))
+}
+
+// stopClean stops the daemon with SIGTERM and checks it exited 0 and left nothing behind.
+func stopClean(t *testing.T, sim *harness.Sim, cfg *harness.Config, d *harness.Daemon) {
+	t.Helper()
 	d.Signal(syscall.SIGTERM)
 	if code, out := d.Wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("daemon exited %d after SIGTERM; stdout:\n%s", code, out)

@@ -3,8 +3,12 @@ package ghsim
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -149,4 +153,22 @@ func runnerPost(t *testing.T, s *Server, op string, body any) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestPackageFileHashes: Package.FileSHA256 names every file of the tarball with its sha256.
+func TestPackageFileHashes(t *testing.T) {
+	pkg := testPackage(t)
+	dir := extract(t, pkg.Path)
+	for _, name := range []string{"run.sh", "bin/Runner.Listener"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != pkg.FileSHA256[name] {
+			t.Errorf("%s: FileSHA256 %q is not the extracted file's sha256", name, pkg.FileSHA256[name])
+		}
+	}
+	if len(pkg.FileSHA256) != 2 {
+		t.Errorf("FileSHA256 = %v, want run.sh and bin/Runner.Listener", pkg.FileSHA256)
+	}
 }

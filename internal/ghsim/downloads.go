@@ -30,6 +30,9 @@ type Package struct {
 	Arch     string // x64, arm64, arm
 	Version  string
 	SHA256   string // hex
+	// FileSHA256 is the hex sha256 of each file in the tarball, by its path there (run.sh,
+	// bin/Runner.Listener): tests compare what a runner runs with what was served.
+	FileSHA256 map[string]string
 }
 
 // runnerOS and runnerArch map Go's platform names to the ones the downloads endpoint uses.
@@ -77,7 +80,7 @@ func BuildFakeRunnerPackage(ctx context.Context, dir string) (Package, error) {
 	if err != nil {
 		return Package{}, err
 	}
-	pkg := Package{OS: runnerOS(runtime.GOOS), Arch: runnerArch(runtime.GOARCH), Version: FakeRunnerVersion}
+	pkg := Package{OS: runnerOS(runtime.GOOS), Arch: runnerArch(runtime.GOARCH), Version: FakeRunnerVersion, FileSHA256: map[string]string{}}
 	pkg.Filename = fmt.Sprintf("actions-runner-%s-%s-%s.tar.gz", pkg.OS, pkg.Arch, pkg.Version)
 	pkg.Path = filepath.Join(dir, pkg.Filename)
 	binData, err := os.ReadFile(bin)
@@ -98,6 +101,8 @@ func BuildFakeRunnerPackage(ctx context.Context, dir string) (Package, error) {
 		if _, err := tw.Write(f.data); err != nil {
 			return Package{}, fmt.Errorf("ghsim: write runner tarball: %w", err)
 		}
+		fileSum := sha256.Sum256(f.data)
+		pkg.FileSHA256[f.name] = hex.EncodeToString(fileSum[:])
 	}
 	if err := tw.Close(); err != nil {
 		return Package{}, fmt.Errorf("ghsim: write runner tarball: %w", err)
