@@ -40,7 +40,7 @@ sees() { name=$1; shift; if "$@" >/dev/null 2>&1; then echo "SEES $name"; else e
 // busy: it cannot read the GitHub credential, the state directory or the other runner's
 // environment (which holds that runner's JIT config), and cannot write, replace or forge the
 // shim's files in its attempt directory; it can read its own runner's environment and write its
-// own root, so the checks can tell.
+// own root, _work and _diag (as actions/runner must), so the checks can tell.
 func TestHostileJobBesideAnotherRunner(t *testing.T) {
 	sim, cfg, d := startIsolated(t, 2)
 	other, err := sim.QueueJobSpec(ghsim.JobSpec{Repo: "acme/web", Labels: []string{"e2e"}, Duration: -1})
@@ -65,12 +65,14 @@ refused link-exit.json ln -s /etc/passwd "$attempt/exit.json"
 refused write-shim-log sh -c 'printf "forged line\n" >> "$1"' _ "$attempt/_diag/runner.log"
 refused chmod-attempt-dir chmod 0777 "$attempt"
 sees own-root-writable sh -c 'printf x > "$1/own-file"' _ "$root"
+sees own-work-writable mkdir "$root/_work/job"
+sees own-diag-writable sh -c 'printf x > "$1/_diag/Runner.log"' _ "$root"
 `, shq(sim.TokenFile), shq(cfg.StateDir), otherPID)
 	res := runCommandJob(t, sim, script)
 	checks := parseChecks(t, res)
 	checks.wantRefused(t, "read-token", "list-state-dir", "read-state-dir-file", "read-other-environ", "write-shim.json",
 		"replace-shim.json", "remove-shim.json", "create-exit.json", "link-exit.json", "write-shim-log", "chmod-attempt-dir")
-	checks.wantSeen(t, "own-environ", "own-root-writable")
+	checks.wantSeen(t, "own-environ", "own-root-writable", "own-work-writable", "own-diag-writable")
 	uid := checks.who(t, cfg)
 	if uid == otherUID {
 		t.Errorf("the hostile job runs as uid %d, the same as the other busy runner (pid %d)", uid, otherPID)

@@ -242,9 +242,9 @@ func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 }
 
 // handOver prepares a runner user's turn: slot hygiene first (nothing the slot's previous job left
-// survives), then the runner's root and its own work directory become the user's. The package
-// files inside stay the daemon's and read-only: the user may replace its links, never the inodes
-// the cache shares.
+// survives), then the runner's root, its _work and _diag and its own work directory become the
+// user's. The package files inside stay the daemon's and read-only: the user may replace its
+// links, never the inodes the cache shares.
 func (l *Launcher) handOver(ctx context.Context, u User, dir, workDir string, ownWorkDir bool) error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("the daemon is not root, so it cannot run runners as their slot users: run it as root, or set daemon.runner_user = \"daemon\" (runners then share the daemon's user and can read its credentials)")
@@ -254,6 +254,11 @@ func (l *Launcher) handOver(ctx context.Context, u User, dir, workDir string, ow
 	}
 	root := RunnerRoot(dir)
 	dirs := []string{root}
+	// The runner writes its job workspace and diagnostics there (actions/runner's _work, _diag):
+	// Materialize made them, so they are the daemon's until handed over.
+	for _, d := range writableDirs {
+		dirs = append(dirs, filepath.Join(root, d))
+	}
 	if ownWorkDir && workDir != root {
 		dirs = append(dirs, workDir)
 	}
