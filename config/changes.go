@@ -30,6 +30,7 @@ var classes = map[string]Class{
 	"daemon.log_format":             Live,
 	"daemon.max_runners":            NextPass, // the host bound each loop's plan reads
 	"daemon.poll_interval":          NextPass,
+	"daemon.idle_poll_interval":     NextPass,
 	"daemon.shutdown_drain_timeout": Live, // read when a stop begins
 	"daemon.reload_settle":          Live, // read by the watcher at its next change
 	"daemon.metrics_listen":         Restart,
@@ -74,6 +75,7 @@ var classes = map[string]Class{
 	"target.idle_timeout":               NextPass,
 	"target.startup_timeout":            NextPass,
 	"target.poll_interval":              NextPass,
+	"target.idle_poll_interval":         NextPass,
 	"target.mode":                       NextPass,
 	"target.runner_version":             NextPass,
 	"target.work_dir":                   NextPass,

@@ -36,10 +36,12 @@ const EnvPrefix = "RUNNER_MANAGER_"
 
 // Defaults, documented in docs/configuration.md.
 const (
-	DefaultStateDir             = "/var/lib/runner-manager"
-	DefaultAPIURL               = "https://api.github.com"
-	DefaultMaxRunners           = 4
-	DefaultPollInterval         = "30s"
+	DefaultStateDir     = "/var/lib/runner-manager"
+	DefaultAPIURL       = "https://api.github.com"
+	DefaultMaxRunners   = 4
+	DefaultPollInterval = "30s"
+	// DefaultIdlePollFactor: an absent idle_poll_interval is this many poll intervals.
+	DefaultIdlePollFactor       = 4
 	DefaultShutdownDrainTimeout = "60s"
 	DefaultReloadSettle         = "1s"
 	DefaultWebhookPath          = "/webhook"
@@ -63,7 +65,7 @@ const (
 // daemonEnvKeys are the [daemon] scalars an environment variable may override, with their kinds.
 var daemonEnvKeys = map[string]string{
 	"state_dir": "string", "log_level": "string", "log_format": "string", "max_runners": "int",
-	"poll_interval": "duration", "shutdown_drain_timeout": "duration", "reload_settle": "duration",
+	"poll_interval": "duration", "idle_poll_interval": "duration", "shutdown_drain_timeout": "duration", "reload_settle": "duration",
 	"metrics_listen": "string", "status_listen": "string",
 	"status_token_file": "string", "runner_user": "string", "runner_user_prefix": "string",
 }

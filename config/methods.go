@@ -1,6 +1,9 @@
 package config
 
-import "regexp"
+import (
+	"regexp"
+	"time"
+)
 
 // RedactedValue replaces every secret in a Redacted copy.
 const RedactedValue = "<redacted>"
@@ -86,4 +89,32 @@ var userinfo = regexp.MustCompile(`(://)[^/\s@]+@`)
 // through it; s is returned unchanged when it has none.
 func RedactURL(s string) string {
 	return userinfo.ReplaceAllString(s, "${1}"+RedactedValue+"@")
+}
+
+// PollIntervalOf is t's configured poll interval: its own, else webhook.poll_interval while
+// webhooks are configured (deliveries wake a target at once; the poll only reconciles missed
+// ones), else the daemon's. 0 when none is set (a Config built by hand).
+func (c *Config) PollIntervalOf(t Target) time.Duration {
+	poll := t.PollInterval.D()
+	if poll <= 0 && c.Webhook != nil {
+		poll = c.Webhook.PollInterval.D()
+	}
+	if poll <= 0 {
+		poll = c.Daemon.PollInterval.D()
+	}
+	return poll
+}
+
+// IdlePollIntervalOf is how often t reads a repository whose last reads all answered 304: its own
+// idle_poll_interval, else the daemon's, else DefaultIdlePollFactor x its poll interval (poll);
+// never more often than poll.
+func (c *Config) IdlePollIntervalOf(t Target, poll time.Duration) time.Duration {
+	idle := t.IdlePollInterval.D()
+	if idle <= 0 {
+		idle = c.Daemon.IdlePollInterval.D()
+	}
+	if idle <= 0 {
+		idle = DefaultIdlePollFactor * poll
+	}
+	return max(idle, poll)
 }

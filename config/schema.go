@@ -46,6 +46,9 @@ type Daemon struct {
 	MaxRunners int `koanf:"max_runners" json:"max_runners" toml:"max_runners" jsonschema:"minimum=1,maximum=1000,default=4"`
 	// How often each target asks GitHub for queued jobs (targets may override it).
 	PollInterval Duration `koanf:"poll_interval" json:"poll_interval" toml:"poll_interval" jsonschema_extras:"default=30s"`
+	// How often a repository whose last 3 reads all answered 304 is read instead (targets may
+	// override it); absent: 4 x each target's poll interval. At least daemon.poll_interval.
+	IdlePollInterval Duration `koanf:"idle_poll_interval" json:"idle_poll_interval,omitempty" toml:"idle_poll_interval,omitempty"`
 	// How long a stop (SIGTERM) waits for idle runners to deregister before exiting; busy runners are
 	// left running for startup recovery either way.
 	ShutdownDrainTimeout Duration `koanf:"shutdown_drain_timeout" json:"shutdown_drain_timeout" toml:"shutdown_drain_timeout" jsonschema_extras:"default=60s"`
@@ -172,6 +175,9 @@ type Target struct {
 	StartupTimeout Duration `koanf:"startup_timeout" json:"startup_timeout" toml:"startup_timeout" jsonschema_extras:"default=5m"`
 	// Overrides daemon.poll_interval for this target; 0 uses the daemon's.
 	PollInterval Duration `koanf:"poll_interval" json:"poll_interval,omitempty" toml:"poll_interval,omitempty"`
+	// Overrides daemon.idle_poll_interval for this target; absent uses the daemon's, else 4 x this
+	// target's poll interval. At least the target's poll interval.
+	IdlePollInterval Duration `koanf:"idle_poll_interval" json:"idle_poll_interval,omitempty" toml:"idle_poll_interval,omitempty"`
 	// autoscale launches runners; monitor only observes demand and reports it.
 	Mode string `koanf:"mode" json:"mode" toml:"mode" jsonschema:"enum=autoscale,enum=monitor,default=autoscale"`
 	// false keeps the target in the file without a running loop (its runners drain).

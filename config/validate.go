@@ -57,6 +57,9 @@ func (c *checker) validate(cfg *Config) {
 	for i, t := range cfg.Targets {
 		p := "target." + strconv.Itoa(i)
 		c.validateTarget(t, p)
+		if poll := cfg.PollIntervalOf(t); t.IdlePollInterval != 0 && t.IdlePollInterval.D() < poll {
+			c.add(SeverityError, p+".idle_poll_interval", fmt.Sprintf("idle_poll_interval (%s) must be at least this target's poll interval (%s): an idle repository is read less often than a busy one, never more; raise it, or remove it for 4 x the poll interval", t.IdlePollInterval, poll))
+		}
 		if t.Name != "" {
 			if j, dup := first[t.Name]; dup {
 				c.add(SeverityError, p+".name", fmt.Sprintf("name is already used by target #%d (line %d); target names must be unique", j+1, c.pos.find("target."+strconv.Itoa(j)).Line))
@@ -87,6 +90,10 @@ func (c *checker) validateDaemon(d Daemon) {
 		c.add(SeverityError, "daemon.poll_interval", fmt.Sprintf("daemon.poll_interval must be at least %s (got %s)", minPoll, d.PollInterval))
 	}
 	c.checkDurationBound("daemon.poll_interval", d.PollInterval)
+	if d.IdlePollInterval != 0 && d.IdlePollInterval < d.PollInterval {
+		c.add(SeverityError, "daemon.idle_poll_interval", fmt.Sprintf("daemon.idle_poll_interval (%s) must be at least daemon.poll_interval (%s): an idle repository is read less often than a busy one, never more; raise it, or remove it for 4 x poll_interval", d.IdlePollInterval, d.PollInterval))
+	}
+	c.checkDurationBound("daemon.idle_poll_interval", d.IdlePollInterval)
 	if d.ShutdownDrainTimeout < 0 {
 		c.add(SeverityError, "daemon.shutdown_drain_timeout", fmt.Sprintf("daemon.shutdown_drain_timeout must not be negative (got %s)", d.ShutdownDrainTimeout))
 	}
@@ -326,6 +333,7 @@ func (c *checker) validateTarget(t Target, p string) {
 		c.add(SeverityError, p+".poll_interval", fmt.Sprintf("poll_interval must be at least %s, or absent to use daemon.poll_interval (got %s)", minPoll, t.PollInterval))
 	}
 	c.checkDurationBound(p+".poll_interval", t.PollInterval)
+	c.checkDurationBound(p+".idle_poll_interval", t.IdlePollInterval)
 	c.oneOf(p+".mode", t.Mode, "autoscale", "monitor")
 	if t.RunnerVersion != "latest" && !semver.MatchString(t.RunnerVersion) {
 		c.add(SeverityError, p+".runner_version", fmt.Sprintf(`runner_version must be "latest" or an actions/runner version such as "2.321.0" (got %q)`, t.RunnerVersion))

@@ -520,12 +520,8 @@ func (l *loop) slotWait(now time.Time, interval, gap time.Duration) time.Duratio
 // deliveries wake it, else the daemon's, else 30 s.
 func PollInterval(cfg *config.Config, t config.Target) time.Duration {
 	poll := t.PollInterval.D()
-	// With webhooks a delivery wakes the loop at once; the poll only reconciles missed ones.
-	if poll <= 0 && cfg != nil && cfg.Webhook != nil {
-		poll = cfg.Webhook.PollInterval.D()
-	}
-	if poll <= 0 && cfg != nil {
-		poll = cfg.Daemon.PollInterval.D()
+	if cfg != nil {
+		poll = cfg.PollIntervalOf(t)
 	}
 	if poll <= 0 {
 		poll = 30 * time.Second

@@ -239,6 +239,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		}
 	}}
 	pc.set(cfg)
+	gh.idleEvery = pc.idleEvery
 	// A host with targets must be able to authenticate now; one without needs no credential.
 	if len(cfg.EnabledTargets()) > 0 {
 		if _, err := gh.get(); err != nil {

@@ -18,7 +18,8 @@ import (
 // use, not at start, so a host with no enabled target needs no credential and makes no call; it is
 // rebuilt when a reload changes the [github] section.
 type gitHub struct {
-	build func(config.GitHub) (*github.Client, error)
+	build     func(config.GitHub) (*github.Client, error)
+	idleEvery func(config.Target) int // passes between an idle repository's reads; nil: the client's default
 
 	mu     sync.Mutex
 	cfg    config.GitHub
@@ -75,6 +76,9 @@ func (g *gitHub) Queued(ctx context.Context, t config.Target) ([]engine.Job, err
 	ctx, c, s, err := g.scoped(ctx, t)
 	if err != nil {
 		return nil, err
+	}
+	if g.idleEvery != nil {
+		ctx = github.WithIdleEvery(ctx, g.idleEvery(t))
 	}
 	jobs, err := c.Jobs(ctx, s, t.Labels)
 	var partial *github.PartialError

@@ -63,6 +63,18 @@ func planFor(cfg *config.Config, c *github.Client) github.PollPlan {
 	return github.PlanConfig(cfg, func(t config.Target) time.Duration { return engine.PollInterval(cfg, t) }, count)
 }
 
+// idleEvery is how many of t's passes an idle repository waits between reads
+// (github.WithIdleEvery): its idle_poll_interval over its poll interval, rounded, at least 1.
+func (p *pacer) idleEvery(t config.Target) int {
+	cfg := p.cfg.Load()
+	poll := engine.PollInterval(cfg, t)
+	idle := config.DefaultIdlePollFactor * poll
+	if cfg != nil {
+		idle = cfg.IdlePollIntervalOf(t, poll)
+	}
+	return max(1, int((idle+poll/2)/poll))
+}
+
 func (p *pacer) Interval(name string, base time.Duration) time.Duration {
 	return p.current().Interval(name, base)
 }
