@@ -282,6 +282,13 @@ func property(s *jsonschema.Schema, name string) *jsonschema.Schema {
 
 func uintPtr(n int) *uint64 { u := uint64(n); return &u }
 
+// PerSlotRunners reports whether runners run as per-slot users under a daemon that is root or
+// not: when runner_user says per-slot, or when it is unset and the daemon is root. (A non-root
+// daemon with per-slot set cannot start; the daemon says so.)
+func (d Daemon) PerSlotRunners(root bool) bool {
+	return d.RunnerUser == RunnerUserPerSlot || d.RunnerUser == "" && root
+}
+
 // IsEnabled reports whether the target should have a running loop (absent means enabled).
 func (t Target) IsEnabled() bool { return t.Enabled == nil || *t.Enabled }
 

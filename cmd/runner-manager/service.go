@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/runner"
 	"github.com/runner-manager/runner-manager/internal/service"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/selfupdate"
@@ -48,8 +49,7 @@ version that keeps crashing is rolled back. See docs/upgrades.md.`,
 	cmd.AddCommand(
 		serviceInstallCmd(mgr),
 		serviceUnitCmd(mgr),
-		serviceSimpleCmd(mgr, "uninstall", "Stop and remove the service (runners, config and state are kept)",
-			func(ctx context.Context, m *service.Manager) error { return m.Uninstall(ctx) }),
+		serviceUninstallCmd(mgr),
 		serviceSimpleCmd(mgr, "start", "Start the installed service",
 			func(ctx context.Context, m *service.Manager) error { return m.Start(ctx) }),
 		serviceSimpleCmd(mgr, "stop", "Stop the daemon (drains at most 60 s; runners keep running their jobs)",
@@ -70,9 +70,14 @@ runs it and enables it. The unit's stop timeout is the config's daemon.shutdown_
 service unit prints the same unit without installing anything.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, source, err := serviceFor(cmd, mgr, config, source)
+			m, d, source, err := serviceFor(cmd, mgr, config, source)
 			if err != nil {
 				return err
+			}
+			users := &runner.SlotUsers{Prefix: d.RunnerUserPrefix}
+			perSlot, why := d.PerSlotRunners(true), notHere(m)
+			if perSlot && why == "" {
+				m.RunnerUsers, m.RunnerSlots = users, d.MaxRunners
 			}
 			rec, err := m.Install(cmd.Context(), source)
 			if err != nil {
@@ -81,6 +86,16 @@ service unit prints the same unit without installing anything.`,
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "installed runner-manager %s as %s\n", rec.Version, rec.Unit)
 			fmt.Fprintf(out, "  runs:    %s (private copy)\n  watches: %s (replace it to upgrade)\n  config:  %s\n", rec.Binary, rec.Source, rec.Config)
+			switch {
+			case m.RunnerUsers != nil:
+				fmt.Fprintf(out, "  runner users: %s to %s (daemon.max_runners = %d); created: %s\n",
+					users.Name(0), users.Name(d.MaxRunners-1), d.MaxRunners, listOrNone(rec.RunnerUsersCreated))
+			case perSlot:
+				fmt.Fprintf(out, "  runner users: not created (%s); the daemon, as root, creates %s to %s at their slots' first launch\n",
+					why, users.Name(0), users.Name(d.MaxRunners-1))
+			default:
+				fmt.Fprintln(out, "  runner users: none (daemon.runner_user = \"daemon\": runners run as the daemon's user)")
+			}
 			if _, err := os.Stat(filepath.Join(m.Paths.Root, rec.Config)); err != nil {
 				fmt.Fprintf(out, "note: %s does not exist yet; write it (runner-manager config init --config %s) before starting\n", rec.Config, rec.Config)
 			}
@@ -93,6 +108,67 @@ service unit prints the same unit without installing anything.`,
 	return cmd
 }
 
+func serviceUninstallCmd(mgr func(*cobra.Command) *service.Manager) *cobra.Command {
+	var config string
+	var removeUsers bool
+	cmd := &cobra.Command{
+		Use:   "uninstall",
+		Short: "Stop and remove the service (runners, config, state and runner users are kept)",
+		Long: `uninstall stops and disables the service and removes its unit and private binary. Runners keep
+running their jobs; the config and the state directory are kept, so a reinstall adopts them. The
+per-slot runner users (daemon.runner_user_prefix followed by the slot) are kept and listed, unless
+--remove-runner-users is given: then each is removed (its processes killed, its files in /tmp,
+/var/tmp and /dev/shm and its home removed).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m := mgr(cmd)
+			d, err := daemonSettings(filepath.Join(m.Paths.Root, config))
+			if err != nil {
+				return err
+			}
+			if m.Paths.Root == "" {
+				m.RunnerUsers = &runner.SlotUsers{Prefix: d.RunnerUserPrefix}
+			}
+			m.RemoveRunnerUsers = removeUsers
+			done, err := m.Uninstall(cmd.Context())
+			out := cmd.OutOrStdout()
+			if len(done.RunnerUsersRemoved) > 0 {
+				fmt.Fprintf(out, "removed runner users: %s\n", strings.Join(done.RunnerUsersRemoved, ", "))
+			}
+			if len(done.RunnerUsersKept) > 0 {
+				fmt.Fprintf(out, "runner users kept: %s\nremove them with: userdel -r %s\n", strings.Join(done.RunnerUsersKept, ", "),
+					strings.Join(done.RunnerUsersKept, " && userdel -r "))
+			}
+			if err != nil {
+				return withCode(exitFailure, err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&config, "config", defaultConfigPath, "config file naming the runner users (daemon.runner_user_prefix)")
+	cmd.Flags().BoolVar(&removeUsers, "remove-runner-users", false, "also remove the per-slot runner users and everything they own")
+	return cmd
+}
+
+// notHere says why install cannot create runner users on this host ("" when it can). The
+// service's daemon is root under the shipped unit, so the config's per-slot users are its.
+func notHere(m *service.Manager) string {
+	switch {
+	case m.Paths.Root != "":
+		return "--root: the tree's users are not this host's"
+	case os.Geteuid() != 0:
+		return "install is not running as root"
+	}
+	return ""
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none (all existed)"
+	}
+	return strings.Join(names, ", ")
+}
+
 func serviceUnitCmd(mgr func(*cobra.Command) *service.Manager) *cobra.Command {
 	var source, config string
 	cmd := &cobra.Command{
@@ -102,7 +178,7 @@ func serviceUnitCmd(mgr func(*cobra.Command) *service.Manager) *cobra.Command {
 builds; it installs nothing. The stop timeout follows the config's daemon.shutdown_drain_timeout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, source, err := serviceFor(cmd, mgr, config, source)
+			m, _, source, err := serviceFor(cmd, mgr, config, source)
 			if err != nil {
 				return err
 			}
@@ -121,36 +197,37 @@ builds; it installs nothing. The stop timeout follows the config's daemon.shutdo
 
 // serviceFor is the manager for config (whose shutdown drain sets the stop timeout) and the source
 // binary: the one given, else the one this command was run as.
-func serviceFor(cmd *cobra.Command, mgr func(*cobra.Command) *service.Manager, config, source string) (*service.Manager, string, error) {
+func serviceFor(cmd *cobra.Command, mgr func(*cobra.Command) *service.Manager, config, source string) (*service.Manager, config.Daemon, string, error) {
 	m := mgr(cmd)
 	m.Paths.ConfigFile = config
-	drain, err := drainTimeout(filepath.Join(m.Paths.Root, config))
+	d, err := daemonSettings(filepath.Join(m.Paths.Root, config))
 	if err != nil {
-		return nil, "", err
+		return nil, d, "", err
 	}
-	m.Drain = drain
+	m.Drain = d.ShutdownDrainTimeout.D()
 	if source == "" {
 		if source, err = invokedAs(); err != nil {
-			return nil, "", withCode(exitUsage, fmt.Errorf("cannot tell which binary to install (%w); pass --source", err))
+			return nil, d, "", withCode(exitUsage, fmt.Errorf("cannot tell which binary to install (%w); pass --source", err))
 		}
 	}
-	return m, source, nil
+	return m, d, source, nil
 }
 
-// drainTimeout is the config's daemon.shutdown_drain_timeout, or 0 (the default) when the file
-// does not exist yet. An invalid file is refused: the unit would be built on a guess.
-func drainTimeout(path string) (time.Duration, error) {
+// daemonSettings is the config's [daemon] (its shutdown_drain_timeout sets the unit's stop
+// timeout; runner_user, runner_user_prefix and max_runners name the runner users), or the defaults
+// when the file does not exist yet. An invalid file is refused: the install would be built on a guess.
+func daemonSettings(path string) (config.Daemon, error) {
 	cfg, err := config.LoadWith(path, config.Options{Offline: true})
 	var cerr *config.Error
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return 0, nil
+		return config.Daemon{MaxRunners: config.DefaultMaxRunners, RunnerUserPrefix: config.DefaultRunnerUserPrefix}, nil
 	case errors.As(err, &cerr):
-		return 0, withCode(exitFailure, fmt.Errorf("%s is invalid, and its shutdown_drain_timeout sets the unit's stop timeout: fix it first (runner-manager validate --config %s)", path, path))
+		return config.Daemon{}, withCode(exitFailure, fmt.Errorf("%s is invalid, and its [daemon] settings shape the service (stop timeout, runner users): fix it first (runner-manager validate --config %s)", path, path))
 	case err != nil:
-		return 0, withCode(exitUsage, err)
+		return config.Daemon{}, withCode(exitUsage, err)
 	}
-	return cfg.Daemon.ShutdownDrainTimeout.D(), nil
+	return cfg.Daemon, nil
 }
 
 func serviceSimpleCmd(mgr func(*cobra.Command) *service.Manager, use, short string, do func(context.Context, *service.Manager) error) *cobra.Command {

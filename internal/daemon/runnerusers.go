@@ -16,16 +16,17 @@ import (
 func runnerUsers(d config.Daemon, log *slog.Logger) (*runner.SlotUsers, error) {
 	root := os.Geteuid() == 0
 	switch {
+	case d.PerSlotRunners(root) && root:
+		return &runner.SlotUsers{Prefix: d.RunnerUserPrefix}, nil
 	case d.RunnerUser == config.RunnerUserDaemon:
 		log.Warn("runners run as the daemon's own user (daemon.runner_user = \"daemon\"): a job can read the GitHub credential, the state dir and other runners' secrets", "root", root)
 		return nil, nil
 	case d.RunnerUser == "" && !root:
 		log.Warn("the daemon is not root, so runners run as its own user and a job can read its credentials and the state dir; run the daemon as root to give each runner slot its own user, or set daemon.runner_user = \"daemon\" to accept this", "uid", os.Geteuid())
 		return nil, nil
-	case !root:
+	default: // per-slot, not root
 		return nil, fmt.Errorf("daemon.runner_user = %q needs a root daemon to switch runners to their slot users (uid %d cannot): run the daemon as root, or set daemon.runner_user = \"daemon\" (runners then share the daemon's user)", d.RunnerUser, os.Geteuid())
 	}
-	return &runner.SlotUsers{Prefix: d.RunnerUserPrefix}, nil
 }
 
 // makeRuntimeRoot creates the runtime root 0711: runner users pass through it to their own

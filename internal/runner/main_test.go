@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 			os.Exit(testDaemon())
 		}
 	}
-	sweepUsers()
+	runnerusertest.SweepInMain()
 	code := m.Run()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -33,19 +33,8 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
-	sweepUsers()
+	runnerusertest.SweepInMain()
 	os.Exit(code)
-}
-
-// sweepUsers removes the runner users tests create (users_linux_test.go), also those a killed
-// earlier run left.
-func sweepUsers() {
-	if os.Geteuid() != 0 {
-		return
-	}
-	if err := runnerusertest.Sweep(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
 }
 
 // eventually polls cond until it holds or a deadline passes: for real process and file events.

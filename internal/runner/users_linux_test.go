@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 
@@ -116,4 +117,58 @@ func statT(t *testing.T, path string) *syscall.Stat_t {
 		t.Fatal(err)
 	}
 	return info.Sys().(*syscall.Stat_t)
+}
+
+// Provision creates the missing users of slots 0..n-1 (what `service install` does), Existing
+// lists them in slot order, and Remove deletes one with its home.
+func TestSlotUsersProvisionExistingRemove(t *testing.T) {
+	needRoot(t)
+	s := &SlotUsers{Prefix: runnerusertest.Prefix()}
+	var missing []string
+	for slot := range 2 {
+		if _, err := lookupUser(s.Name(slot)); err != nil {
+			missing = append(missing, s.Name(slot))
+		}
+	}
+	created, err := s.Provision(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(created, missing) {
+		t.Fatalf("Provision created %v, want the missing %v", created, missing)
+	}
+	if again, err := s.Provision(context.Background(), 2); err != nil || len(again) != 0 {
+		t.Fatalf("second Provision = %v, %v; want nothing created", again, err)
+	}
+	names, err := s.Existing()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 2 || names[0] != s.Name(0) || names[1] != s.Name(1) {
+		t.Fatalf("Existing = %v, want %s and %s first", names, s.Name(0), s.Name(1))
+	}
+	u, err := lookupUser(s.Name(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove(context.Background(), u.Name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lookupUser(u.Name); err == nil {
+		t.Fatalf("%s still exists after Remove", u.Name)
+	}
+	if _, err := os.Stat(u.Home); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("home %s after Remove: %v, want it gone", u.Home, err)
+	}
+	if names, err := s.Existing(); err != nil || slices.Contains(names, u.Name) {
+		t.Fatalf("Existing after Remove = %v, %v", names, err)
+	}
+}
+
+// Existing lists only <Prefix><digits>, never a user whose name merely starts with the prefix.
+func TestSlotUsersExistingMatchesSlotNamesOnly(t *testing.T) {
+	s := &SlotUsers{Prefix: "root"} // /etc/passwd has "root" (no slot) and no root0
+	if names, err := s.Existing(); err != nil || len(names) != 0 {
+		t.Fatalf("Existing with prefix root = %v, %v; want none", names, err)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 	"github.com/runner-manager/runner-manager/selfupdate/selfupdatetest"
 )
 
@@ -20,7 +21,10 @@ var fakeBins string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(selfupdatetest.Main(m, &fakeBins, "v1.2.3", "v1.2.4", "fail"))
+	runnerusertest.SweepInMain()
+	code := selfupdatetest.Main(m, &fakeBins, "v1.2.3", "v1.2.4", "fail")
+	runnerusertest.SweepInMain()
+	os.Exit(code)
 }
 
 // golden compares got with testdata/name, or rewrites it under -update.

@@ -28,6 +28,27 @@ type Manager struct {
 	// Drain is the config's daemon.shutdown_drain_timeout (0: the default), which sets the unit's
 	// stop timeout (Spec.Drain).
 	Drain time.Duration
+	// RunnerUsers, when set, are the config's per-slot runner users: Install creates the first
+	// RunnerSlots (daemon.max_runners) of them ahead of the daemon, Uninstall removes every one when
+	// RemoveRunnerUsers is set and otherwise reports them. Nil when runners run as the daemon's
+	// user, or when the tree is not this host's (Paths.Root).
+	RunnerUsers       RunnerUsers
+	RunnerSlots       int
+	RemoveRunnerUsers bool
+}
+
+// RunnerUsers creates, lists and removes per-slot runner users; runner.SlotUsers is the one
+// implementation (it owns their names and how they are made).
+type RunnerUsers interface {
+	Provision(ctx context.Context, n int) (created []string, err error)
+	Existing() ([]string, error)
+	Remove(ctx context.Context, name string) error
+}
+
+// Uninstalled says what Uninstall did with the runner users.
+type Uninstalled struct {
+	RunnerUsersRemoved []string
+	RunnerUsersKept    []string // RemoveRunnerUsers unset: they stay, as the state directory does
 }
 
 // Spec is what the unit or plist of this install runs.
@@ -67,6 +88,13 @@ func (m *Manager) install(ctx context.Context, source string) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("service install: %w", err)
 	}
+	// Before anything is installed: a host that cannot make the users is told at once.
+	var created []string
+	if m.RunnerUsers != nil {
+		if created, err = m.RunnerUsers.Provision(ctx, m.RunnerSlots); err != nil {
+			return Record{}, fmt.Errorf("service install: creating the runner users (created so far: %v): %w", created, err)
+		}
+	}
 	// 0700 even if it existed: credentials and the journal live there (systemd enforces it too).
 	if err := os.MkdirAll(p.onDisk(p.StateDir), 0o700); err != nil {
 		return Record{}, fmt.Errorf("service install: creating the state directory: %w", err)
@@ -94,7 +122,7 @@ func (m *Manager) install(ctx context.Context, source string) (Record, error) {
 		}
 	}
 	rec := Record{System: m.System, Source: source, Binary: bin, Config: p.ConfigFile,
-		Unit: p.UnitFile(m.System), Version: ver, InstalledAt: m.now().UTC()}
+		Unit: p.UnitFile(m.System), Version: ver, InstalledAt: m.now().UTC(), RunnerUsersCreated: created}
 	if err := writeRecord(p.onDisk(p.StateDir), rec); err != nil {
 		return Record{}, fmt.Errorf("service install: %w", err)
 	}
@@ -110,12 +138,14 @@ func (m *Manager) install(ctx context.Context, source string) (Record, error) {
 
 // Uninstall stops and disables the service and removes the unit, the private binary (and .old) and
 // the install record. Runners keep running (KillMode=process); the state directory and the config are
-// kept so a reinstall adopts them.
-func (m *Manager) Uninstall(ctx context.Context) error {
+// kept so a reinstall adopts them. The runner users are kept too (and reported) unless
+// RemoveRunnerUsers is set: then each is removed, its processes killed first.
+func (m *Manager) Uninstall(ctx context.Context) (Uninstalled, error) {
 	p := m.Paths
 	if _, err := os.Stat(p.onDisk(p.UnitFile(m.System))); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("service uninstall: %s does not exist; the service is not installed", p.UnitFile(m.System))
+		return Uninstalled{}, fmt.Errorf("service uninstall: %s does not exist; the service is not installed", p.UnitFile(m.System))
 	}
+	var done Uninstalled
 	var errs []error
 	if err := m.manage(ctx, "disable"); err != nil {
 		errs = append(errs, err)
@@ -130,10 +160,24 @@ func (m *Manager) Uninstall(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("service uninstall: %w", err)
+	if m.RunnerUsers != nil {
+		names, err := m.RunnerUsers.Existing()
+		errs = append(errs, err)
+		for _, name := range names {
+			if !m.RemoveRunnerUsers {
+				done.RunnerUsersKept = append(done.RunnerUsersKept, name)
+			} else if err := m.RunnerUsers.Remove(ctx, name); err != nil {
+				errs = append(errs, err)
+				done.RunnerUsersKept = append(done.RunnerUsersKept, name)
+			} else {
+				done.RunnerUsersRemoved = append(done.RunnerUsersRemoved, name)
+			}
+		}
 	}
-	return nil
+	if err := errors.Join(errs...); err != nil {
+		return done, fmt.Errorf("service uninstall: %w", err)
+	}
+	return done, nil
 }
 
 // Start starts the installed service.

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -53,7 +54,7 @@ func TestInstallSystemd(t *testing.T) {
 		}
 	}
 	onDisk, ok, err := ReadRecord(filepath.Join(root, m.Paths.StateDir))
-	if err != nil || !ok || onDisk != rec {
+	if err != nil || !ok || !reflect.DeepEqual(onDisk, rec) {
 		t.Fatalf("record on disk = %+v, %v, %v; want %+v", onDisk, ok, err, rec)
 	}
 	unit, err := os.ReadFile(filepath.Join(root, "/etc/systemd/system/runner-manager.service"))
@@ -129,7 +130,7 @@ func TestStartStopUninstallSystemd(t *testing.T) {
 	if err := m.Stop(t.Context()); err == nil || !strings.Contains(err.Error(), "service stop: `systemctl stop runner-manager.service` failed") {
 		t.Fatalf("Stop = %v", err)
 	}
-	if err := m.Uninstall(t.Context()); err != nil {
+	if _, err := m.Uninstall(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"systemctl start runner-manager.service", "systemctl stop runner-manager.service",
@@ -146,7 +147,7 @@ func TestStartStopUninstallSystemd(t *testing.T) {
 	if !exists(t, filepath.Join(root, m.Paths.StateDir)) {
 		t.Error("uninstall removed the state directory; runners left behind could not be adopted")
 	}
-	if err := m.Uninstall(t.Context()); err == nil || !strings.Contains(err.Error(), "not installed") {
+	if _, err := m.Uninstall(t.Context()); err == nil || !strings.Contains(err.Error(), "not installed") {
 		t.Fatalf("second Uninstall = %v", err)
 	}
 }

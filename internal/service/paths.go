@@ -98,6 +98,9 @@ type Record struct {
 	Unit        string    `json:"unit"`
 	Version     string    `json:"version"`
 	InstalledAt time.Time `json:"installed_at"`
+	// RunnerUsersCreated are the per-slot runner users this install created (those that existed
+	// already are not listed).
+	RunnerUsersCreated []string `json:"runner_users_created,omitempty"`
 }
 
 // ReadRecord reads the install record from stateDir (an on-disk path); ok is false if there is none.

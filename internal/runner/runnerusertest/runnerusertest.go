@@ -63,6 +63,17 @@ func Sweep() error {
 	return nil
 }
 
+// SweepInMain is Sweep for a TestMain, before and after m.Run: nothing to do unless root (only
+// root creates users), and what could not be removed is printed rather than failing the run.
+func SweepInMain() {
+	if os.Geteuid() != 0 {
+		return
+	}
+	if err := Sweep(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+}
+
 func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || err == syscall.EPERM
