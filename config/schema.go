@@ -189,7 +189,7 @@ type Target struct {
 	WorkDir string `koanf:"work_dir" json:"work_dir,omitempty" toml:"work_dir,omitempty"`
 	// true: work_dir itself is every runner's work directory, shared by the target's jobs and never
 	// cleaned (files one job leaves are seen by the next). false: each runner gets <work_dir>/<attempt
-	// id>, removed with its runtime directory.
+	// id>, removed with its runtime directory. true needs daemon.runner_user = "daemon".
 	SharedWorkDir bool `koanf:"shared_work_dir" json:"shared_work_dir,omitempty" toml:"shared_work_dir,omitempty"`
 	// Environment variables given to the runner process; values are never printed.
 	Env map[string]string `koanf:"env" json:"env,omitempty" toml:"env,omitempty"`

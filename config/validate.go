@@ -57,6 +57,16 @@ func (c *checker) validate(cfg *Config) {
 	for i, t := range cfg.Targets {
 		p := "target." + strconv.Itoa(i)
 		c.validateTarget(t, p)
+		switch {
+		case !t.SharedWorkDir || t.WorkDir == "":
+		case cfg.Daemon.RunnerUser == RunnerUserDaemon:
+			c.add(SeverityWarning, p+".shared_work_dir", "shared_work_dir = true: every job of this target runs in work_dir and sees what earlier jobs left there (never cleaned); remove it to give each runner its own directory")
+		default:
+			// One directory for jobs that run as different users either breaks (a job cannot change
+			// what another slot's job left) or, made writable to all, carries files across the very
+			// users that keep jobs apart: refused rather than half-working.
+			c.add(SeverityError, p+".shared_work_dir", "shared_work_dir = true needs daemon.runner_user = \"daemon\": with per-slot runner users (the default for a root daemon) the target's jobs would share one directory as different users, each unable to change what another slot's job left there, and files would pass from job to job across the users that keep them apart. Remove shared_work_dir (each runner gets <work_dir>/<attempt id>, removed after it), or set daemon.runner_user = \"daemon\" to run every runner as the daemon's user")
+		}
 		if poll := cfg.PollIntervalOf(t); t.IdlePollInterval != 0 && t.IdlePollInterval.D() < poll {
 			c.add(SeverityError, p+".idle_poll_interval", fmt.Sprintf("idle_poll_interval (%s) must be at least this target's poll interval (%s): an idle repository is read less often than a busy one, never more; raise it, or remove it for 4 x the poll interval", t.IdlePollInterval, poll))
 		}
@@ -341,11 +351,8 @@ func (c *checker) validateTarget(t Target, p string) {
 	if t.WorkDir != "" && !filepath.IsAbs(t.WorkDir) {
 		c.add(SeverityError, p+".work_dir", fmt.Sprintf("work_dir must be an absolute path (got %q)", t.WorkDir))
 	}
-	switch {
-	case t.SharedWorkDir && t.WorkDir == "":
+	if t.SharedWorkDir && t.WorkDir == "" {
 		c.add(SeverityError, p+".shared_work_dir", "shared_work_dir needs work_dir: the directory every runner of this target shares")
-	case t.SharedWorkDir:
-		c.add(SeverityWarning, p+".shared_work_dir", "shared_work_dir = true: every job of this target runs in work_dir and sees what earlier jobs left there (never cleaned); remove it to give each runner its own directory")
 	}
 	if t.Ephemeral != nil && !*t.Ephemeral {
 		c.add(SeverityError, p+".ephemeral", "ephemeral = false is not supported: just-in-time runners are always ephemeral (each runs one job and is replaced); remove the key")

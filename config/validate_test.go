@@ -199,10 +199,21 @@ func TestRules(t *testing.T) {
 		{"work_dir relative", target("work_dir = \"w\"\n"), `6:1: target "api": work_dir must be an absolute path`},
 		{"work_dir per attempt", target("work_dir = \"/srv/work\"\n"), ""},
 		{"shared_work_dir without work_dir", target("shared_work_dir = true\n"), `target "api": shared_work_dir needs work_dir`},
-		{"shared_work_dir warns", target("work_dir = \"/srv/work\"\nshared_work_dir = true\n"), `7:1: warning: target "api": shared_work_dir = true: every job of this target runs in work_dir`},
+		{"shared_work_dir with per-slot users", target("work_dir = \"/srv/work\"\nshared_work_dir = true\n"), `7:1: target "api": shared_work_dir = true needs daemon.runner_user = "daemon"`},
+		{"shared_work_dir with explicit per-slot users", "[daemon]\nrunner_user = \"per-slot\"\n" + target("work_dir = \"/srv/work\"\nshared_work_dir = true\n"), `9:1: target "api": shared_work_dir = true needs daemon.runner_user = "daemon"`},
 		{"ephemeral false", target("ephemeral = false\n"), `6:1: target "api": ephemeral = false is not supported: just-in-time runners are always ephemeral`},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantOne(t, problemsOf(loadIn(t, "c.toml", tc.body)), tc.want) })
+	}
+}
+
+// With runners as the daemon's user, a shared work dir is allowed, with the warnings of both
+// choices.
+func TestSharedWorkDirAsTheDaemonsUserWarns(t *testing.T) {
+	got := problemsOf(loadIn(t, "c.toml", "[daemon]\nrunner_user = \"daemon\"\n"+target("work_dir = \"/srv/work\"\nshared_work_dir = true\n")))
+	if len(got) != 2 || !strings.Contains(got[0], "warning: daemon.runner_user = \"daemon\"") ||
+		!strings.Contains(got[1], `9:1: warning: target "api": shared_work_dir = true: every job of this target runs in work_dir`) {
+		t.Fatalf("want the runner_user and shared_work_dir warnings, got %q", got)
 	}
 }
 

@@ -248,7 +248,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	}
 
 	runtimeRoot := runner.RuntimeRootFor(stateDir)
-	users, err := runnerUsers(cfg.Daemon, log)
+	users, err := runnerUsers(cfg.Daemon, os.Geteuid(), log)
 	if err != nil {
 		return nil, classed(ErrConfigInvalid, err)
 	}

@@ -12,9 +12,9 @@ import (
 
 // runnerUsers resolves daemon.runner_user: per-slot users (nil error, non-nil users), or nil for
 // the daemon's own user, said loudly. Absent means per-slot as root; a non-root daemon cannot
-// switch, so it runs them as itself and says what to do.
-func runnerUsers(d config.Daemon, log *slog.Logger) (*runner.SlotUsers, error) {
-	root := os.Geteuid() == 0
+// switch, so it runs them as itself and says what to do. euid is the daemon's (os.Geteuid()).
+func runnerUsers(d config.Daemon, euid int, log *slog.Logger) (*runner.SlotUsers, error) {
+	root := euid == 0
 	switch {
 	case d.PerSlotRunners(root) && root:
 		return &runner.SlotUsers{Prefix: d.RunnerUserPrefix}, nil
@@ -22,10 +22,10 @@ func runnerUsers(d config.Daemon, log *slog.Logger) (*runner.SlotUsers, error) {
 		log.Warn("runners run as the daemon's own user (daemon.runner_user = \"daemon\"): a job can read the GitHub credential, the state dir and other runners' secrets", "root", root)
 		return nil, nil
 	case d.RunnerUser == "" && !root:
-		log.Warn("the daemon is not root, so runners run as its own user and a job can read its credentials and the state dir; run the daemon as root to give each runner slot its own user, or set daemon.runner_user = \"daemon\" to accept this", "uid", os.Geteuid())
+		log.Warn("the daemon is not root, so runners run as its own user and a job can read its credentials and the state dir; run the daemon as root to give each runner slot its own user, or set daemon.runner_user = \"daemon\" to accept this", "uid", euid)
 		return nil, nil
 	default: // per-slot, not root
-		return nil, fmt.Errorf("daemon.runner_user = %q needs a root daemon to switch runners to their slot users (uid %d cannot): run the daemon as root, or set daemon.runner_user = \"daemon\" (runners then share the daemon's user)", d.RunnerUser, os.Geteuid())
+		return nil, fmt.Errorf("daemon.runner_user = %q needs a root daemon to switch runners to their slot users (uid %d cannot): run the daemon as root, or set daemon.runner_user = \"daemon\" (runners then share the daemon's user)", d.RunnerUser, euid)
 	}
 }
 

@@ -1,10 +1,14 @@
 package daemon
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/config"
 )
 
 func TestCheckTraversable(t *testing.T) {
@@ -35,5 +39,44 @@ func TestCheckTraversable(t *testing.T) {
 	err := checkTraversable(root)
 	if err == nil || !strings.Contains(err.Error(), "chmod o+x "+closed) {
 		t.Fatalf("a 0700 ancestor: got %v, want an error naming chmod o+x %s", err, closed)
+	}
+}
+
+// Who runners run as, for every setting and a root or non-root daemon: a daemon that cannot switch
+// users says so and what to do, as a warning when the setting is absent and as a refusal when
+// per-slot users were asked for.
+func TestRunnerUsersSaysWhatANonRootDaemonCannotDo(t *testing.T) {
+	for _, tc := range []struct {
+		name, setting string
+		euid          int
+		perSlot       bool
+		warn, err     string
+	}{
+		{"absent, root", "", 0, true, "", ""},
+		{"per-slot, root", config.RunnerUserPerSlot, 0, true, "", ""},
+		{"daemon, root", config.RunnerUserDaemon, 0, false, `runners run as the daemon's own user (daemon.runner_user = \"daemon\")`, ""},
+		{"absent, not root", "", 1000, false, `the daemon is not root, so runners run as its own user and a job can read its credentials and the state dir; run the daemon as root to give each runner slot its own user, or set daemon.runner_user = \"daemon\" to accept this`, ""},
+		{"per-slot, not root", config.RunnerUserPerSlot, 1000, false, "", `daemon.runner_user = "per-slot" needs a root daemon to switch runners to their slot users (uid 1000 cannot): run the daemon as root, or set daemon.runner_user = "daemon"`},
+		{"daemon, not root", config.RunnerUserDaemon, 1000, false, `runners run as the daemon's own user`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			users, err := runnerUsers(config.Daemon{RunnerUser: tc.setting, RunnerUserPrefix: "rm-r"}, tc.euid, slog.New(slog.NewTextHandler(&logs, nil)))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || (users != nil) != tc.perSlot {
+				t.Fatalf("runnerUsers = %v, %v; want per-slot users %v", users, err, tc.perSlot)
+			}
+			if tc.perSlot && users.Name(2) != "rm-r2" {
+				t.Fatalf("slot 2 runs as %s, want rm-r2", users.Name(2))
+			}
+			if tc.warn == "" && logs.Len() != 0 || !strings.Contains(logs.String(), tc.warn) {
+				t.Fatalf("log = %q, want %q", logs.String(), tc.warn)
+			}
+		})
 	}
 }
