@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -266,4 +267,75 @@ func TestDeliveryDoesNotWaitForAFullRead(t *testing.T) {
 		t.Fatalf("started runners = %d, want 1", got)
 	}
 	h.w.checkPromises()
+}
+
+// A runner that ends while a full pass is still reading GitHub is concluded by a light pass at the
+// next exit check, not after the read: an organization's read may take minutes in the governor.
+func TestEndedRunnerIsConcludedDuringAFullRead(t *testing.T) {
+	h := newHarness(t)
+	h.s.opts.ExitCheck = 2 * time.Second
+	h.begin(cfgOf(baseTarget("a")))
+	h.deliver(queuedEv(3), "a", "a")
+	names := h.runnerNames("a", journal.StateStarted)
+	h.w.setQueued(idA, 1)
+	h.w.takeJobs(idA)
+	h.deliver(jobEv("completed", 3, names[0]), "a", "a")
+	block := make(chan struct{})
+	h.w.mu.Lock()
+	h.w.block[idA] = block
+	h.w.mu.Unlock()
+	reads, passes := h.w.callCount("Queued", idA), h.passCount("a")
+	h.settle(1)
+	h.clock.Advance(30 * time.Second) // the next full pass, which blocks in its read
+	h.waitCalls("Queued", idA, reads)
+	h.w.finishJobs(idA) // the runner's process ends while the read blocks
+	h.settleTimers(1)   // the exit check beside the read
+	h.clock.Advance(2 * time.Second)
+	h.waitPass("a", passes) // the light pass, while the read still blocks
+	if got := h.byState("a"); got[string(journal.StateCleaned)] != 1 {
+		t.Fatalf("states while the full read blocked = %v, want the ended runner cleaned", got)
+	}
+	close(block)
+	h.waitPass("a", passes+1)
+	h.settle(1)
+	h.w.checkPromises()
+}
+
+// A shutdown cuts a full pass's read of GitHub: the drain launches nothing, so the read's demand
+// is moot, and the drain pass must come within the bound.
+func TestShutdownCutsAFullRead(t *testing.T) {
+	h := startA(t, 1)
+	block := make(chan struct{})
+	defer close(block)
+	h.w.mu.Lock()
+	h.w.block[idA] = block
+	h.w.mu.Unlock()
+	reads := h.w.callCount("Queued", idA)
+	h.settle(1)
+	h.clock.Advance(30 * time.Second) // the next full pass, which blocks in its read
+	h.waitCalls("Queued", idA, reads)
+	done := make(chan ShutdownReport, 1)
+	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
+	ctx := h.deadline()
+	for advanced := time.Duration(0); ; {
+		select {
+		case rep := <-done:
+			if rep.TimedOut || rep.Left != 0 {
+				t.Fatalf("report = %+v, want a drained host before the bound", rep)
+			}
+			if advanced >= 30*time.Second {
+				t.Fatalf("drained only after %s of drain passes", advanced)
+			}
+			h.joinRun()
+			h.w.checkPromises()
+			return
+		case <-ctx.Done():
+			t.Fatal("Shutdown waited for the blocked read")
+		case <-time.After(time.Millisecond):
+			if h.clock.Waiters() == 2 && h.s.inflight.Load() == 0 { // a drain pass's poll and the bound
+				h.clock.Advance(time.Second)
+				advanced += time.Second
+			}
+		}
+	}
 }

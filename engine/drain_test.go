@@ -325,3 +325,37 @@ func TestResumeAfterCompletedUpgradeDrainLaunchesAgain(t *testing.T) {
 	}
 	h.w.checkPromises()
 }
+
+// A shutdown's drain pass of a loop that owns nothing reads nothing from GitHub: the shutdown's
+// sweep covers its registrations, and under a tight governor such reads would hold the loops that
+// must conclude ended runners within the drain bound.
+func TestShutdownEmptyLoopReadsNothing(t *testing.T) {
+	h := newHarness(t)
+	h.w.setQueued("repo:acme/a", 1)
+	h.begin(cfgOf(baseTarget("a"), baseTarget("b")))
+	h.w.takeJobs("repo:acme/a")
+	h.tick(poll, 2, "a", "b")
+	if got := h.byState("a"); got["busy"] != 1 {
+		t.Fatalf("setup: %v", got)
+	}
+	listed := h.w.callCount("Runners", "repo:acme/b")
+	before := h.passCount("b")
+	done := make(chan ShutdownReport, 1)
+	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
+	h.waitPass("b", before) // b's drain pass: it owns nothing and retires
+	h.settle(2)             // a's drain poll and the shutdown bound
+	if n := h.w.callCount("Runners", "repo:acme/b"); n != listed {
+		t.Errorf("the empty loop's drain pass listed runners %d times, want none", n-listed)
+	}
+	h.clock.Advance(60 * time.Second) // the bound: a's busy runner is left for recovery
+	select {
+	case rep := <-done:
+		if !rep.TimedOut || rep.LeftBusy != 1 {
+			t.Fatalf("report = %+v, want a's busy runner left", rep)
+		}
+	case <-h.deadline().Done():
+		t.Fatal("Shutdown did not return at its bound")
+	}
+	h.joinRun()
+	h.w.checkPromises()
+}

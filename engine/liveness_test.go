@@ -272,17 +272,16 @@ func TestPlannedAttemptWaitsForALateRegistration(t *testing.T) {
 func TestCleanShutdownSweepsThisHostsRegistrations(t *testing.T) {
 	h := startA(t, 0)
 	var landed atomic.Bool
-	h.w.mu.Lock()
-	h.w.afterList = func() {
-		if !h.s.draining() || landed.Swap(true) {
-			return
+	counted := h.s.afterPass
+	h.s.afterPass = func(k loopKey) {
+		if h.s.draining() && !landed.Swap(true) {
+			h.w.mu.Lock() // lands after the loop's drain pass, so no loop sees it
+			h.w.regs[777] = &ghRunner{id: 777, name: "runner-manager-h1-0000000099", identity: "repo:acme/a"}
+			h.w.regs[778] = &ghRunner{id: 778, name: "runner-manager-h2-0000000001", identity: "repo:acme/a"}
+			h.w.mu.Unlock()
 		}
-		h.w.mu.Lock() // lands after the drain pass listed, so no loop sees it
-		h.w.regs[777] = &ghRunner{id: 777, name: "runner-manager-h1-0000000099", identity: "repo:acme/a"}
-		h.w.regs[778] = &ghRunner{id: 778, name: "runner-manager-h2-0000000001", identity: "repo:acme/a"}
-		h.w.mu.Unlock()
+		counted(k)
 	}
-	h.w.mu.Unlock()
 	rep, err := h.s.Shutdown(context.Background())
 	if err != nil || rep.TimedOut {
 		t.Fatalf("Shutdown = %+v, %v", rep, err)
@@ -339,7 +338,7 @@ func TestShutdownBoundHoldsWhileGitHubHangs(t *testing.T) {
 
 // Issue 15.8: a pass whose list call hangs ends at the bound without a journal-failure report.
 func TestShutdownCancellationIsNotAJournalFailure(t *testing.T) {
-	h := startA(t, 0)
+	h := startA(t, 1) // an idle runner to deregister: a loop that owns nothing reads nothing
 	if rep := h.shutdownWhileHanging("Runners"); !rep.TimedOut {
 		t.Fatalf("report = %+v", rep)
 	}

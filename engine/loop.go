@@ -207,10 +207,21 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 	defer cancel()
 
 	var gh githubView
-	if light {
+	switch {
+	case light:
 		gh = l.bookView()
-	} else {
-		gh = l.readServing(ctx, cctx, t, draining, l.listNow(recovering, draining))
+	case draining && s.drain.Load() == drainShutdown && l.ownsNothing(ctx):
+		// A shutdown ends with a sweep of this host's registrations (Shutdown), so a loop that
+		// owns nothing has nothing to ask GitHub. Its list read would only queue in the governor
+		// ahead of the loops that must conclude an ended runner within the drain bound (e2e
+		// TestGovernorAtScale: 100 empty targets' reads at 1 point a second held an
+		// organization's ended runner past the bound, left for recovery).
+		gh = githubView{at: now}
+	default:
+		var cut bool
+		if gh, cut = l.readServing(ctx, cctx, t, draining, l.listNow(recovering, draining)); cut {
+			return 0, -1, true // the drain pass comes next, at once
+		}
 	}
 	wait, owned := l.reconcilePass(ctx, cctx, cfg, t, now, poll, draining, monitor, recovering, gh)
 	return wait, owned, !light
@@ -317,31 +328,62 @@ func (l *loop) listNow(recovering, draining bool) bool {
 // readServing is readGitHub, with deliveries that come while it reads served by light passes in
 // between: under a stretched plan an organization's read is a request per repository and may
 // take minutes in the governor, and a queued job must not wait for it (e2e TestGovernorAtScale,
-// TestDeliveryDoesNotWaitForAFullRead). Only the read runs beside the loop goroutine, and it
-// touches only what is locked (the book, status, the journal's contact record); a light pass is
-// safe beside it as beside any list read before the journal (observe). A light pass is never
-// run while draining or in a fleet (see pass), nor as recovery (its adoption events are the
-// full pass's).
-func (l *loop) readServing(ctx, cctx context.Context, t config.Target, draining, list bool) githubView {
+// TestDeliveryDoesNotWaitForAFullRead). For the same reason a watched runner that ends while the
+// read runs is concluded by a light pass (Options.ExitCheck), and a shutdown cuts the read: a
+// drain launches nothing, so the demand it would bring is moot, and the drain pass must come
+// within the drain bound (cut is then true and the view empty). Only the read runs beside the
+// loop goroutine, and it touches only what is locked (the book, status, the journal's contact
+// record); a light pass is safe beside it as beside any list read before the journal (observe).
+// A light pass is never run while draining or in a fleet (see pass), nor as recovery (its
+// adoption events are the full pass's).
+func (l *loop) readServing(ctx, cctx context.Context, t config.Target, draining, list bool) (v githubView, cut bool) {
 	if draining || l.sup.deps.Fleet != nil {
-		return l.readGitHub(cctx, t, draining, list)
+		return l.readGitHub(cctx, t, draining, list), false
 	}
+	rctx, cancelRead := context.WithCancel(cctx)
+	defer cancelRead()
 	got := make(chan githubView, 1)
-	go func() { got <- l.readGitHub(cctx, t, draining, list) }()
+	go func() { got <- l.readGitHub(rctx, t, draining, list) }()
+	served := func() {
+		l.pass(ctx, false, true)
+		if h := l.sup.afterPass; h != nil {
+			h(l.key)
+		}
+	}
 	for {
+		var check <-chan time.Time
+		stopCheck := func() {}
+		if l.sup.opts.ExitCheck > 0 && len(l.procs) > 0 {
+			check, stopCheck = l.sup.clock.Timer(l.sup.opts.ExitCheck)
+		}
 		select {
 		case v := <-got:
-			return v
+			stopCheck()
+			return v, false
+		case <-l.sup.shutdownCh:
+			stopCheck()
+			cancelRead()
+			<-got
+			return githubView{at: l.sup.clock.Now()}, true
 		case <-l.news:
+			stopCheck()
 			if l.rateLimited() || ctx.Err() != nil {
 				continue
 			}
-			l.pass(ctx, false, true)
-			if h := l.sup.afterPass; h != nil {
-				h(l.key)
+			served()
+		case <-check:
+			if l.ended() && !l.rateLimited() && ctx.Err() == nil {
+				served()
 			}
 		}
 	}
+}
+
+// ownsNothing reports whether the journal holds no live attempt of this loop. A failed read
+// answers false: the pass then reads as usual and reports the journal's failure.
+func (l *loop) ownsNothing(ctx context.Context) bool {
+	live, err := l.sup.deps.Journal.Live(ctx)
+	return err == nil && len(l.owned(live)) == 0
 }
 
 // bookView is a light pass's view: no runner list, the book's queued jobs and runner news.
