@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/bench"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/status"
 )
 
 // Issue 16's figures: what one job costs a repository target and an organization target at a
@@ -58,7 +60,7 @@ type costRun struct {
 	Latency         time.Duration
 	Jobs            int
 	Spacing, JobRun time.Duration
-	FirstPass       time.Duration // daemon ready -> every repository read once
+	FirstPass       time.Duration // daemon ready -> the target's first pass ended (status last_pass)
 	Latencies       []time.Duration
 	Window          time.Duration
 	Req             counts
@@ -122,14 +124,17 @@ func (e env) runCost(c costPart, poll time.Duration, jobs int, spacing, jobRun t
 		return r, err
 	}
 	defer func() { r.Left, r.Killed = e.stopAndSweep(d, w, s.StateDir) }()
-	// The first pass reads every repository (its queued runs at least); at the governor's ceiling an
-	// organization of 300 takes about a minute of points.
+	// The first pass reads every repository (queued and in-progress runs: nothing is known of them
+	// yet); at the governor's ceiling an organization of 300 takes about a minute of points. The
+	// window opens once status says the pass ended: counting requests until the queued runs alone
+	// were read opened it while the in-progress reads still queued in the governor, so the window
+	// counted them and jobs waited behind them.
 	t0 := time.Now()
-	if err := waitFor(3*time.Minute, func() bool { return w.count.snapshot().ByKind["GET runs"] >= repos }); err != nil {
+	if err := waitFor(3*time.Minute, func() bool { return firstPassDone(s.StateDir) }); err != nil {
 		return r, fmt.Errorf("the daemon made no first pass over %d repositories: %w", repos, err)
 	}
 	r.FirstPass = time.Since(t0)
-	time.Sleep(2 * time.Second) // let the first pass end before the window opens
+	time.Sleep(2 * time.Second) // the first pass's runner-list and download reads are not the jobs'
 	c0, b0, q0 := w.count.snapshot(), w.budgetUsed(), time.Now()
 	ids, err := w.queueJobs(jobs, "bench", spacing, jobRun, c.jobRepo)
 	if err != nil {
@@ -290,4 +295,20 @@ func sortCost(runs []costRun) {
 
 func sortLimits(runs []limitsRun) {
 	slices.SortStableFunc(runs, func(a, b limitsRun) int { return a.targets - b.targets })
+}
+
+// firstPassDone reports whether the daemon's status shows a pass of every target ended.
+func firstPassDone(stateDir string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	snap, err := status.Fetch(ctx, status.SocketPath(stateDir))
+	if err != nil || len(snap.Targets) == 0 {
+		return false
+	}
+	for _, t := range snap.Targets {
+		if t.LastPass.IsZero() {
+			return false
+		}
+	}
+	return true
 }

@@ -23,11 +23,13 @@ func (r results) renderCost(p printer, mode string) {
 	p("One target, `max_runners` = jobs, on a simulator that enforces GitHub's secondary limits (900 points\n")
 	p("a minute, 100 requests in flight) and answers every REST request %s late, as a distant GitHub\n", costLatency)
 	p("would; the daemon's governor runs at its default ceiling (%d points a minute, 8 in flight). An\n", governorCeiling)
-	p("organization's jobs are spread over its repositories. After the first pass has read every\n")
-	p("repository, jobs are queued one by one; the window runs from the first queued to the last\n")
-	p("completed, and per job = window count / jobs. Requests and points (GET 1, POST/DELETE 5, a 304 as\n")
-	p("much as a 200) are counted at the simulator's front, budget is what the simulator charged the\n")
-	p("token; peak points a minute, in flight and 403/429 answers cover the whole run, first pass included.\n\n")
+	p("organization's jobs are spread over its repositories. Once the target's first pass has ended\n")
+	p("(\"first pass\": from the daemon's ready line until status shows the pass's end; it reads every\n")
+	p("repository's queued and in-progress runs), jobs are queued one by one; the window runs from the\n")
+	p("first queued to the last completed, and per job = window count / jobs. Requests and points\n")
+	p("(GET 1, POST/DELETE 5, a 304 as much as a 200) are counted at the simulator's front, budget is\n")
+	p("what the simulator charged the token; peak points a minute, in flight and 403/429 answers cover\n")
+	p("the whole run, first pass included.\n\n")
 	p("| target | mode | poll_interval | jobs (spacing, run time) | first pass | p50 | p95 | window | requests per job | budget per job | points per job | of which 304 | peak points / min | peak in flight | 403/429 answers | by endpoint (window) | command |\n")
 	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range runs {
@@ -38,8 +40,12 @@ func (r results) renderCost(p printer, mode string) {
 	}
 	if mode == "webhook" {
 		p("\nA `queued` delivery is demand: the runner is registered (one JIT POST) without a pass, and\n")
-		p("deliveries of `in_progress` and `completed` update state without reading GitHub; what else a job\n")
-		p("costs is the runner's deletion and the reads that follow a launch or an exit.\n\n")
+		p("deliveries of `in_progress` and `completed` update state without reading GitHub, so a job reads\n")
+		p("none of an organization's repositories and costs what a repository target's job does; the one\n")
+		p("other request is the runner package's download list at the first launch. A job delivered while\n")
+		p("a full pass reads an organization (the first pass, the slow poll) is launched at once too, but\n")
+		p("its JIT POST takes its turn in the governor behind the reads already admitted (about a second\n")
+		p("at these round trips).\n\n")
 	} else {
 		p("\nA job is found by the target's next read of its repository: a quiet repository is read every\n")
 		p("`idle_poll_interval` (4 x `poll_interval`), and an organization's passes stretch when its\n")
