@@ -287,7 +287,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		Pacer:     pc,
 	}
 	var woken atomic.Pointer[engine.Supervisor] // the fleet may wake a loop before the supervisor exists
-	fl, err := joinFleet(ctx, cfg, j.HostID(), log, m, func(target string) {
+	fl, err := joinFleet(ctx, cfg, j.HostID(), log, m, gh, func(target string) {
 		if s := woken.Load(); s != nil {
 			s.Wake(target)
 		}
@@ -328,15 +328,16 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 // joinFleet joins the [fleet] before any loop runs (nil without one). A refused membership (the
 // name is another live host's, or another journal's) stops the start: two hosts under one name
 // would count each other's runners as their own. roles is told of every change of leadership or
-// membership (the scale-set listeners follow them).
-func joinFleet(ctx context.Context, cfg *config.Config, hostID string, log *slog.Logger, m *metrics.Metrics, wake func(string), roles func()) (*fleet.Fleet, error) {
+// membership (the scale-set listeners follow them). gov is the request governor whose ceiling
+// the fleet's hosts share.
+func joinFleet(ctx context.Context, cfg *config.Config, hostID string, log *slog.Logger, m *metrics.Metrics, gov fleet.Governor, wake func(string), roles func()) (*fleet.Fleet, error) {
 	if cfg.Fleet == nil {
 		return nil, nil
 	}
 	name := cfg.Fleet.Name
 	fl, err := fleet.New(fleet.Options{Config: *cfg.Fleet, HostID: hostID, Logger: log, Wake: wake,
 		OnJoined: func(joined bool) { m.FleetJoined(name, joined); roles() }, OnAlone: m.FleetTargetAlone,
-		OnLead: func(string, bool) { roles() }})
+		OnLead: func(string, bool) { roles() }, Governor: gov})
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}

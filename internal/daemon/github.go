@@ -12,6 +12,7 @@ import (
 	"github.com/runner-manager/runner-manager/engine"
 	"github.com/runner-manager/runner-manager/internal/github"
 	"github.com/runner-manager/runner-manager/internal/metrics"
+	"github.com/runner-manager/runner-manager/internal/status"
 )
 
 // gitHub adapts *github.Client to the engine's Demand and Registrar. The client is built on first
@@ -24,6 +25,7 @@ type gitHub struct {
 	mu     sync.Mutex
 	cfg    config.GitHub
 	client *github.Client
+	share  *github.FleetShare // the fleet's last word on the governor's share (nil: the whole ceiling)
 }
 
 func newGitHub(cfg config.GitHub, build func(config.GitHub) (*github.Client, error)) *gitHub {
@@ -51,8 +53,56 @@ func (g *gitHub) get() (*github.Client, error) {
 	if err != nil {
 		return nil, &unauthorizedError{err: err}
 	}
+	c.Governor().SetFleet(g.share) // a rebuilt client's governor keeps the fleet's share
 	g.client = c
 	return c, nil
+}
+
+// gitHub is the fleet's fleet.Governor: the governor of the client in use, whichever that is.
+
+func (g *gitHub) current() *github.Client {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.client
+}
+
+func (g *gitHub) Spend() map[string]github.Spend {
+	if c := g.current(); c != nil {
+		return c.Governor().Spend()
+	}
+	return nil
+}
+
+func (g *gitHub) SetFleet(fs *github.FleetShare) {
+	g.mu.Lock()
+	g.share = fs
+	c := g.client
+	g.mu.Unlock()
+	if c != nil {
+		c.Governor().SetFleet(fs)
+	}
+}
+
+func (g *gitHub) Wants() <-chan struct{} {
+	if c := g.current(); c != nil {
+		return c.Governor().Wants()
+	}
+	return nil
+}
+
+// pollingFleet is status's word on how this host shares the ceiling with its fleet.
+func (g *gitHub) pollingFleet(ceiling int) *status.PollingFleet {
+	c := g.current()
+	if c == nil {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.share == nil {
+			return &status.PollingFleet{SharePerMinute: ceiling}
+		}
+		return &status.PollingFleet{Hosts: g.share.Hosts, SharePerMinute: g.share.ShareOf(ceiling, "", github.Spend{})}
+	}
+	st := c.Governor().Stats()
+	return &status.PollingFleet{Hosts: st.FleetHosts, SharePerMinute: st.Share}
 }
 
 // rateLimits is the metrics' rate-limit source: the budget of the client in use, read at scrape

@@ -35,6 +35,9 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 	}
 	if pl := d.pacer.current(); len(cfg.EnabledTargets()) > 0 {
 		snap.GitHubPolling = &status.Polling{PointsPerMinute: pl.Ceiling, NeedPerMinute: pl.Need, Stretch: pl.Stretch, Message: pl.Message}
+		if d.fleet != nil {
+			snap.GitHubPolling.Fleet = d.gh.pollingFleet(pl.Ceiling)
+		}
 	}
 	if t, err := d.journal.LastGitHubContact(ctx); err == nil {
 		snap.GitHubLastContact = t

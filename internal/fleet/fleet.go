@@ -50,6 +50,9 @@ type Options struct {
 	// OnLead reports that this host became the elected reader of target (true) or is no longer
 	// (false: the target was removed, or the epoch ended, which OnJoined(false) reports too).
 	OnLead func(target string, leads bool)
+	// Governor, when set, shares the GitHub request governor's ceiling with the fleet's hosts
+	// (budget.go); while not joined it has the whole ceiling, as a host without a fleet.
+	Governor Governor
 }
 
 // Fleet is this host's membership of one fleet. Methods are safe for concurrent use.

@@ -66,11 +66,17 @@ type host struct {
 // startHost joins a host to fleet "ci" on srv and runs it until the test ends or stop.
 func startHost(t *testing.T, srv *etcdtest.Server, name, hostID string, gh *github, targets ...config.Target) *host {
 	t.Helper()
+	return startHostGov(t, srv, name, hostID, gh, nil, targets...)
+}
+
+// startHostGov is startHost with a request governor whose ceiling the fleet shares.
+func startHostGov(t *testing.T, srv *etcdtest.Server, name, hostID string, gh *github, gov Governor, targets ...config.Target) *host {
+	t.Helper()
 	h := &host{gh: gh, done: make(chan struct{})}
 	f, err := New(Options{
 		Config: config.Fleet{EtcdEndpoints: []string{srv.Endpoint()}, Name: "ci", HostName: name, LeaseTTL: config.Duration(2 * time.Second)},
 		HostID: hostID, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Wake: func(string) { h.wakes.Add(1) },
+		Wake: func(string) { h.wakes.Add(1) }, Governor: gov,
 	})
 	if err != nil {
 		t.Fatal(err)

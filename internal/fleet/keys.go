@@ -20,6 +20,7 @@ import (
 //	view/<target>           the leader's view of GitHub: runners and queued jobs (leader's lease)
 //	wake/<target>           bumped when a host receives a webhook delivery for the target
 //	session/<target>        a scale-set target's message session, by id (no lease: outlives its holder)
+//	spend/<host>            a host's GitHub points over the last minute, per account (lease)
 type keys struct{ root string }
 
 func newKeys(fleet string) keys { return keys{root: "/runner-manager/" + fleet + "/"} }
@@ -35,6 +36,8 @@ func (k keys) supply(target, host string) string { return k.supplies(target) + h
 func (k keys) view(target string) string         { return k.root + "view/" + target }
 func (k keys) wake(target string) string         { return k.root + "wake/" + target }
 func (k keys) session(target string) string      { return k.root + "session/" + target }
+func (k keys) spends() string                    { return k.root + "spend/" }
+func (k keys) spend(host string) string          { return k.spends() + host }
 
 // parse splits a key of the fleet into its kind and parts ("supply", target, host).
 func (k keys) parse(key string) (kind string, parts []string) {

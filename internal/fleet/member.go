@@ -181,6 +181,10 @@ func (f *Fleet) join(ctx context.Context) error {
 	f.ep, f.lastPub = ep, map[string]string{}
 	f.mu.Unlock()
 	f.syncTargets(ep)
+	if f.o.Governor != nil {
+		ep.wg.Add(1)
+		go f.shareBudget(ep)
+	}
 	f.log.Info("fleet: joined", "host", f.host, "lease_ttl", f.ttl.String())
 	if f.o.OnJoined != nil {
 		f.o.OnJoined(true)
@@ -251,6 +255,11 @@ func (f *Fleet) leave(ep *epoch, revoke bool) {
 	} else {
 		ep.sess.Orphan()
 	}
+	if f.o.Governor != nil {
+		// Alone, the host has the whole ceiling again, as without a fleet: the hosts together may
+		// now exceed it (docs/fleet.md), the price of serving while etcd is away.
+		f.o.Governor.SetFleet(nil)
+	}
 	if f.o.OnJoined != nil {
 		f.o.OnJoined(false)
 	}
@@ -278,8 +287,12 @@ func (f *Fleet) watch(ep *epoch, from int64) {
 			ep.fail()
 			return
 		}
+		reshare := false
 		for _, ev := range ep.mir.apply(wr) {
 			kind, parts := f.keys.parse(string(ev.Kv.Key))
+			if (kind == "spend" || kind == "hosts") && len(parts) == 1 && parts[0] != f.host {
+				reshare = true // another host's spend, or a host came or went
+			}
 			if len(parts) == 0 || ev.Type != clientv3.EventTypePut {
 				continue
 			}
@@ -290,6 +303,9 @@ func (f *Fleet) watch(ep *epoch, from int64) {
 			case kind == "wake" && string(ev.Kv.Value) != f.host && f.leads(target):
 				f.o.Wake(target)
 			}
+		}
+		if reshare {
+			f.applyShare(ep)
 		}
 	}
 	if ep.ctx.Err() == nil {

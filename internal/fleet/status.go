@@ -30,7 +30,7 @@ func (f *Fleet) Status() *status.Fleet {
 	for name, e := range members {
 		var m member
 		_ = json.Unmarshal([]byte(e.val), &m)
-		st.Hosts = append(st.Hosts, status.FleetHost{Name: name, HostID: m.HostID, Since: m.Since})
+		st.Hosts = append(st.Hosts, status.FleetHost{Name: name, HostID: m.HostID, Since: m.Since, PointsPerMinute: spendOf(ep, f.keys, name)})
 	}
 	sort.Slice(st.Hosts, func(i, j int) bool { return st.Hosts[i].Name < st.Hosts[j].Name })
 	for _, n := range names {

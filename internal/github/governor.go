@@ -47,7 +47,7 @@ func (o GovernorOptions) withDefaults() GovernorOptions {
 // pointsBurst is the points bucket's depth. The bucket refills at (ceiling - burst) a minute, so any
 // 60 s holds at most burst + (ceiling - burst) = ceiling points: a full bucket cannot double a
 // minute. At least 10, so a 5-point request always fits.
-func (o GovernorOptions) pointsBurst() int { return max(10, o.PointsPerMinute/10) }
+func (o GovernorOptions) pointsBurst() int { return pointsBurstOf(o.PointsPerMinute) }
 
 // Governor paces every request runner-manager sends, one set of buckets per GitHub account (a
 // token's user, an App installation): GitHub counts its secondary limits per account, not per
@@ -60,6 +60,8 @@ type Governor struct {
 
 	mu       sync.Mutex
 	accounts map[string]*governed
+	fleet    *FleetShare   // nil: this host has the whole ceiling (no fleet, or not joined)
+	wants    chan struct{} // signalled when an account starts waiting for points (Wants)
 }
 
 type governed struct {
@@ -68,13 +70,16 @@ type governed struct {
 	slots    chan struct{}
 
 	// under Governor.mu
-	waits  int
-	waited time.Duration
+	waits    int
+	waited   time.Duration
+	sent     minute    // points sent in the last minute, what a fleet host publishes
+	lastWait time.Time // the last time a request waited for points
+	share    int       // points a minute this host may spend now: the ceiling, or its fleet share
 }
 
 // NewGovernor returns a governor on clock; sleep waits (injected so tests never wait).
 func NewGovernor(o GovernorOptions, clock Clock, sleep auth.SleepFunc) *Governor {
-	return &Governor{o: o.withDefaults(), clock: clock, sleep: sleep, accounts: map[string]*governed{}}
+	return &Governor{o: o.withDefaults(), clock: clock, sleep: sleep, accounts: map[string]*governed{}, wants: make(chan struct{}, 1)}
 }
 
 // Options returns the governor's settings with defaults applied.
@@ -90,8 +95,10 @@ func (g *Governor) account(key string) *governed {
 			points:   rate.NewLimiter(rate.Limit(float64(g.o.PointsPerMinute-burst)/60), burst),
 			mutative: rate.NewLimiter(rate.Every(g.o.MutativeEvery), g.o.MutativeBurst),
 			slots:    make(chan struct{}, g.o.Concurrent),
+			share:    g.o.PointsPerMinute,
 		}
 		g.accounts[key] = a
+		g.applyShareLocked(key, a, g.clock.Now())
 	}
 	return a
 }
@@ -138,7 +145,15 @@ func (g *Governor) admit(ctx context.Context, account, method string) (release f
 		g.mu.Lock()
 		a.waits++
 		a.waited += wait
+		started := a.lastWait.IsZero() || now.Sub(a.lastWait) >= time.Minute
+		a.lastWait = now
 		g.mu.Unlock()
+		if started {
+			select {
+			case g.wants <- struct{}{}:
+			default:
+			}
+		}
 		if err := g.sleep(ctx, wait); err != nil {
 			for _, r := range held {
 				r.CancelAt(g.clock.Now())
@@ -146,6 +161,9 @@ func (g *Governor) admit(ctx context.Context, account, method string) (release f
 			return nil, err
 		}
 	}
+	g.mu.Lock()
+	a.sent.add(g.clock.Now(), points(method))
+	g.mu.Unlock()
 	if v, _ := ctx.Value(longPollKey{}).(bool); v {
 		return func() {}, nil
 	}
@@ -165,19 +183,178 @@ type GovernorStats struct {
 	InFlight        int           // requests holding a slot now, all accounts
 	Waits           int           // requests that waited for points or the mutative bucket
 	Waited          time.Duration // their total wait
+	// FleetHosts is how many live hosts share the ceiling (this one included); 0 when this host
+	// has it whole (no fleet, or not joined: degraded mode).
+	FleetHosts int
+	// Share is the points a minute this host may spend now: the ceiling when it has it whole, else
+	// its fleet share (the smallest over accounts, with an App on several installations).
+	Share int
 }
 
 // Stats sums the accounts' counters.
 func (g *Governor) Stats() GovernorStats {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	st := GovernorStats{PointsPerMinute: g.o.PointsPerMinute, Concurrent: g.o.Concurrent}
+	st := GovernorStats{PointsPerMinute: g.o.PointsPerMinute, Concurrent: g.o.Concurrent, Share: g.o.PointsPerMinute}
+	if g.fleet != nil {
+		st.FleetHosts = g.fleet.Hosts
+		st.Share = g.shareLocked(g.fleet.Others[""], Spend{})
+	}
+	first := true
 	for _, a := range g.accounts {
 		st.InFlight += len(a.slots)
 		st.Waits += a.waits
 		st.Waited += a.waited
+		if first || a.share < st.Share {
+			st.Share, first = a.share, false
+		}
 	}
 	return st
+}
+
+// A fleet's hosts share one GitHub account's ceiling (docs/fleet.md): each publishes its Spend
+// per account, and each governor paces itself at the share SetFleet gives it of what the others
+// spent. GitHub counts the secondary limits per account, so N hosts each at the whole ceiling
+// would earn them N times sooner.
+
+// Spend is one account's use of the governor over the last minute, what a fleet host publishes.
+type Spend struct {
+	Points  int  `json:"points"`            // points sent in the last 60 s
+	Waiting bool `json:"waiting,omitempty"` // a request waited for points in the last 60 s: it wants more
+}
+
+// FleetShare is what the fleet's other live hosts published, for SetFleet.
+type FleetShare struct {
+	Hosts  int                // live hosts sharing the ceiling, this one included
+	Others map[string][]Spend // account -> the other hosts' spend (a host that published none: absent)
+}
+
+// Spend reports each account's points over the last minute and whether it had to wait.
+func (g *Governor) Spend() map[string]Spend {
+	now := g.clock.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string]Spend, len(g.accounts))
+	for k, a := range g.accounts {
+		out[k] = a.spendLocked(now)
+	}
+	return out
+}
+
+func (a *governed) spendLocked(now time.Time) Spend {
+	return Spend{Points: a.sent.sum(now), Waiting: !a.lastWait.IsZero() && now.Sub(a.lastWait) < time.Minute}
+}
+
+// Wants is signalled when an account that had not waited for a minute waits for points: a fleet
+// host publishes its spend at once then, so the others stop counting on the pool it now wants.
+func (g *Governor) Wants() <-chan struct{} { return g.wants }
+
+// SetFleet sets what the fleet's other hosts spend; nil gives this host the whole ceiling again
+// (no fleet, or etcd unreachable: degraded mode, where each host is on its own). The shares follow
+// at once, and each account created later starts at its share.
+func (g *Governor) SetFleet(fs *FleetShare) {
+	now := g.clock.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if fs != nil && fs.Hosts < 1 {
+		fs = nil
+	}
+	g.fleet = fs
+	for k, a := range g.accounts {
+		g.applyShareLocked(k, a, now)
+	}
+}
+
+// applyShareLocked paces account a at its share: the bucket refills at the share less its depth,
+// so any minute holds at most the share, as the lone governor holds at most the ceiling. In a
+// fleet the depth is a tenth of an even part of the ceiling (at least 10, so a 5-point request
+// fits) whatever the share: a full bucket is what a host can send before the others hear of it.
+func (g *Governor) applyShareLocked(key string, a *governed, now time.Time) {
+	share, burst := g.o.PointsPerMinute, g.o.pointsBurst()
+	if g.fleet != nil {
+		share = g.shareLocked(g.fleet.Others[key], a.spendLocked(now))
+		burst = pointsBurstOf(g.o.PointsPerMinute / g.fleet.Hosts)
+	}
+	if share == a.share && a.points.Burst() == burst {
+		return
+	}
+	a.share = share
+	a.points.SetBurstAt(now, burst)
+	a.points.SetLimitAt(now, rate.Limit(float64(max(share-burst, 1))/60))
+}
+
+func (g *Governor) shareLocked(others []Spend, own Spend) int {
+	return fleetShare(g.o.PointsPerMinute, g.fleet.Hosts, own, others)
+}
+
+// ShareOf is the points a minute a host that spent own of account may spend out of ceiling; a nil
+// share (not joined) leaves it the whole ceiling.
+func (fs *FleetShare) ShareOf(ceiling int, account string, own Spend) int {
+	ceiling = GovernorOptions{PointsPerMinute: ceiling}.withDefaults().PointsPerMinute
+	if fs == nil || fs.Hosts < 1 {
+		return ceiling
+	}
+	return fleetShare(ceiling, fs.Hosts, own, fs.Others[account])
+}
+
+// fleetShare is one host's points a minute out of a ceiling that hosts share, given what it and
+// the others spent over the last minute. Each host keeps a floor of ceiling/(4 x hosts) that is
+// always its own, so a host that starts needing GitHub is never starved by a busy one and never
+// pushes the fleet over the ceiling either (the busy one's last minute is already spent: a floor
+// taken from it would add to it). The rest of the ceiling, the pool, is shared by need. A host may
+// spend its floor, what it spent above its floor in the last minute (up to its fair part: the pool
+// less what the satisfied hosts use, split among the hosts that had to wait, which want more), and
+// its part of what the pool left unspent. So a lone busy host grows to floor + pool within a
+// minute; a busy host that others join falls to its fair part, and what it stops spending goes to
+// them as it leaves its last minute; and an overspent pool (a publication came late) shrinks every
+// share until it fits. The shares of hosts that see the same publications add up to the ceiling.
+func fleetShare(ceiling, hosts int, own Spend, others []Spend) int {
+	if hosts <= 1 {
+		return ceiling
+	}
+	floor := ceiling / (4 * hosts)
+	pool := ceiling - hosts*floor
+	above := func(s Spend) int { return max(s.Points-floor, 0) }
+	used, wanting, rest := above(own), 1, pool
+	for _, o := range others {
+		used += above(o)
+		if o.Waiting {
+			wanting++
+		} else {
+			rest -= above(o)
+		}
+	}
+	fair := max(rest, 0) / wanting
+	share := floor + min(above(own), fair) + (pool-used)/wanting
+	return min(max(share, floor), ceiling)
+}
+
+// pointsBurstOf is pointsBurst for a share of the ceiling.
+func pointsBurstOf(perMinute int) int { return max(10, perMinute/10) }
+
+// minute counts points per second over the last minute, on the governor's clock.
+type minute struct {
+	sec [60]int64
+	pts [60]int
+}
+
+func (m *minute) add(now time.Time, p int) {
+	s := now.Unix()
+	i := ((s % 60) + 60) % 60
+	if m.sec[i] != s {
+		m.sec[i], m.pts[i] = s, 0
+	}
+	m.pts[i] += p
+}
+
+func (m *minute) sum(now time.Time) int {
+	s, total := now.Unix(), 0
+	for i := range m.sec {
+		if m.sec[i] <= s && s-m.sec[i] < 60 {
+			total += m.pts[i]
+		}
+	}
+	return total
 }
 
 // accountOf names the GitHub account a request is charged to. A token or a signed-in user is one

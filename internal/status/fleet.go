@@ -24,6 +24,9 @@ type FleetHost struct {
 	Name   string    `json:"name"`
 	HostID string    `json:"host_id"`
 	Since  time.Time `json:"since,omitzero"`
+	// PointsPerMinute is the GitHub points the host published as spent over the last minute: the
+	// hosts share one account's ceiling (docs/fleet.md).
+	PointsPerMinute int `json:"points_per_minute"`
 }
 
 // FleetTarget is one target of this host as the fleet serves it.
@@ -53,7 +56,7 @@ func RenderFleet(w io.Writer, f *Fleet, now time.Time) error {
 		return p.err
 	}
 	if !f.Joined {
-		p.linef("fleet %s, host %s: NOT JOINED (%s); serving every target alone, bounded by this host's capacity", f.Name, f.Host, dash(f.Reason))
+		p.linef("fleet %s, host %s: NOT JOINED (%s); serving every target alone, bounded by this host's capacity, with the whole GitHub points ceiling", f.Name, f.Host, dash(f.Reason))
 		return p.err
 	}
 	names := make([]string, len(f.Hosts))
@@ -61,6 +64,11 @@ func RenderFleet(w io.Writer, f *Fleet, now time.Time) error {
 		names[i] = h.Name
 	}
 	p.linef("fleet %s, host %s: joined; %d live hosts: %s", f.Name, f.Host, len(f.Hosts), strings.Join(names, ", "))
+	spent := make([]string, len(f.Hosts))
+	for i, h := range f.Hosts {
+		spent[i] = fmt.Sprintf("%s %d", h.Name, h.PointsPerMinute)
+	}
+	p.linef("GitHub points spent in the last minute (one ceiling, shared): %s", strings.Join(spent, ", "))
 	p.linef("")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p.tablef(tw, "TARGET\tLEADER\tDEMAND\tVIEW AGE\tSUPPLY (host starting/idle/free)\tSTATE")

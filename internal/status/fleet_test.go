@@ -9,7 +9,7 @@ import (
 // TestRenderFleet: `status --fleet` for a joined host, a host that lost etcd, and no fleet at all.
 func TestRenderFleet(t *testing.T) {
 	joined := &Fleet{Name: "ci", Host: "b", Joined: true,
-		Hosts: []FleetHost{{Name: "a", HostID: "3f2a"}, {Name: "b", HostID: "91c0"}, {Name: "c", HostID: "77d1"}},
+		Hosts: []FleetHost{{Name: "a", HostID: "3f2a", PointsPerMinute: 412}, {Name: "b", HostID: "91c0", PointsPerMinute: 35}, {Name: "c", HostID: "77d1"}},
 		Targets: []FleetTarget{
 			{Name: "web", Leader: "a", Demand: 3, ViewAt: ago(2 * time.Second), Supply: []FleetSupply{{Host: "a", Starting: 1, Idle: 0, Free: 3}, {Host: "b", Starting: 2, Free: 2}}},
 			{Name: "api", Leader: "c", Alone: true, ViewAt: ago(time.Minute)},

@@ -53,6 +53,13 @@ func RenderStatus(w io.Writer, s Snapshot, now time.Time) error {
 		} else {
 			p.linef("            polling needs %d of %d points/min", pl.NeedPerMinute, pl.PointsPerMinute)
 		}
+		switch f := pl.Fleet; {
+		case f == nil:
+		case f.Hosts > 0:
+			p.linef("            fleet: %d hosts share the ceiling; this host's share now %d points/min", f.Hosts, f.SharePerMinute)
+		default:
+			p.linef("            fleet NOT JOINED: this host uses the whole ceiling alone (the hosts together may exceed it)")
+		}
 	}
 	owned := 0
 	for _, t := range s.Targets {

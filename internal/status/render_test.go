@@ -73,6 +73,17 @@ func stretched() Snapshot {
 	return s
 }
 
+// inFleet is a host sharing the ceiling with two others, and one that lost etcd.
+func inFleet(hosts int) Snapshot {
+	s := fixture()
+	s.GitHubPolling.Fleet = &PollingFleet{Hosts: hosts, SharePerMinute: 600}
+	if hosts > 0 {
+		s.GitHubPolling.Fleet.SharePerMinute = 275
+	}
+	s.Events = nil
+	return s
+}
+
 func TestGoldenRenderings(t *testing.T) {
 	for _, tc := range []struct {
 		golden string
@@ -85,6 +96,8 @@ func TestGoldenRenderings(t *testing.T) {
 		}},
 		{"status-draining.txt", func(b *bytes.Buffer) error { return RenderStatus(b, draining(), now) }},
 		{"status-stretched.txt", func(b *bytes.Buffer) error { return RenderStatus(b, stretched(), now) }},
+		{"status-fleet.txt", func(b *bytes.Buffer) error { return RenderStatus(b, inFleet(3), now) }},
+		{"status-fleet-degraded.txt", func(b *bytes.Buffer) error { return RenderStatus(b, inFleet(0), now) }},
 		{"status.json", func(b *bytes.Buffer) error { return WriteJSON(b, fixture()) }},
 		{"runners.txt", func(b *bytes.Buffer) error { return RenderRunners(b, fixture().Runners, now) }},
 		{"runners-none.txt", func(b *bytes.Buffer) error { return RenderRunners(b, nil, now) }},

@@ -52,6 +52,16 @@ type Polling struct {
 	NeedPerMinute   int     `json:"need_points_per_minute"` // what the targets need at their configured intervals
 	Stretch         float64 `json:"stretch"`                // >= 1: every interval is this many times longer
 	Message         string  `json:"message,omitempty"`      // set when intervals stretch
+	// Fleet is how this host shares the ceiling with its fleet (absent without a [fleet]).
+	Fleet *PollingFleet `json:"fleet,omitempty"`
+}
+
+// PollingFleet is this host's part of a ceiling its fleet shares (docs/fleet.md).
+type PollingFleet struct {
+	Hosts int `json:"hosts"` // live hosts sharing the ceiling; 0 when not joined
+	// SharePerMinute is the points a minute this host may spend now: its share while joined,
+	// the whole ceiling while not (degraded mode: the hosts together may then exceed it).
+	SharePerMinute int `json:"share_points_per_minute"`
 }
 
 // Config is the configuration the daemon runs and the outcome of its last load.
