@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ type Server struct {
 	dir          string
 	client, peer url.URL
 	e            *embed.Etcd
+	started      bool // once, on these ports: a restart keeps them
 }
 
 // Start runs a fresh server for a test; the test's cleanup stops it.
@@ -48,12 +50,17 @@ func Run(dir string) (*Server, error) {
 }
 
 func newServer(dir string) (*Server, error) {
-	client, err1 := loopbackURL()
-	peer, err2 := loopbackURL()
-	if err := errors.Join(err1, err2); err != nil {
+	client, peer, err := loopbackPair()
+	if err != nil {
 		return nil, err
 	}
 	return &Server{dir: dir, client: client, peer: peer}, nil
+}
+
+func loopbackPair() (client, peer url.URL, err error) {
+	client, err1 := loopbackURL()
+	peer, err2 := loopbackURL()
+	return client, peer, errors.Join(err1, err2)
 }
 
 // Endpoint is the client URL to put in fleet.etcd_endpoints.
@@ -82,10 +89,22 @@ func (s *Server) start() error {
 	cfg.UnsafeNoFsync = true // test data: losing it on a power cut does not matter
 	var e *embed.Etcd
 	var err error
-	// A port freed a moment ago may still be held while the old server's sockets close.
-	for range 50 {
+	// A port freed a moment ago may still be held while the old server's sockets close. A fresh
+	// server's ports were only probed free (loopbackURL), so another process may have taken one
+	// since (seen in CI, where packages' tests run side by side): it moves to new ones, which is
+	// safe because listening fails before etcd writes anything to its data dir. A restarted
+	// server keeps its ports, as a real member does.
+	for i := range 50 {
 		if e, err = embed.StartEtcd(cfg); err == nil {
 			break
+		}
+		if !s.started && errors.Is(err, syscall.EADDRINUSE) && i%5 == 4 {
+			if s.client, s.peer, err = loopbackPair(); err != nil {
+				return err
+			}
+			cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{s.client}, []url.URL{s.client}
+			cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{s.peer}, []url.URL{s.peer}
+			cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -98,7 +117,7 @@ func (s *Server) start() error {
 		e.Close()
 		return errors.New("embedded etcd did not become ready in 30s")
 	}
-	s.e = e
+	s.e, s.started = e, true
 	return nil
 }
 
