@@ -112,17 +112,28 @@ type Launcher interface {
 }
 
 // PeerSupply is one host's runners of a target as the fleet counts them: Starting and Idle cover
-// the fleet's demand; Free is how many more that host could start for the target now.
+// the fleet's demand; Free is how many more that host could start for the target now. List says
+// the host waits for a runner list of the target (its runners are starting or changed, loop.watch):
+// the target's leader reads one on its next pass, which the host then gets from the leader's view.
 type PeerSupply struct {
 	Host     string
 	Starting int
 	Idle     int
 	Free     int
+	List     bool
 }
 
 // Fleet coordinates this host with the other hosts of a [fleet] serving the same targets
 // (internal/fleet). nil means the host is alone and plans exactly as it would without a fleet.
 type Fleet interface {
+	// Begin starts a full pass of t, before it reads GitHub: the fleet settles how this host serves
+	// t in the pass (its leader, a follower reading the leader's view, or alone) and answers
+	// whether the pass reads the runner list, given whether the engine's own rules want it
+	// (listNow). A leader or a host alone lists when asked, and a leader also when another host
+	// asked (PeerSupply.List); a follower gets the leader's list from its view, once per list the
+	// leader read, and age is how long ago GitHub answered it. A list wanted and not given is
+	// asked for again on the next pass.
+	Begin(ctx context.Context, t config.Target, list bool) (read bool, age time.Duration)
 	// Share calls decide with this host's name in the fleet and the other hosts' supply of t and publishes this host's supply as
 	// decide returns it, in one transaction, so hosts deciding at once see each other's result.
 	// decide may run more than once (a conflict retries); its last run counts. Share returns false

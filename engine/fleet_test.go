@@ -10,13 +10,24 @@ import (
 )
 
 // fakeFleet is the engine's side of a fleet: fixed peers, a switch for "the view moved on", and
-// what this host published last. internal/fleet tests the real one against etcd.
+// what this host published last. It lists as the engine asks (a leader with no other host
+// waiting), unless noList (a follower whose leader has read no new list). internal/fleet tests
+// the real one against etcd.
 type fakeFleet struct {
 	mu        sync.Mutex
 	peers     []PeerSupply
 	moved     bool
+	noList    bool
+	wants     []bool       // what each Begin was asked
 	shared    []PeerSupply // what each Share published
 	published PeerSupply   // the last Publish
+}
+
+func (f *fakeFleet) Begin(_ context.Context, _ config.Target, want bool) (bool, time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.wants = append(f.wants, want)
+	return want && !f.noList, 0
 }
 
 func (f *fakeFleet) Share(_ context.Context, _ config.Target, decide func(string, []PeerSupply) PeerSupply) bool {
@@ -115,5 +126,58 @@ func TestFleetDrainReapsWhateverTheFleetSays(t *testing.T) {
 	defer f.mu.Unlock()
 	if f.published.Idle != 0 || f.published.Starting != 0 {
 		t.Fatalf("published %+v after the drain, want nothing idle or starting", f.published)
+	}
+}
+
+// TestFleetLeaderListsAsALoneHostDoes: a fleet's leader reads the runner list by the lone host's
+// rules (at recovery, then every 5th pass of an idle target), not on every pass: a fleet of one
+// costs what a lone host does.
+func TestFleetLeaderListsAsALoneHostDoes(t *testing.T) {
+	f := &fakeFleet{}
+	h := startWithFleet(t, f, 0)
+	lists := func() int { return h.w.callCount("Runners", idA) }
+	for range 5 {
+		h.tick(poll, 1, "a")
+	}
+	if got := lists(); got != 2 {
+		t.Fatalf("a recovery pass and 5 idle passes read the runner list %d times, want 2 (recovery, then every 5th)", got)
+	}
+	if q := h.w.callCount("Queued", idA); q != 6 {
+		t.Fatalf("demand reads in 6 passes = %d, want 6", q)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.wants) != 6 {
+		t.Fatalf("Begin was called %d times in 6 passes, want once a pass", len(f.wants))
+	}
+}
+
+// TestFleetListNotGivenIsAskedAgain: a follower whose leader has no new list for it gets none;
+// it asks again on every pass and publishes that it waits for one (the leader lists for it),
+// and stops once it got one.
+func TestFleetListNotGivenIsAskedAgain(t *testing.T) {
+	f := &fakeFleet{noList: true}
+	h := startWithFleet(t, f, 0)
+	h.tick(poll, 1, "a")
+	h.tick(poll, 1, "a")
+	f.mu.Lock()
+	wants, published := append([]bool(nil), f.wants...), f.published
+	f.noList = false
+	f.mu.Unlock()
+	if len(wants) != 3 || !wants[0] || !wants[1] || !wants[2] {
+		t.Fatalf("Begin asked %v in 3 passes without a list given, want a list every time", wants)
+	}
+	if !published.List {
+		t.Fatalf("published %+v, want List: the host waits for a runner list", published)
+	}
+	if got := h.w.callCount("Runners", idA); got != 0 {
+		t.Fatalf("the follower listed runners at GitHub %d times, want 0", got)
+	}
+	h.tick(poll, 1, "a") // given
+	h.tick(poll, 1, "a")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := len(f.wants); f.wants[n-1] || f.published.List {
+		t.Fatalf("after a list was given: Begin asked %v, published %+v; want no list asked or waited for", f.wants, f.published)
 	}
 }

@@ -197,8 +197,8 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 		l.emit(slog.LevelInfo, "", EventLoop, "target loop draining: starting nothing new, deregistering idle runners, letting busy ones finish")
 	}
 	l.draining = draining
-	// In a fleet every pass is full: the fleet learns of a pass, and of its role in it, from the
-	// runner list read (internal/fleet's Registrar), and followers read the leader's view.
+	// In a fleet every pass is full: each begins with Fleet.Begin, which settles the host's role
+	// in it (the leader reads GitHub, followers read its view), and a light pass has none.
 	light = light && !draining && s.deps.Fleet == nil
 	now, poll, monitor := s.clock.Now(), l.interval(cfg, t), t.Mode == "monitor"
 	// cctx bounds the pass's GitHub calls, not its journal reads: a pass the request governor
@@ -218,8 +218,15 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 		// organization's ended runner past the bound, left for recovery).
 		gh = githubView{at: now}
 	default:
+		list, age := l.listNow(recovering, draining), time.Duration(0)
+		if f := s.deps.Fleet; f != nil {
+			wanted := list
+			if list, age = f.Begin(cctx, t, list); wanted && !list {
+				l.listNext = true // a follower whose leader has not listed since: ask again (published)
+			}
+		}
 		var cut bool
-		if gh, cut = l.readServing(ctx, cctx, t, draining, l.listNow(recovering, draining)); cut {
+		if gh, cut = l.readServing(ctx, cctx, t, draining, list, age); cut {
 			return 0, -1, true // the drain pass comes next, at once
 		}
 	}
@@ -275,8 +282,8 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 	if live, err = s.deps.Journal.Live(ctx); err == nil {
 		owned = l.owned(live)
 		l.observeRunners(live)
+		l.watch(owned) // before publish: a fleet host publishes whether it waits for a list
 		l.publish(cctx, cfg, t, owned, live, gh.byName, launching)
-		l.watch(owned)
 	}
 	return l.finish(now, poll, draining, gh.demand, owned, passErr), len(owned)
 }
@@ -315,10 +322,12 @@ func (l *loop) watch(owned []journal.Attempt) {
 const listEvery = 5
 
 // listNow says whether this full pass reads the runner list: at recovery, while draining, when
-// watch asked for it, in a fleet (see pass), and otherwise every listEvery-th pass.
+// watch asked for it, and otherwise every listEvery-th pass. In a fleet Fleet.Begin has the last
+// word: the leader follows these rules and also lists for the other hosts that ask, so a fleet of
+// one reads what a lone host does; a follower's list is the leader's latest.
 func (l *loop) listNow(recovering, draining bool) bool {
 	l.listAfter--
-	if !recovering && !draining && !l.listNext && l.listAfter > 0 && l.sup.deps.Fleet == nil {
+	if !recovering && !draining && !l.listNext && l.listAfter > 0 {
 		return false
 	}
 	l.listNext, l.listAfter = false, listEvery
@@ -336,14 +345,14 @@ func (l *loop) listNow(recovering, draining bool) bool {
 // record); a light pass is safe beside it as beside any list read before the journal (observe).
 // A light pass is never run while draining or in a fleet (see pass), nor as recovery (its
 // adoption events are the full pass's).
-func (l *loop) readServing(ctx, cctx context.Context, t config.Target, draining, list bool) (v githubView, cut bool) {
+func (l *loop) readServing(ctx, cctx context.Context, t config.Target, draining, list bool, age time.Duration) (v githubView, cut bool) {
 	if draining || l.sup.deps.Fleet != nil {
-		return l.readGitHub(cctx, t, draining, list), false
+		return l.readGitHub(cctx, t, draining, list, age), false
 	}
 	rctx, cancelRead := context.WithCancel(cctx)
 	defer cancelRead()
 	got := make(chan githubView, 1)
-	go func() { got <- l.readGitHub(rctx, t, draining, list) }()
+	go func() { got <- l.readGitHub(rctx, t, draining, list, age) }()
 	served := func() {
 		l.pass(ctx, false, true)
 		if h := l.sup.afterPass; h != nil {
@@ -417,7 +426,7 @@ func (l *loop) decide(ctx context.Context, t config.Target, in planInput, launch
 	ok := f.Share(ctx, t, func(self string, peers []PeerSupply) PeerSupply {
 		in.Peers, in.Self = peers, self
 		out = plan(in)
-		mine := PeerSupply{Starting: in.Starting, Idle: len(in.Idle) - len(out.Reap)}
+		mine := PeerSupply{Starting: in.Starting, Idle: len(in.Idle) - len(out.Reap), List: l.listNext}
 		if launching {
 			mine.Starting += out.Start
 			mine.Free = max(min(in.TargetFree, in.HostFree)-out.Start, 0)
@@ -438,7 +447,7 @@ func (l *loop) publish(ctx context.Context, cfg *config.Config, t config.Target,
 		return
 	}
 	in := l.planInput(cfg, t, l.sup.clock.Now(), owned, live, regs, 0)
-	mine := PeerSupply{Starting: in.Starting}
+	mine := PeerSupply{Starting: in.Starting, List: l.listNext}
 	for _, r := range in.Idle {
 		if !r.Stale {
 			mine.Idle++
@@ -470,10 +479,12 @@ type partial interface{ Partial() bool }
 
 // readGitHub lists the target's runners when list says so (listNow), then (unless draining) its
 // queued jobs. The list is read before the journal, so any registration it shows was journaled
-// first (see deleteOrphans).
-func (l *loop) readGitHub(ctx context.Context, t config.Target, draining, list bool) githubView {
+// first (see deleteOrphans). age is how old the list already is when it is a fleet leader's
+// (Fleet.Begin): the view's time is GitHub's answer's, which startup_timeout and settling count on.
+func (l *loop) readGitHub(ctx context.Context, t config.Target, draining, list bool, age time.Duration) githubView {
 	s := l.sup
-	v := githubView{at: s.clock.Now()}
+	read := s.clock.Now()
+	v := githubView{at: read.Add(-age)}
 	if list {
 		regs, err := s.deps.Registrar.Runners(ctx, t)
 		if err != nil {
@@ -507,7 +518,7 @@ func (l *loop) readGitHub(ctx context.Context, t config.Target, draining, list b
 		}
 	}
 	if v.err == nil {
-		l.book.polled(jobs, v.at, v.warn == "")
+		l.book.polled(jobs, read, v.warn == "")
 	}
 	// Demand is the book's: the poll, and deliveries that came while it was read.
 	v.jobs, v.took, v.done = l.book.view()

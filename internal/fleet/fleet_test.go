@@ -106,14 +106,27 @@ func (h *host) stop() {
 	h.cancel = nil
 }
 
+// begin starts a pass as the engine does: Begin, then the runner list if Begin says so (nil if not).
+func (h *host) begin(t *testing.T, tg config.Target, want bool) []engine.Runner {
+	t.Helper()
+	ctx := context.Background()
+	list, _ := h.f.Begin(ctx, tg, want)
+	if !list {
+		return nil
+	}
+	rs, err := h.reg.Runners(ctx, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
 // pass does what one engine pass does with the fleet: read runners and jobs, then decide how many
 // to start (greedily: whatever the fleet's supply leaves, up to free) and publish it.
 func (h *host) pass(t *testing.T, tg config.Target, mine engine.PeerSupply) (start int, ok bool) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := h.reg.Runners(ctx, tg); err != nil {
-		t.Fatal(err)
-	}
+	h.begin(t, tg, true)
 	jobs, err := h.dem.Queued(ctx, tg)
 	if err != nil {
 		t.Fatal(err)
@@ -167,12 +180,8 @@ func TestOneLeaderReadsGitHubAndFollowersReadTheView(t *testing.T) {
 		if h == lead {
 			continue
 		}
-		jobs, err := func() ([]engine.Job, error) {
-			if _, err := h.reg.Runners(context.Background(), target); err != nil {
-				return nil, err
-			}
-			return h.dem.Queued(context.Background(), target)
-		}()
+		h.begin(t, target, true)
+		jobs, err := h.dem.Queued(context.Background(), target)
 		if err != nil || len(jobs) != 3 {
 			t.Fatalf("follower %s read %d jobs (%v), want the leader's 3", h.f.Host(), len(jobs), err)
 		}
@@ -229,23 +238,26 @@ func TestClaimsNeverExceedDemand(t *testing.T) {
 	}
 }
 
-// TestViewMovedOnHoldsTheClaim: a pass that read a view the leader has since replaced starts nothing.
-func TestViewMovedOnHoldsTheClaim(t *testing.T) {
+// leaderAndFollower starts a fleet of two hosts and returns its leader and its follower.
+func leaderAndFollower(t *testing.T) (lead, follow *host) {
+	t.Helper()
 	srv := etcdtest.Start(t)
 	a, b := startHost(t, srv, "a", "id-a", &github{}), startHost(t, srv, "b", "id-b", &github{})
 	eventually(t, "one leader", func() bool { n, _ := leaders(a, b); return n == 1 })
-	_, lead := leaders(a, b)
-	follow := a
-	if lead == a {
-		follow = b
+	if _, lead = leaders(a, b); lead == a {
+		return a, b
 	}
+	return b, a
+}
+
+// TestViewMovedOnHoldsTheClaim: a pass that read a view the leader has since replaced starts nothing.
+func TestViewMovedOnHoldsTheClaim(t *testing.T) {
+	lead, follow := leaderAndFollower(t)
 	lead.gh.queue(2)
 	lead.pass(t, target, engine.PeerSupply{})
 	eventually(t, "the view", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
 	ctx := context.Background()
-	if _, err := follow.reg.Runners(ctx, target); err != nil {
-		t.Fatal(err)
-	}
+	follow.begin(t, target, true)
 	lead.gh.queue(5)
 	lead.pass(t, target, engine.PeerSupply{}) // a new view while the follower's pass runs
 	eventually(t, "the new view", func() bool {
@@ -342,9 +354,7 @@ func TestLeaderPassWithoutJobsDecides(t *testing.T) {
 		t.Fatal("the leader's first pass was refused")
 	}
 	ctx := context.Background()
-	if _, err := a.reg.Runners(ctx, target); err != nil {
-		t.Fatal(err)
-	}
+	a.begin(t, target, true)
 	if !a.f.Share(ctx, target, func(string, []engine.PeerSupply) engine.PeerSupply { return engine.PeerSupply{Idle: 1} }) {
 		t.Fatal("a leader's pass without a jobs read was refused: its own view counted as moved on")
 	}
@@ -376,5 +386,69 @@ func TestWakeLeadsWakesWhatThisHostLeads(t *testing.T) {
 	a.f.WakeLeads()
 	if a.wakes.Load() != before+1 {
 		t.Fatalf("WakeLeads woke %d times, want once for the target this host leads", a.wakes.Load()-before)
+	}
+}
+
+// TestLeaderListsWhenAHostWaitsForIt: the leader reads the runner list only when its own rules
+// want it or another host published that it waits for one; a follower takes each list the leader
+// read once, with its age, and never reads GitHub.
+func TestLeaderListsWhenAHostWaitsForIt(t *testing.T) {
+	lead, follow := leaderAndFollower(t)
+	ctx := context.Background()
+	leaderPass := func(want bool) {
+		t.Helper()
+		lead.begin(t, target, want)
+		if _, err := lead.dem.Queued(ctx, target); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lead.gh.runners = []engine.Runner{{ID: 1, Name: "r1"}}
+	leaderPass(true)
+	if r := lead.gh.reads.Load(); r != 2 {
+		t.Fatalf("leader's listing pass made %d GitHub reads, want 2 (runners, jobs)", r)
+	}
+	leaderPass(false)
+	if r := lead.gh.reads.Load(); r != 3 {
+		t.Fatalf("leader's pass without a list made %d GitHub reads in all, want 3 (its jobs only)", r)
+	}
+	eventually(t, "the view", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
+	if list, age := follow.f.Begin(ctx, target, false); !list || age < 0 {
+		t.Fatalf("follower: Begin = %v, %s; want the leader's new list, not older than now", list, age)
+	}
+	if rs, err := follow.reg.Runners(ctx, target); err != nil || len(rs) != 1 || rs[0].Name != "r1" {
+		t.Fatalf("follower's list = %v (%v), want the leader's r1", rs, err)
+	}
+	if list, _ := follow.f.Begin(ctx, target, true); list {
+		t.Fatal("follower was given the same list twice")
+	}
+	follow.f.Publish(ctx, target, engine.PeerSupply{List: true})
+	eventually(t, "the leader to see the follower wait", func() bool {
+		peers, _ := lead.f.peers(lead.f.ep, target.Name)
+		return len(peers) == 1 && peers[0].List
+	})
+	lead.gh.runners = append(lead.gh.runners, engine.Runner{ID: 2, Name: "r2"})
+	if list, _ := lead.f.Begin(ctx, target, false); !list {
+		t.Fatal("the leader did not list though another host waits for a list")
+	}
+	if _, err := lead.reg.Runners(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lead.dem.Queued(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the follower to get the new list", func() bool {
+		list, _ := follow.f.Begin(ctx, target, true)
+		if !list {
+			return false
+		}
+		rs, err := follow.reg.Runners(ctx, target)
+		return err == nil && len(rs) == 2
+	})
+	if r := follow.gh.reads.Load(); r != 0 {
+		t.Fatalf("follower made %d GitHub reads, want 0", r)
+	}
+	// A second Runners call in the same pass (a lookup by name) is GitHub's, not the view's.
+	if _, err := follow.reg.Runners(ctx, target); err != nil || follow.gh.reads.Load() != 1 {
+		t.Fatalf("a follower's lookup after its pass's list: %d GitHub reads (%v), want 1", follow.gh.reads.Load(), err)
 	}
 }

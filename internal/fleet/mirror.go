@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -14,6 +15,7 @@ type entry struct {
 	val         string
 	create, mod int64
 	lease       int64
+	seen        time.Time // when the mirror got this value (the age of a view's list, Begin)
 }
 
 // mirror is this host's copy of the fleet's keys, kept by one watch, so reads (supply, views,
@@ -33,8 +35,9 @@ func (m *mirror) load(resp *clientv3.GetResponse) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.kv = make(map[string]entry, len(resp.Kvs))
+	now := time.Now()
 	for _, kv := range resp.Kvs {
-		m.kv[string(kv.Key)] = entry{string(kv.Value), kv.CreateRevision, kv.ModRevision, kv.Lease}
+		m.kv[string(kv.Key)] = entry{string(kv.Value), kv.CreateRevision, kv.ModRevision, kv.Lease, now}
 	}
 	m.rev = resp.Header.Revision
 	m.notifyLocked()
@@ -44,13 +47,14 @@ func (m *mirror) load(resp *clientv3.GetResponse) {
 func (m *mirror) apply(wr clientv3.WatchResponse) []*clientv3.Event {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	now := time.Now()
 	for _, ev := range wr.Events {
 		k := string(ev.Kv.Key)
 		if ev.Type == mvccpb.DELETE {
 			delete(m.kv, k)
 			continue
 		}
-		m.kv[k] = entry{string(ev.Kv.Value), ev.Kv.CreateRevision, ev.Kv.ModRevision, ev.Kv.Lease}
+		m.kv[k] = entry{string(ev.Kv.Value), ev.Kv.CreateRevision, ev.Kv.ModRevision, ev.Kv.Lease, now}
 	}
 	if wr.Header.Revision > m.rev {
 		m.rev = wr.Header.Revision

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -23,19 +24,31 @@ const (
 	roleReader               // no leader's view in time: reads GitHub itself, still shares supply
 )
 
-// passState is what one pass of a target's loop saw, from its Runners call to its Share.
+// passState is what one pass of a target's loop saw, from its Begin to its Share.
 type passState struct {
 	role    role
 	ep      *epoch
 	viewMod int64 // the view's revision the pass read (0: none); Share is fenced on it
 	view    view
-	runners []engine.Runner // the leader's fresh list, published with the jobs
+	// given: Begin handed a follower the view's runner list; its first Runners call answers
+	// with it, any later one (a lookup by name, the shutdown sweep) asks GitHub.
+	given atomic.Bool
 }
 
-// view is what the leader publishes: GitHub's runners of the target and its queued jobs.
+// list is a runner list the leader read, and when it asked for it (its clock).
+type list struct {
+	runners []engine.Runner
+	at      time.Time
+}
+
+// view is what the leader publishes: GitHub's runners of the target and its queued jobs. The
+// leader lists runners only when it or another host needs a list (engine listNow, supply's
+// List), so Runners is its latest list, read at Listed (zero: none yet), and a follower takes
+// each list once.
 type view struct {
 	Host    string          `json:"host"`
 	At      time.Time       `json:"at"`
+	Listed  time.Time       `json:"listed,omitzero"`
 	Runners []engine.Runner `json:"runners"`
 	Jobs    []engine.Job    `json:"jobs"`
 	// Set is a scale-set target's news from the queue (its Runners are then empty: scale-set
@@ -45,9 +58,10 @@ type view struct {
 
 // supply is what supply/<target>/<host> holds.
 type supply struct {
-	Starting int `json:"starting"`
-	Idle     int `json:"idle"`
-	Free     int `json:"free"`
+	Starting int  `json:"starting"`
+	Idle     int  `json:"idle"`
+	Free     int  `json:"free"`
+	List     bool `json:"list,omitempty"` // the host waits for a runner list (engine.PeerSupply.List)
 }
 
 // roleOf decides how this host serves t now, and raises or clears the alone alert.
@@ -110,32 +124,39 @@ type registrar struct {
 	f *Fleet
 }
 
-func (r registrar) Runners(ctx context.Context, t config.Target) ([]engine.Runner, error) {
-	f := r.f
+// Begin implements engine.Fleet: it settles how this host serves t in the pass about to read
+// GitHub, and whether the pass reads the runner list. A leader lists when its own rules want to
+// or another host waits for a list; a follower takes the list of the leader's view when the
+// leader read one it has not taken yet; a scale-set follower always "lists" (its runners are
+// its own knowledge, no GitHub read) to hear the leader's news of them.
+func (f *Fleet) Begin(ctx context.Context, t config.Target, want bool) (bool, time.Duration) {
 	ro, ep := f.roleOf(t)
 	ps := &passState{role: ro, ep: ep}
 	f.setPass(t.Name, ps)
 	if ro == roleFollower {
-		v, mod, got := f.viewFor(ctx, ep, t.Name)
-		switch {
-		case got == gotView && t.ScaleSet != "":
-			// A scale-set target's runners are each host's own knowledge, brought up to date with
-			// what the leader's queue said of them.
-			ps.view, ps.viewMod = v, mod
-			if src := setSource(r.Registrar); src != nil && v.Set != nil {
-				src.HeardSet(t, *v.Set)
+		v, e, got := f.viewFor(ctx, ep, t.Name)
+		switch got {
+		case gotView:
+			ps.view, ps.viewMod = v, e.mod
+			if t.ScaleSet != "" {
+				ps.given.Store(true)
+				return true, 0
 			}
-			return r.Registrar.Runners(ctx, t)
-		case got == gotView:
-			ps.view, ps.viewMod = v, mod
-			return v.Runners, nil
-		case got == gotLeadership:
+			if v.Listed.IsZero() || !f.newList(t.Name, v) {
+				return false, 0
+			}
+			ps.given.Store(true)
+			// How old GitHub's answer is: at the leader when it published (one clock), then in
+			// the mirror since it arrived (this host's).
+			return true, max(v.At.Sub(v.Listed), 0) + time.Since(e.seen)
+		case gotLeadership:
 			ps.role = roleLeader
 		default:
 			// No leader published in time: read GitHub this once, and still claim through the
 			// fleet (fenced on there being no view), so the hosts do not each cover all demand.
-			ps.role, ps.viewMod = roleReader, mod
+			ps.role, ps.viewMod = roleReader, e.mod
 			f.log.Warn("fleet: no view of the target from a leader in time; reading GitHub directly", "target", t.Name)
+			return want, 0
 		}
 	}
 	if ps.role == roleLeader {
@@ -145,9 +166,48 @@ func (r registrar) Runners(ctx context.Context, t config.Target) ([]engine.Runne
 		if e, ok := ep.mir.get(f.keys.view(t.Name)); ok {
 			ps.viewMod = e.mod
 		}
+		if !want {
+			peers, _ := f.peers(ep, t.Name)
+			for _, p := range peers {
+				want = want || p.List
+			}
+		}
 	}
+	return want, 0
+}
+
+// newList records that this host takes the view's list, and says whether it had not yet.
+func (f *Fleet) newList(target string, v view) bool {
+	id := v.Host + " " + v.Listed.Format(time.RFC3339Nano)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.taken[target] == id {
+		return false
+	}
+	f.taken[target] = id
+	return true
+}
+
+func (r registrar) Runners(ctx context.Context, t config.Target) ([]engine.Runner, error) {
+	f := r.f
+	ps := f.pass(t.Name)
+	if ps != nil && ps.role == roleFollower && ps.given.CompareAndSwap(true, false) {
+		if t.ScaleSet == "" {
+			return ps.view.Runners, nil
+		}
+		// A scale-set target's runners are each host's own knowledge, brought up to date with
+		// what the leader's queue said of them.
+		if src := setSource(r.Registrar); src != nil && ps.view.Set != nil {
+			src.HeardSet(t, *ps.view.Set)
+		}
+	}
+	at := time.Now()
 	rs, err := r.Registrar.Runners(ctx, t)
-	ps.runners = rs
+	if err == nil && ps != nil && ps.role == roleLeader {
+		f.mu.Lock()
+		f.lists[t.Name] = list{rs, at}
+		f.mu.Unlock()
+	}
 	return rs, err
 }
 
@@ -168,10 +228,13 @@ func (d demand) Queued(ctx context.Context, t config.Target) ([]engine.Job, erro
 	case roleLeader:
 		jobs, err := d.Demand.Queued(ctx, t)
 		if err == nil {
-			v := view{Host: f.host, Runners: ps.runners, Jobs: jobs}
+			f.mu.Lock()
+			l := f.lists[t.Name]
+			f.mu.Unlock()
+			v := view{Host: f.host, Listed: l.at, Runners: l.runners, Jobs: jobs}
 			if src := setSource(d.Demand); src != nil && t.ScaleSet != "" {
 				n := src.SetNews(t)
-				v.Runners, v.Set = nil, &n
+				v.Runners, v.Listed, v.Set = nil, time.Time{}, &n
 			}
 			f.publishView(ctx, ps, t.Name, v)
 		}
@@ -201,27 +264,27 @@ const (
 
 // viewFor waits for the leader's view of target, for at most two lease TTLs (a leader just elected
 // publishes on its first pass), or until this host is elected itself. With gotNothing, the
-// revision is the view's (0: none) for Share to fence on.
-func (f *Fleet) viewFor(ctx context.Context, ep *epoch, target string) (view, int64, int) {
+// entry's revision is the view's (0: none) for Share to fence on.
+func (f *Fleet) viewFor(ctx context.Context, ep *epoch, target string) (view, entry, int) {
 	ctx, cancel := context.WithTimeout(ctx, 2*f.ttl)
 	defer cancel()
 	for {
 		ch := ep.mir.next()
 		if f.leads(target) {
-			return view{}, 0, gotLeadership
+			return view{}, entry{}, gotLeadership
 		}
 		e, ok := ep.mir.get(f.keys.view(target))
 		if ok {
 			var v view
 			if json.Unmarshal([]byte(e.val), &v) == nil {
-				return v, e.mod, gotView
+				return v, e, gotView
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return view{}, e.mod, gotNothing
+			return view{}, e, gotNothing
 		case <-ep.ctx.Done():
-			return view{}, e.mod, gotNothing
+			return view{}, e, gotNothing
 		case <-ch:
 		case <-time.After(50 * time.Millisecond): // an election is not a key change of ours
 		}
@@ -266,9 +329,11 @@ func (f *Fleet) publishView(ctx context.Context, ps *passState, target string, v
 	}
 }
 
+// sameView ignores only the time of publishing: a new list is news even with the same runners
+// (a follower waits for it).
 func sameView(a, b view) bool {
-	ja, _ := json.Marshal(view{Runners: a.Runners, Jobs: a.Jobs, Set: a.Set})
-	jb, _ := json.Marshal(view{Runners: b.Runners, Jobs: b.Jobs, Set: b.Set})
+	ja, _ := json.Marshal(view{Listed: a.Listed, Runners: a.Runners, Jobs: a.Jobs, Set: a.Set})
+	jb, _ := json.Marshal(view{Listed: b.Listed, Runners: b.Runners, Jobs: b.Jobs, Set: b.Set})
 	return string(ja) == string(jb)
 }
 
@@ -306,7 +371,7 @@ func (f *Fleet) Share(ctx context.Context, t config.Target, decide func(string, 
 			return false // a newer view exists: the next pass decides on it
 		}
 		mine := decide(f.host, peers)
-		b, _ := json.Marshal(supply{Starting: mine.Starting, Idle: mine.Idle, Free: mine.Free})
+		b, _ := json.Marshal(supply{Starting: mine.Starting, Idle: mine.Idle, Free: mine.Free, List: mine.List})
 		resp, err := f.client.Txn(octx).If(
 			clientv3.Compare(clientv3.ModRevision(f.keys.supplies(t.Name)), "<", rev+1).WithPrefix(),
 			clientv3.Compare(clientv3.ModRevision(f.keys.view(t.Name)), "=", ps.viewMod),
@@ -343,7 +408,7 @@ func (f *Fleet) peers(ep *epoch, target string) ([]engine.PeerSupply, int64) {
 		if json.Unmarshal([]byte(e.val), &s) != nil {
 			continue
 		}
-		out = append(out, engine.PeerSupply{Host: host, Starting: s.Starting, Idle: s.Idle, Free: s.Free})
+		out = append(out, engine.PeerSupply{Host: host, Starting: s.Starting, Idle: s.Idle, Free: s.Free, List: s.List})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Host < out[j].Host })
 	return out, rev
@@ -356,7 +421,7 @@ func (f *Fleet) Publish(ctx context.Context, t config.Target, mine engine.PeerSu
 		f.withdraw(ctx, t.Name, ps)
 		return
 	}
-	b, _ := json.Marshal(supply{Starting: mine.Starting, Idle: mine.Idle, Free: mine.Free})
+	b, _ := json.Marshal(supply{Starting: mine.Starting, Idle: mine.Idle, Free: mine.Free, List: mine.List})
 	f.mu.Lock()
 	same := f.lastPub[t.Name] == string(b)
 	f.mu.Unlock()

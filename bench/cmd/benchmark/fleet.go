@@ -13,12 +13,13 @@ import (
 )
 
 // fleetParts are the rows of the fleet figure: hosts sharing one target through one embedded etcd,
-// and, for contrast, as many hosts without [fleet].
+// and, for contrast, one host and as many hosts without [fleet] (a fleet of one costs about what
+// a lone host does).
 var fleetParts = []struct {
 	part   string
 	hosts  int
 	joined bool
-}{{"fleet1", 1, true}, {"fleet2", 2, true}, {"fleet3", 3, true}, {"alone3", 3, false}}
+}{{"fleet1", 1, true}, {"fleet2", 2, true}, {"fleet3", 3, true}, {"alone1", 1, false}, {"alone3", 3, false}}
 
 // fleetRun is one row: hosts daemons serving repository 1 (min_idle 1) on one simulator, joined
 // through an embedded etcd (internal/fleet/etcdtest) or each alone. Requests are counted at the
@@ -164,7 +165,7 @@ func (r results) renderFleet(p printer) {
 	p("## Fleet: requests and over-provisioning with 1, 2 and 3 hosts\n\n")
 	p("Hosts serve one repository target (`min_idle` 1, each host `max_runners` 4, poll_interval %s) on\n", f0.Poll)
 	p("one simulator, joined through one embedded etcd (`internal/fleet/etcdtest`, `lease_ttl` 10s) or,\n")
-	p("in the last row, each alone (no `[fleet]`). After the warm pool is up, %d jobs are queued every\n", f0.Jobs)
+	p("in the last rows, each alone (no `[fleet]`). After the warm pool is up, %d jobs are queued every\n", f0.Jobs)
 	p("%s, %s each; the window runs from the first queued to the last completed. REST requests are\n", f0.Spacing, f0.JobRun)
 	p("counted at the simulator's front (all hosts); demand and inventory reads (workflow runs, their jobs,\n")
 	p("runner lists) and the supply by the simulator itself (`DemandReads`, `Supply`, sampled every %s:\n", fleetSampleEvery)

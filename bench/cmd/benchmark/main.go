@@ -53,7 +53,7 @@ func goBenches() map[string]goBench {
 	}
 }
 
-var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset", "start10k", "fleet1", "fleet2", "fleet3", "alone3",
+var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset", "start10k", "fleet1", "fleet2", "fleet3", "alone1", "alone3",
 	"cost-repo-webhook", "cost-org100-webhook", "cost-org300-webhook", "cost-repo-poll", "cost-org100-poll", "cost-org300-poll", "limits1000", "limits5000"}
 
 func main() {
@@ -135,7 +135,7 @@ func run(o options, argv []string) error {
 		}
 	}
 	if parts["poll"] || parts["webhook"] || parts["idle1"] || parts["idle100"] || parts["idle1000"] || parts["scaleset"] ||
-		parts["fleet1"] || parts["fleet2"] || parts["fleet3"] || parts["alone3"] {
+		parts["fleet1"] || parts["fleet2"] || parts["fleet3"] || parts["alone1"] || parts["alone3"] {
 		if err := daemonParts(o, parts, work, logf, &r, fail); err != nil {
 			return err
 		}
