@@ -44,10 +44,12 @@ func (o GovernorOptions) withDefaults() GovernorOptions {
 	return o
 }
 
-// pointsBurst is the points bucket's depth. The bucket refills at (ceiling - burst) a minute, so any
-// 60 s holds at most burst + (ceiling - burst) = ceiling points: a full bucket cannot double a
-// minute. At least 10, so a 5-point request always fits.
+// pointsBurst is the points bucket's depth (pointsBurstOf the ceiling).
 func (o GovernorOptions) pointsBurst() int { return pointsBurstOf(o.PointsPerMinute) }
+
+// pointsRefill is what the points bucket refills a minute, the rate a lone governor sustains
+// (pointsRefillOf the ceiling).
+func (o GovernorOptions) pointsRefill() int { return pointsRefillOf(o.PointsPerMinute, o.pointsBurst()) }
 
 // Governor paces every request runner-manager sends, one set of buckets per GitHub account (a
 // token's user, an App installation): GitHub counts its secondary limits per account, not per
@@ -92,7 +94,7 @@ func (g *Governor) account(key string) *governed {
 	if !ok {
 		burst := g.o.pointsBurst()
 		a = &governed{
-			points:   rate.NewLimiter(rate.Limit(float64(g.o.PointsPerMinute-burst)/60), burst),
+			points:   rate.NewLimiter(rate.Limit(float64(g.o.pointsRefill())/60), burst),
 			mutative: rate.NewLimiter(rate.Every(g.o.MutativeEvery), g.o.MutativeBurst),
 			slots:    make(chan struct{}, g.o.Concurrent),
 			share:    g.o.PointsPerMinute,
@@ -265,10 +267,10 @@ func (g *Governor) SetFleet(fs *FleetShare) {
 	}
 }
 
-// applyShareLocked paces account a at its share: the bucket refills at the share less its depth,
-// so any minute holds at most the share, as the lone governor holds at most the ceiling. In a
-// fleet the depth is a tenth of an even part of the ceiling (at least 10, so a 5-point request
-// fits) whatever the share: a full bucket is what a host can send before the others hear of it.
+// applyShareLocked paces account a at its share: the bucket refills at the share less its depth
+// and margin (pointsRefillOf), so any minute holds less than the share, as the lone governor holds
+// less than the ceiling. In a fleet the depth is that of an even part of the ceiling whatever the
+// share: a full bucket is what a host can send before the others hear of it.
 func (g *Governor) applyShareLocked(key string, a *governed, now time.Time) {
 	share, burst := g.o.PointsPerMinute, g.o.pointsBurst()
 	if g.fleet != nil {
@@ -280,7 +282,7 @@ func (g *Governor) applyShareLocked(key string, a *governed, now time.Time) {
 	}
 	a.share = share
 	a.points.SetBurstAt(now, burst)
-	a.points.SetLimitAt(now, rate.Limit(float64(max(share-burst, 1))/60))
+	a.points.SetLimitAt(now, rate.Limit(float64(pointsRefillOf(share, burst))/60))
 }
 
 func (g *Governor) shareLocked(others []Spend, own Spend) int {
@@ -329,8 +331,20 @@ func fleetShare(ceiling, hosts int, own Spend, others []Spend) int {
 	return min(max(share, floor), ceiling)
 }
 
-// pointsBurstOf is pointsBurst for a share of the ceiling.
-func pointsBurstOf(perMinute int) int { return max(10, perMinute/10) }
+// pointsBurstOf is the depth of the points bucket for perMinute (a ceiling, or an even part of it
+// in a fleet): a twentieth of it, at least 10 so a 5-point request always fits.
+func pointsBurstOf(perMinute int) int { return max(10, perMinute/20) }
+
+// pointsRefillOf is what a bucket of depth burst pacing perMinute refills a minute: perMinute less
+// the depth and a margin of a twentieth of perMinute (at least 1). Any 60 s then admits at most
+// burst + refill = perMinute - margin points, so a full bucket cannot double a minute, and the
+// margin keeps GitHub's count under perMinute too: GitHub's sliding minute counts requests when
+// they arrive, not when the governor admitted them (a wait for a concurrency slot, a slow
+// connection, clock steps), and the margin absorbs about 3 s of such drift
+// (TestGovernorPointsNeverExceedCeiling; benchmarks.md figure 12: 600 at 600 before the margin).
+func pointsRefillOf(perMinute, burst int) int {
+	return max(1, perMinute-burst-max(1, perMinute/20))
+}
 
 // minute counts points per second over the last minute, on the governor's clock.
 type minute struct {

@@ -52,7 +52,7 @@ type PollPlan struct {
 func PlanPolls(ceiling int, targets []PollTarget) PollPlan {
 	ceiling = GovernorOptions{PointsPerMinute: ceiling}.withDefaults().PointsPerMinute
 	o := GovernorOptions{PointsPerMinute: ceiling}
-	budget := float64(ceiling-o.pointsBurst()) * pollShare // the bucket refills at ceiling - burst
+	budget := float64(o.pointsRefill()) * pollShare // what the points bucket sustains
 	p := PollPlan{Ceiling: ceiling, Stretch: 1, interval: map[string]time.Duration{}, phase: map[string]float64{}}
 	need, once := 0.0, 0
 	for _, t := range targets {
