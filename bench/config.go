@@ -26,6 +26,8 @@ type Setup struct {
 	ScaleSet string
 	// MinIdle is every target's min_idle (0: the default).
 	MinIdle int
+	// PointsPerMinute is github.points_per_minute, the governor's ceiling (0: the default).
+	PointsPerMinute int
 	// Orgs adds one organization target per login after the repository targets (OrgTargetName),
 	// with the same labels, max_runners and idle_timeout.
 	Orgs []string
@@ -83,7 +85,11 @@ func (s Setup) TOML() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[daemon]\nstate_dir = %q\nlog_level = \"info\"\nlog_format = \"json\"\nmax_runners = %d\n", s.StateDir, max(s.HostMax, 1))
 	fmt.Fprintf(&b, "poll_interval = %q\nshutdown_drain_timeout = \"20s\"\nrunner_user = \"daemon\"\n\n", s.PollInterval.String())
-	fmt.Fprintf(&b, "[github]\napi_url = %q\ntoken_file = %q\n\n", s.APIURL, s.TokenFile)
+	fmt.Fprintf(&b, "[github]\napi_url = %q\ntoken_file = %q\n", s.APIURL, s.TokenFile)
+	if s.PointsPerMinute > 0 {
+		fmt.Fprintf(&b, "points_per_minute = %d\n", s.PointsPerMinute)
+	}
+	b.WriteString("\n")
 	if s.Webhook.Listen != "" {
 		fmt.Fprintf(&b, "[webhook]\nlisten = %q\npath = %q\nsecret_file = %q\n\n", s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile)
 	}
@@ -125,6 +131,9 @@ func (s Setup) YAML() []byte {
 	fmt.Fprintf(&b, "daemon:\n  state_dir: %q\n  log_level: info\n  log_format: json\n  max_runners: %d\n", s.StateDir, max(s.HostMax, 1))
 	fmt.Fprintf(&b, "  poll_interval: %q\n  shutdown_drain_timeout: 20s\n  runner_user: daemon\n", s.PollInterval.String())
 	fmt.Fprintf(&b, "github:\n  api_url: %q\n  token_file: %q\n", s.APIURL, s.TokenFile)
+	if s.PointsPerMinute > 0 {
+		fmt.Fprintf(&b, "  points_per_minute: %d\n", s.PointsPerMinute)
+	}
 	if s.Webhook.Listen != "" {
 		fmt.Fprintf(&b, "webhook:\n  listen: %q\n  path: %q\n  secret_file: %q\n", s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile)
 	}

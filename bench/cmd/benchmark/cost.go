@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -158,14 +159,22 @@ func (e env) runCost(c costPart, poll time.Duration, jobs int, spacing, jobRun t
 }
 
 // limitsPart is an idle run at scale: targets repository targets, and an organization target of
-// orgRepos repositories of a second organization when orgRepos > 0, on one account.
+// orgRepos repositories of a second organization when orgRepos > 0, on one account. A part with
+// untilReread runs until every target's repository has had a URL read a second time (so each
+// URL's ETag entry was put to use after every other target's first reads), with the governor at
+// ceiling (0: its default).
 type limitsPart struct {
-	part     string
-	targets  int
-	orgRepos int
+	part        string
+	targets     int
+	orgRepos    int
+	ceiling     int
+	untilReread bool
 }
 
-var limitsParts = []limitsPart{{"limits1000", 1000, 300}, {"limits5000", 5000, 0}}
+// idle5000 runs at GitHub's own limit, the highest ceiling a config may set: at the default 600
+// the stretched interval is 35 minutes, so every target's second read would take over an hour.
+var limitsParts = []limitsPart{{part: "limits1000", targets: 1000, orgRepos: 300}, {part: "limits5000", targets: 5000},
+	{part: "idle5000", targets: 5000, ceiling: 900, untilReread: true}}
 
 // limitsOrg owns the organization target's repositories in a limits run.
 const limitsOrg = "big"
@@ -183,6 +192,16 @@ type limitsRun struct {
 	Stretch      string // the daemon's last "poll intervals stretched" detail
 }
 
+// governorAt is the ceiling the part's daemon runs at.
+func (l limitsPart) governorAt() int {
+	if l.ceiling > 0 {
+		return l.ceiling
+	}
+	return governorCeiling
+}
+
+// runLimits runs l's daemon for window, or for an untilReread part until every target was re-read
+// (at most window).
 func (e env) runLimits(l limitsPart, poll, window time.Duration) (limitsRun, error) {
 	r := limitsRun{limitsPart: l, Poll: poll, Window: window}
 	dir, w, err := e.setup(l.part, l.targets)
@@ -194,7 +213,7 @@ func (e env) runLimits(l limitsPart, poll, window time.Duration) (limitsRun, err
 		w.sim.CreateRepo(limitsOrg, fmt.Sprintf("r%04d", i))
 	}
 	s := bench.Setup{StateDir: filepath.Join(dir, "state"), APIURL: w.frontURL, TokenFile: w.tokenFile, Targets: l.targets,
-		HostMax: min(l.targets, 1000), TargetMax: 1, PollInterval: poll}
+		HostMax: min(l.targets, 1000), TargetMax: 1, PollInterval: poll, PointsPerMinute: l.ceiling}
 	if l.orgRepos > 0 {
 		s.Orgs = []string{limitsOrg}
 	}
@@ -204,11 +223,21 @@ func (e env) runLimits(l limitsPart, poll, window time.Duration) (limitsRun, err
 	}
 	defer e.stopAndSweep(d, w, s.StateDir)
 	r.ReadyIn = d.Ready
-	time.Sleep(window)
+	t0 := time.Now()
+	var waitErr error
+	if l.untilReread {
+		waitErr = waitFor(window, func() bool { return w.count.snapshot().RereadRepos >= l.targets+l.orgRepos })
+		if waitErr != nil {
+			waitErr = fmt.Errorf("%d of %d repositories re-read within %s: %w", w.count.snapshot().RereadRepos, l.targets+l.orgRepos, window, waitErr)
+		}
+	} else {
+		time.Sleep(window)
+	}
+	r.Window = time.Since(t0)
 	r.Req, r.Budget = w.count.snapshot(), w.budgetUsed()
 	r.PeakPoints, r.PeakInFlight, r.Limited = w.sim.PeakPointsPerMinute(), w.count.peak(), w.sim.LimitAnswers()
 	r.Stretch, err = stretchLogged(filepath.Join(dir, "daemon.log"))
-	return r, err
+	return r, errors.Join(waitErr, err)
 }
 
 // stretchLogged is the detail of the last "poll intervals stretched" warning in a JSON daemon log.
@@ -269,9 +298,13 @@ func scaleParts(o options, parts map[string]bool, e env, r *results, fail func(s
 		if !parts[l.part] {
 			continue
 		}
-		e.log("%s: %d idle repository targets (+ an organization of %d), poll_interval %s, for %s", l.part, l.targets, l.orgRepos, o.poll, o.limitsWindow)
+		window := o.limitsWindow
+		if l.untilReread {
+			window = o.rereadWindow
+		}
+		e.log("%s: %d idle repository targets (+ an organization of %d), poll_interval %s, ceiling %d, for %s", l.part, l.targets, l.orgRepos, o.poll, l.governorAt(), window)
 		wg.Go(func() {
-			run, err := e.runLimits(l, o.poll, o.limitsWindow)
+			run, err := e.runLimits(l, o.poll, window)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -294,7 +327,11 @@ func sortCost(runs []costRun) {
 }
 
 func sortLimits(runs []limitsRun) {
-	slices.SortStableFunc(runs, func(a, b limitsRun) int { return a.targets - b.targets })
+	order := map[string]int{}
+	for i, l := range limitsParts {
+		order[l.part] = i
+	}
+	slices.SortStableFunc(runs, func(a, b limitsRun) int { return order[a.part] - order[b.part] })
 }
 
 // firstPassDone reports whether the daemon's status shows a pass of every target ended.

@@ -64,8 +64,8 @@ func (r results) renderLimits(p printer) {
 	p("Idle repository targets (no job queued; the 1,000 run also has an organization target of 300\n")
 	p("repositories, all on one account) at poll_interval %s, on a simulator enforcing GitHub's secondary\n", r.Limits[0].Poll)
 	p("limits (900 points a minute in any sliding minute, 100 requests in flight) with the governor at its\n")
-	p("default ceiling (%d points a minute). Counted from the daemon's start, first passes included, for the\n", governorCeiling)
-	p("whole window: requests and points at the front, the simulator's peak points in one sliding minute\n")
+	p("default ceiling (%d points a minute) unless the row says otherwise. Counted from the daemon's ready\n", governorCeiling)
+	p("line, first passes included, for the whole window: requests and points at the front, the simulator's peak points in one sliding minute\n")
 	p("and its 403/429 answers, the most requests in flight at once. A re-read is a GET of a URL read\n")
 	p("before in the run; one answered in full while nothing changed at GitHub is an ETag cache miss, the\n")
 	p("budget an idle target costs once its first reads are paid.\n\n")
@@ -80,15 +80,25 @@ func (r results) renderLimits(p printer) {
 	p("targets need more points than the ceiling at their poll_interval, every interval stretches by the\n")
 	p("same factor (the plan above; `runner-manager status` shows it) and the first passes are spread over\n")
 	p("the stretched interval. A window shorter than that interval sees each target's first, charged\n")
-	p("reads, and few or no re-reads.\n\n")
+	p("reads, and few or no re-reads. So the 5,000-target budget is measured by a run that lasts until\n")
+	p("every repository had a URL read a second time, at the highest ceiling a config may set (900,\n")
+	p("GitHub's limit; at 600 that takes over an hour): between a URL's two reads every other target's\n")
+	p("first reads went through the ETag cache, so an undersized cache would have evicted it.\n\n")
 	r.renderGoals(p, "limits")
 }
 
 func (l limitsRun) situation() string {
+	s := fmt.Sprintf("%d repository targets, idle", l.targets)
 	if l.orgRepos > 0 {
-		return fmt.Sprintf("%d repository targets + an organization of %d repositories, idle", l.targets, l.orgRepos)
+		s = fmt.Sprintf("%d repository targets + an organization of %d repositories, idle", l.targets, l.orgRepos)
 	}
-	return fmt.Sprintf("%d repository targets, idle", l.targets)
+	if l.ceiling > 0 {
+		s += fmt.Sprintf(", governor ceiling %d", l.ceiling)
+	}
+	if l.untilReread {
+		s += ", until every repository was read again"
+	}
+	return s
 }
 
 func orNone(s string) string {
@@ -129,13 +139,15 @@ func (r results) goals() []goal {
 		g.met = yes(sumLimited(l.Limited) == 0 && l.PeakPoints < governorCeiling && l.Window >= 10*time.Minute && l.orgRepos == 300)
 	}
 	gs = append(gs, g)
-	g = goal{section: "limits", text: "0 budget/h idle up to 5,000 targets", command: cmd("limits5000")}
-	if l, ok := r.limits("limits5000"); ok {
-		if l.Req.Rereads == 0 {
-			g.measured = fmt.Sprintf("not measured: in %s no URL was read twice (poll plan: %s)", l.Window.Round(time.Second), orNone(l.Stretch))
+	g = goal{section: "limits", text: "0 budget/h idle up to 5,000 targets", command: cmd("idle5000")}
+	if l, ok := r.limits("idle5000"); ok {
+		repos := l.targets + l.orgRepos
+		if l.Req.RereadRepos < repos {
+			g.measured = fmt.Sprintf("not measured: in %s %d of %d repositories were read again (poll plan: %s)", l.Window.Round(time.Second), l.Req.RereadRepos, repos, orNone(l.Stretch))
 		} else {
-			g.measured = fmt.Sprintf("%d of %d re-reads answered in full in %s", l.Req.RereadsCharged, l.Req.Rereads, l.Window.Round(time.Second))
-			g.met = yes(l.Req.RereadsCharged == 0)
+			g.measured = fmt.Sprintf("%d of %d re-reads answered in full (every one of %d repositories read again) in %s, %s 403/429 answers",
+				l.Req.RereadsCharged, l.Req.Rereads, repos, l.Window.Round(time.Second), limitedText(l.Limited))
+			g.met = yes(l.Req.RereadsCharged == 0 && l.targets >= 5000)
 		}
 	}
 	gs = append(gs, g)

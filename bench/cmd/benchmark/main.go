@@ -36,6 +36,7 @@ type options struct {
 	fleetSpacing, fleetPoll        time.Duration
 	costJobs                       int
 	costSpacing, limitsWindow      time.Duration
+	rereadWindow                   time.Duration
 	keep                           bool
 }
 
@@ -54,7 +55,7 @@ func goBenches() map[string]goBench {
 }
 
 var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset", "start10k", "fleet1", "fleet2", "fleet3", "alone1", "alone3",
-	"cost-repo-webhook", "cost-org100-webhook", "cost-org300-webhook", "cost-repo-poll", "cost-org100-poll", "cost-org300-poll", "limits1000", "limits5000"}
+	"cost-repo-webhook", "cost-org100-webhook", "cost-org300-webhook", "cost-repo-poll", "cost-org100-poll", "cost-org300-poll", "limits1000", "limits5000", "idle5000"}
 
 func main() {
 	var o options
@@ -82,6 +83,7 @@ func main() {
 	flag.IntVar(&o.costJobs, "cost-jobs", 10, "jobs queued in each cost-* run (an organization's spread over its repositories)")
 	flag.DurationVar(&o.costSpacing, "cost-spacing", 2*time.Second, "time between two queued jobs in the cost-* runs")
 	flag.DurationVar(&o.limitsWindow, "limits-window", 10*time.Minute, "how long the limits1000 and limits5000 daemons run (from their ready line)")
+	flag.DurationVar(&o.rereadWindow, "reread-window", time.Hour, "at most this long the idle5000 daemon runs waiting for every target's second read (about 47 minutes at its ceiling)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (daemon logs, configs)")
 	flag.Parse()
 	if err := run(o, os.Args); err != nil {
@@ -141,7 +143,7 @@ func run(o options, argv []string) error {
 		}
 	}
 	if scale := slices.ContainsFunc(allParts, func(p string) bool {
-		return parts[p] && (strings.HasPrefix(p, "cost-") || strings.HasPrefix(p, "limits"))
+		return parts[p] && (strings.HasPrefix(p, "cost-") || strings.HasPrefix(p, "limits") || p == "idle5000")
 	}); scale {
 		e, err := daemonEnv(o, work, logf)
 		if err != nil {
@@ -175,7 +177,7 @@ func run(o options, argv []string) error {
 	r.Machine.LoadEnd = loadAvg()
 	r.Machine.Took = time.Since(start)
 	if o.update != "" {
-		if err := updateFile(o.update, r); err != nil {
+		if err := updateFile(o.update, r, parts); err != nil {
 			return err
 		}
 	} else if err := writeOut(o.out, r); err != nil {
@@ -187,8 +189,9 @@ func run(o options, argv []string) error {
 	return nil
 }
 
-// updateFile splices r's sections into the markdown file at path (see splice).
-func updateFile(path string, r results) error {
+// updateFile splices r's sections into the markdown file at path (see splice); ran is the parts
+// this run ran.
+func updateFile(path string, r results, ran map[string]bool) error {
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("-update: %w", err)
@@ -199,7 +202,7 @@ func updateFile(path string, r results) error {
 	note := fmt.Sprintf("Measured apart from the rest of this file: `%s` (%s UTC, whole run %s, load %s -> %s).",
 		r.Command, m.Date.UTC().Format("2006-01-02 15:04"), m.Took.Round(time.Second), strings.TrimSuffix(m.LoadStart, " (1, 5, 15 min)"), strings.TrimSuffix(m.LoadEnd, " (1, 5, 15 min)"))
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, splice(doc, part.Bytes(), note), 0o644); err != nil {
+	if err := os.WriteFile(tmp, splice(doc, part.Bytes(), note, ran), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -116,6 +116,14 @@ func TestCounterClassifiesAndCounts304s(t *testing.T) {
 	if d := c.snapshot().minus(before); d.Rereads != 2 || d.RereadsCharged != 1 {
 		t.Errorf("a re-read answered in full: re-reads %d (%d in full); want 2 (1)", d.Rereads, d.RereadsCharged)
 	}
+	c.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/repos/acme/r0002/actions/runs", nil))
+	if d := c.snapshot().minus(before); d.RereadRepos != 1 {
+		t.Errorf("repositories re-read %d, want 1 (r0001 twice; r0002 read once)", d.RereadRepos)
+	}
+	c.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/repos/acme/r0002/actions/runs", nil))
+	if d := c.snapshot().minus(before); d.RereadRepos != 2 {
+		t.Errorf("repositories re-read %d, want 2", d.RereadRepos)
+	}
 }
 
 func TestSelectParts(t *testing.T) {
@@ -181,15 +189,15 @@ func TestSpliceReplacesAndAppendsSectionsOnly(t *testing.T) {
 	part := "# Benchmarks\n\nnew header\n\n## 2. F\n\nf rows\n\n## 8. B\n\nnew b\n\n## 10. D\n\nd rows\n"
 	want := "# Benchmarks\n\nold header\n\n## 1. A\n\na rows\n\n## 2. F\n\n> measured apart\n\nf rows\n\n" +
 		"## 8. B\n\n> measured apart\n\nnew b\n\n## C\n\nc rows\n\n## 9. E\n\ne rows\n\n## 10. D\n\n> measured apart\n\nd rows\n"
-	if got := string(splice([]byte(doc), []byte(part), "measured apart")); got != want {
+	if got := string(splice([]byte(doc), []byte(part), "measured apart", nil)); got != want {
 		t.Errorf("splice:\n%s\nwant:\n%s", got, want)
 	}
 	// A section ending without a blank line (</details>) still leaves one before the next heading.
-	if got, want := string(splice([]byte("# B\n\n## 1. A\n\na\n\n## 2. C\n\nc\n"), []byte("## 1. A\n\nnew a\n</details>\n"), "n")),
+	if got, want := string(splice([]byte("# B\n\n## 1. A\n\na\n\n## 2. C\n\nc\n"), []byte("## 1. A\n\nnew a\n</details>\n"), "n", nil)),
 		"# B\n\n## 1. A\n\n> n\n\nnew a\n</details>\n\n## 2. C\n\nc\n"; got != want {
 		t.Errorf("splice:\n%q\nwant\n%q", got, want)
 	}
-	if got := string(splice([]byte(doc), []byte("# Benchmarks\n\nnothing run\n"), "x")); got != doc {
+	if got := string(splice([]byte(doc), []byte("# Benchmarks\n\nnothing run\n"), "x", nil)); got != doc {
 		t.Errorf("a run with no section changed the file:\n%s", got)
 	}
 }
@@ -224,6 +232,9 @@ func TestRenderCostLimitsAndGoals(t *testing.T) {
 				Stretch: "1001 targets need 7204 points/min at their poll intervals; the ceiling is 600: every interval is 16.7x longer"},
 			{limitsPart: limitsParts[1], Poll: 30 * time.Second, Window: 5 * time.Minute, Req: counts{Requests: 2900, Points: 2900, ByKind: map[string]int{}},
 				Budget: 2900, PeakPoints: 599, PeakInFlight: 8, Limited: map[string]int{}},
+			{limitsPart: limitsParts[2], Poll: 30 * time.Second, Window: 47 * time.Minute,
+				Req:    counts{Requests: 21000, NotModified: 6000, Points: 21000, Rereads: 6000, RereadRepos: 5000, ByKind: map[string]int{}},
+				Budget: 15000, PeakPoints: 850, PeakInFlight: 2, Limited: map[string]int{}},
 		},
 	}
 	var b bytes.Buffer
@@ -242,7 +253,8 @@ func TestRenderCostLimitsAndGoals(t *testing.T) {
 		"| webhook mode, repository target: at most 2 requests and 1.5 budget per job | 2.0 requests, 1.5 budget per job (4 jobs) | met |",
 		"p50 2.50 s (2 of 2 jobs ran) | **not met** |",
 		"| 0 403/429 answers in 10m0s; peak 598 points/min (ceiling 600, GitHub's limit 900) | met |",
-		"| 0 budget/h idle up to 5,000 targets | not measured: in 5m0s no URL was read twice (poll plan: not stretched) | not measured |",
+		"| 5000 repository targets, idle, governor ceiling 900, until every repository was read again | 47m0s | 21000 |",
+		"| 0 budget/h idle up to 5,000 targets | 0 of 6000 re-reads answered in full (every one of 5000 repositories read again) in 47m0s, 0 403/429 answers | met | `go run ./bench/cmd/benchmark -only idle5000` |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
@@ -257,10 +269,13 @@ func TestRenderCostLimitsAndGoals(t *testing.T) {
 	// A goal measured over too short a window is not met, whatever its counts.
 	r.Limits[0].Window = 5 * time.Minute
 	r.Idle = []idle{{Targets: 1000, Window: time.Minute, RSSMax: 60 * 1024, CPU: 300 * time.Millisecond}}
+	// Nor is the budget goal when some repository was never read again, or one re-read was charged.
+	r.Limits[2].Req.RereadRepos = 4999
 	b.Reset()
 	r.render(&b)
 	for _, want := range []string{
 		"| 0 403/429 answers in 5m0s; peak 598 points/min (ceiling 600, GitHub's limit 900) | **not met** |",
+		"| 0 budget/h idle up to 5,000 targets | not measured: in 47m0s 4999 of 5000 repositories were read again (poll plan: not stretched) | not measured |",
 		"| RSS max 60.0 MiB, 0.50 % of a core over 1m0s | **not met** |",
 	} {
 		if !strings.Contains(b.String(), want) {
@@ -284,5 +299,38 @@ not json
 	}
 	if got, err := stretchLogged(path); err != nil || got != "1000 targets need 6000 points/min" {
 		t.Errorf("stretchLogged = %q, %v", got, err)
+	}
+}
+
+// TestSpliceKeepsRowsOfPartsNotRun: a run of one part replaces that part's rows in a section
+// and keeps the other parts' rows (data rows, and goal rows the run could only say "not run"
+// of), with the notes of the runs that measured them; a Go benchmark's row is known by its
+// `go test` arguments.
+func TestSpliceKeepsRowsOfPartsNotRun(t *testing.T) {
+	cmd := func(part string) string { return "`go run ./bench/cmd/benchmark -only " + part + "`" }
+	doc := "# B\n\n## 12. L\n\n> Measured apart from the rest of this file: `bin/benchmark -only limits1000,limits5000 -update f` (old).\n\n" +
+		"text\n\n| situation | n | command |\n|---|---|---|\n| 1000 | 1 | " + cmd("limits1000") + " |\n| 5000 | 2 | " + cmd("limits5000") + " |\n\n" +
+		"| goal | met | command |\n|---|---|---|\n| g1000 | no | " + cmd("limits1000") + " |\n| g5000 | yes | " + cmd("limits5000") + " |\n\n" +
+		"## 6. J\n\n| figure | value | command |\n|---|---|---|\n" +
+		"| transition | 1 | `go test -run '^$' -bench . -benchtime 1s -count 1 ./journal/` |\n" +
+		"| recovery | 2 | `go test -run '^$' -bench '^BenchmarkRecovery' -benchtime 1x -count 1 ./bench/` |\n"
+	part := "# B\n\n## 12. L\n\nnew text\n\n| situation | n | command |\n|---|---|---|\n| 1000 | 9 | " + cmd("limits1000") + " |\n\n" +
+		"| goal | met | command |\n|---|---|---|\n| g1000 | yes | " + cmd("limits1000") + " |\n| g5000 | not run | " + cmd("limits5000") + " |\n\n" +
+		"## 6. J\n\n| figure | value | command |\n|---|---|---|\n" +
+		"| transition | 7 | `go test -run '^$' -bench . -benchtime 1s -count 1 ./journal/` |\n"
+	got := string(splice([]byte(doc), []byte(part), "new note", map[string]bool{"limits1000": true, "journal": true}))
+	want := "# B\n\n## 12. L\n\n> new note\n\n> Measured apart from the rest of this file: `bin/benchmark -only limits1000,limits5000 -update f` (old).\n\n" +
+		"new text\n\n| situation | n | command |\n|---|---|---|\n| 1000 | 9 | " + cmd("limits1000") + " |\n| 5000 | 2 | " + cmd("limits5000") + " |\n\n" +
+		"| goal | met | command |\n|---|---|---|\n| g1000 | yes | " + cmd("limits1000") + " |\n| g5000 | yes | " + cmd("limits5000") + " |\n\n" +
+		"## 6. J\n\n> new note\n\n| figure | value | command |\n|---|---|---|\n" +
+		"| transition | 7 | `go test -run '^$' -bench . -benchtime 1s -count 1 ./journal/` |\n" +
+		"| recovery | 2 | `go test -run '^$' -bench '^BenchmarkRecovery' -benchtime 1x -count 1 ./bench/` |\n"
+	if got != want {
+		t.Errorf("splice:\n%s\nwant:\n%s", got, want)
+	}
+	// Every part of the section ran: nothing old is kept, nor the old note.
+	got = string(splice([]byte(doc), []byte(part), "new note", map[string]bool{"limits1000": true, "limits5000": true, "journal": true, "recovery": true}))
+	if strings.Contains(got, "| 5000 | 2 |") || strings.Contains(got, "(old)") || strings.Contains(got, "| recovery |") {
+		t.Errorf("rows or notes of parts that ran were kept:\n%s", got)
 	}
 }

@@ -25,12 +25,15 @@ type counts struct {
 	// Rereads are GETs of a URL (path and query) answered before in this run; RereadsCharged those of
 	// them answered in full (not 304): with nothing changed at GitHub, an ETag cache miss.
 	Rereads, RereadsCharged int
-	ByKind                  map[string]int
+	// RereadRepos is how many repositories had a URL of theirs read again (/repos/{owner}/{repo}/...).
+	RereadRepos int
+	ByKind      map[string]int
 }
 
 func (c counts) minus(o counts) counts {
 	d := counts{Requests: c.Requests - o.Requests, NotModified: c.NotModified - o.NotModified, Points: c.Points - o.Points,
-		Rereads: c.Rereads - o.Rereads, RereadsCharged: c.RereadsCharged - o.RereadsCharged, ByKind: map[string]int{}}
+		Rereads: c.Rereads - o.Rereads, RereadsCharged: c.RereadsCharged - o.RereadsCharged, RereadRepos: c.RereadRepos - o.RereadRepos,
+		ByKind: map[string]int{}}
 	for k, v := range c.ByKind {
 		if n := v - o.ByKind[k]; n != 0 {
 			d.ByKind[k] = n
@@ -48,6 +51,16 @@ type counter struct {
 	// requests being served now and the most ever at once (the simulator's latency included)
 	inFlight, peakInFlight int
 	seen                   map[string]bool // GET URLs answered so far
+	rereadRepos            map[string]bool // repositories with a URL read again
+}
+
+// repoOf is the "owner/repo" of a /repos/{owner}/{repo}/... path, "" for any other.
+func repoOf(path string) string {
+	f := strings.SplitN(strings.TrimPrefix(path, "/repos/"), "/", 3)
+	if !strings.HasPrefix(path, "/repos/") || len(f) < 2 {
+		return ""
+	}
+	return f[0] + "/" + f[1]
 }
 
 type statusWriter struct {
@@ -86,6 +99,13 @@ func (c *counter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			c.c.Rereads++
 			if sw.code != http.StatusNotModified {
 				c.c.RereadsCharged++
+			}
+			if repo := repoOf(r.URL.Path); repo != "" && !c.rereadRepos[repo] {
+				if c.rereadRepos == nil {
+					c.rereadRepos = map[string]bool{}
+				}
+				c.rereadRepos[repo] = true
+				c.c.RereadRepos++
 			}
 		} else {
 			if c.seen == nil {
