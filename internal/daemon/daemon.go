@@ -234,6 +234,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	})
 	m.SetRateLimitSource(gh.rateLimits)
 	pc := &pacer{gh: gh, onPlan: func(p github.PollPlan) {
+		m.PollPlan(p.Ceiling, p.Need, p.Stretch)
 		if p.Message != "" {
 			log.Warn("GitHub request governor: poll intervals stretched", "detail", p.Message)
 		}

@@ -114,6 +114,9 @@ func TestDaemonRunsAJobAndExportsMetrics(t *testing.T) {
 		{"runner_manager_target_max_runners", web, func(v float64) bool { return v == 1 }, "1 (the target's max_runners)"},
 		{"runner_manager_target_demand", web, func(v float64) bool { return v == 0 }, "0 (the job is done)"},
 		{"runner_manager_target_last_github_contact_timestamp_seconds", web, func(v float64) bool { return v > 1e9 }, "a Unix time"},
+		{"runner_manager_github_points_per_minute_ceiling", nil, func(v float64) bool { return v == 600 }, "600 (the default)"},
+		{"runner_manager_github_poll_need_points_per_minute", nil, func(v float64) bool { return v > 0 && v < 600 }, "in (0, 600): one target's polls"},
+		{"runner_manager_github_poll_stretch", nil, func(v float64) bool { return v == 1 }, "1 (one target fits)"},
 	}
 	for _, c := range checks {
 		v, ok := sample(fams, c.name, c.labels)

@@ -64,6 +64,7 @@ func populate(m *Metrics) {
 	m.FleetJoined("ci", true)
 	m.FleetTargetAlone("web", false)
 	m.ScaleSet("set", true, 2, 1, 0)
+	m.PollPlan(600, 18, 1)
 	m.SetTargetSource(func() []TargetGauges { return []TargetGauges{{Name: "web", MaxRunners: 2, Demand: 1}} })
 }
 

@@ -62,6 +62,9 @@ type Metrics struct {
 	setSession       *prometheus.GaugeVec
 	setJobs          *prometheus.GaugeVec
 	fleetAlone       *prometheus.GaugeVec
+	pollStretch      prometheus.Gauge
+	pollNeed         prometheus.Gauge
+	pointsCeiling    prometheus.Gauge
 
 	mu           sync.Mutex
 	runnerStates map[string]map[string]bool // target -> states it has reported, so a drop to zero is exported
@@ -178,6 +181,21 @@ func New(version string) *Metrics {
 		Help: "Scale-set targets only: the jobs of the scale set as its last message counted them, by state (assigned: waiting or running; running; available: held back).",
 	}, []string{"target", "state"})
 	m.reg.MustRegister(m.setSession, m.setJobs)
+
+	m.pollStretch = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "github_poll_stretch",
+		Help: "The factor every target's poll interval is multiplied by so the polls fit the request governor's ceiling (1: the configured intervals fit).",
+	})
+	m.pollNeed = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "github_poll_need_points_per_minute",
+		Help: "Secondary-limit points a minute the targets' polls need at their configured intervals.",
+	})
+	m.pointsCeiling = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "github_points_per_minute_ceiling",
+		Help: "The request governor's ceiling of secondary-limit points a minute per account (github.points_per_minute).",
+	})
+	m.pollStretch.Set(1)
+	m.reg.MustRegister(m.pollStretch, m.pollNeed, m.pointsCeiling)
 
 	target := []string{"target"}
 	m.reg.MustRegister(
@@ -306,6 +324,14 @@ func (m *Metrics) ConfigReload(ok bool, generation int64, at time.Time) {
 	m.reloadOK.Set(1)
 	m.reloadSuccessTS.Set(unixSeconds(at))
 	m.configGeneration.Set(float64(generation))
+}
+
+// PollPlan records the request governor's poll plan: its ceiling, what the targets need at their
+// configured intervals, and the stretch applied to every interval (status's github_polling).
+func (m *Metrics) PollPlan(ceiling, need int, stretch float64) {
+	m.pointsCeiling.Set(float64(ceiling))
+	m.pollNeed.Set(float64(need))
+	m.pollStretch.Set(stretch)
 }
 
 // FleetJoined records whether the host is a member of fleet (exported only with a [fleet]).

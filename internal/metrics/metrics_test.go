@@ -30,6 +30,7 @@ var ours = []string{
 	"runner_manager_github_last_successful_contact_timestamp_seconds", "runner_manager_webhook_deliveries_total",
 	"runner_manager_runner_package_discards_total",
 	"runner_manager_target_demand", "runner_manager_target_max_runners", "runner_manager_target_last_github_contact_timestamp_seconds",
+	"runner_manager_github_poll_stretch", "runner_manager_github_poll_need_points_per_minute", "runner_manager_github_points_per_minute_ceiling",
 }
 
 var t0 = time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)
@@ -62,6 +63,7 @@ func TestGolden(t *testing.T) {
 	m.WebhookDelivery("bad_signature")
 	m.InitRunnerPackageDiscards([]string{"modified", "unrecorded"})
 	m.RunnerPackageDiscarded("unrecorded")
+	m.PollPlan(600, 6000, 13.9)
 
 	golden := filepath.Join("testdata", "metrics.golden.prom")
 	if *update {
