@@ -98,7 +98,9 @@ func TestUpgradeDrainCompletesWhileGitHubIsUnreachable(t *testing.T) {
 		t.Fatalf("upgrade finished with a job running: %v", err)
 	default:
 	}
-	h.w.finishJobs("repo:acme/a") // the job ends; GitHub still unreachable
+	// The runner crashes mid-job (a runner that ended 0 after its job would owe GitHub nothing:
+	// TestRunnerThatEndedOnItsOwnIsNotDeleted); GitHub is still unreachable.
+	h.w.exitRunners("repo:acme/a", 1)
 	h.poke("a", 2)
 	h.clock.Advance(time.Second)
 	select {

@@ -375,6 +375,23 @@ func (w *world) aliveNameLocked(name string) bool {
 	return false
 }
 
+// exitRunners ends every running runner process of identity with code, leaving GitHub's
+// registrations as they are (a runner that crashed, or ended without its job's completion).
+func (w *world) exitRunners(identity string, code int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.regs {
+		if r.identity != identity {
+			continue
+		}
+		for _, fp := range w.procs {
+			if fp.name == r.name {
+				w.endLocked(fp, code)
+			}
+		}
+	}
+}
+
 // finishJobs completes every running job of identity: the ephemeral runner is removed by GitHub
 // and its process exits 0, as a real JIT runner does.
 func (w *world) finishJobs(identity string) int {

@@ -109,11 +109,12 @@ func (l *loop) observePass(start time.Time, passErr error) {
 // attempts that left started without going busy (failed, reaped, exited).
 func (l *loop) observeRunners(live []journal.Attempt) {
 	counts := map[string]int{}
-	started := map[string]bool{}
+	started, owned := map[string]bool{}, map[string]bool{}
 	for _, a := range live {
 		if a.Target != l.key.name {
 			continue
 		}
+		owned[a.ID] = true
 		counts[string(a.State)]++
 		if a.State == journal.StateStarted {
 			started[a.ID] = true
@@ -127,6 +128,11 @@ func (l *loop) observeRunners(live []journal.Attempt) {
 	for id := range l.online {
 		if !started[id] {
 			delete(l.online, id)
+		}
+	}
+	for id := range l.finished {
+		if !owned[id] {
+			delete(l.finished, id)
 		}
 	}
 	l.sup.observer().SetRunners(l.key.name, counts)

@@ -166,7 +166,7 @@ func (l *loop) observe(a journal.Attempt, v *githubView) observation {
 			o.JobID = id
 		}
 	}
-	o.Gone = v.done[a.RunnerName]
+	o.Gone = v.done[a.RunnerName] || l.finished[a.ID]
 	// The jobs list naming the runner as a job's says it is busy as surely as the runner list.
 	o.Told = o.Told || o.Gone || o.JobID != 0
 	return o
@@ -215,6 +215,15 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 		n, err := l.markBusy(ctx, a, o.JobID, fmt.Sprintf("runner %s took a job; it will be left to finish", a.RunnerName))
 		return n, true, err
 	case stepMarkExited:
+		if o.Exit.Exited && o.Exit.Code == 0 && (a.State == journal.StateStarted || a.State == journal.StateBusy) {
+			// A just-in-time runner is ephemeral: it ends on its own with status 0 only after its
+			// one job, and GitHub removes its registration when that job completes. So deregistering
+			// it needs no DELETE even when no list or delivery has said so yet (a poll-mode runner
+			// whose whole job fell between two passes). Were the registration still there, the next
+			// list read (an exit always asks for one: watch) deletes it as an orphan. In memory only:
+			// after a restart the DELETE is sent, and answered 404.
+			l.finished[a.ID] = true
+		}
 		msg := fmt.Sprintf("runner %s ended", a.RunnerName)
 		n, err := l.transition(ctx, a, journal.StateExited, func(x *journal.Attempt) {
 			if o.Exit.Exited {
