@@ -287,7 +287,7 @@ func TestValidateProjectsTheGitHubCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "  GitHub cost: 30 repository targets poll for 540 of 60 points/min; too many: 30 targets need 540 points/min at poll_interval 10s; the ceiling is 60: polling every 2m49s instead; plus 1 organization target, whose cost depends on their repository count (runner-manager verify reports it)"
+	want := "  GitHub cost: 30 repository targets poll for 540 of 60 points/min; too many: 30 targets need 540 points/min at poll_interval 10s; the ceiling is 60: polling every 2m24s instead; plus 1 organization target, whose cost depends on their repository count (runner-manager verify reports it)"
 	if got := projectedCost(cfg); got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}

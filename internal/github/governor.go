@@ -343,8 +343,11 @@ func pointsBurstOf(perMinute int) int { return max(10, perMinute/20) }
 // connection, clock steps), and the margin absorbs about 3 s of such drift
 // (TestGovernorPointsNeverExceedCeiling; benchmarks.md figure 12: 600 at 600 before the margin).
 func pointsRefillOf(perMinute, burst int) int {
-	return max(1, perMinute-burst-max(1, perMinute/20))
+	return max(1, perMinute-burst-pointsMarginOf(perMinute))
 }
+
+// pointsMarginOf is the part of perMinute a bucket pacing it leaves unspent in any 60 s.
+func pointsMarginOf(perMinute int) int { return max(1, perMinute/20) }
 
 // minute counts points per second over the last minute, on the governor's clock.
 type minute struct {

@@ -44,15 +44,15 @@ func admitNow(t *testing.T, g *Governor, account, method string) {
 }
 
 // TestGovernorPointsNeverExceedCeiling: whatever the demand, no 60 s window holds more than the
-// ceiling less one bucket depth (the margin for requests that reach GitHub later than they were
-// admitted), and the sustained rate is the ceiling less two depths.
+// ceiling less its margin (for requests that reach GitHub later than they were admitted), and the
+// sustained rate is the ceiling less the bucket's depth and the margin.
 func TestGovernorPointsNeverExceedCeiling(t *testing.T) {
 	for _, tc := range []struct {
-		ceiling, burst int
-	}{{60, 10}, {600, 30}, {90, 10}} {
+		ceiling, burst, margin int
+	}{{60, 10, 3}, {600, 30, 30}, {90, 10, 4}} {
 		g, ft := newFakeGovernor(GovernorOptions{PointsPerMinute: tc.ceiling})
-		if b := g.o.pointsBurst(); b != tc.burst {
-			t.Fatalf("ceiling %d: burst %d, want %d", tc.ceiling, b, tc.burst)
+		if b, m := g.o.pointsBurst(), pointsMarginOf(tc.ceiling); b != tc.burst || m != tc.margin {
+			t.Fatalf("ceiling %d: burst %d, margin %d; want %d, %d", tc.ceiling, b, m, tc.burst, tc.margin)
 		}
 		start := ft.Now()
 		var at []time.Time
@@ -70,16 +70,16 @@ func TestGovernorPointsNeverExceedCeiling(t *testing.T) {
 			for j := i; j < len(at) && at[j].Sub(at[i]) < time.Minute; j++ {
 				sum += cost[j]
 			}
-			if sum > tc.ceiling-tc.burst {
-				t.Fatalf("ceiling %d: %d points in the minute from %s, want at most %d", tc.ceiling, sum, at[i].Sub(start), tc.ceiling-tc.burst)
+			if sum > tc.ceiling-tc.margin {
+				t.Fatalf("ceiling %d: %d points in the minute from %s, want at most %d", tc.ceiling, sum, at[i].Sub(start), tc.ceiling-tc.margin)
 			}
 		}
 		total := 0
 		for _, c := range cost {
 			total += c
 		}
-		// (total - burst) points at (ceiling - 2 burst) a minute, give or take one request.
-		want := time.Duration(float64(total-tc.burst) / float64(tc.ceiling-2*tc.burst) * float64(time.Minute))
+		// (total - burst) points at (ceiling - burst - margin) a minute, give or take one request.
+		want := time.Duration(float64(total-tc.burst) / float64(tc.ceiling-tc.burst-tc.margin) * float64(time.Minute))
 		if got := at[len(at)-1].Sub(start); got < want-2*time.Second || got > want+2*time.Second {
 			t.Fatalf("ceiling %d: %d points took %s, want about %s", tc.ceiling, total, got, want)
 		}
@@ -180,8 +180,9 @@ func TestGovernorCancelledWaitSpendsNothing(t *testing.T) {
 	}
 	start := ft.Now()
 	admitNow(t, g, "", http.MethodGet)
-	if d := ft.Now().Sub(start); d != 1500*time.Millisecond { // one point at 40 a minute
-		t.Fatalf("next GET waited %s, want 1.5s (the cancelled DELETE's points returned)", d)
+	// One point at the refill of 47 a minute (60 less the depth of 10 and the margin of 3).
+	if d, want := ft.Now().Sub(start), time.Minute/47; d < want-time.Millisecond || d > want+time.Millisecond {
+		t.Fatalf("next GET waited %s, want %s (the cancelled DELETE's points returned)", d, want)
 	}
 }
 

@@ -44,13 +44,13 @@ func TestPlanPolls(t *testing.T) {
 	}{
 		{"one target", 600, repos(1, 10*time.Minute), 10 * time.Minute, "", 3 * time.Minute / 432}, // 3 of 432 points/min
 		{"fits", 600, repos(10, 30*time.Second), 30 * time.Second, "", 30 * time.Minute / 432},
-		{"just fits", 600, repos(72, 30*time.Second), 30 * time.Second, "", 30 * time.Second}, // 432 points/min = 0.8 x (600 - 2 x 30)
+		{"just fits", 600, repos(72, 30*time.Second), 30 * time.Second, "", 30 * time.Second}, // 432 points/min = 0.8 x (600 - 30 - 30)
 		{"1,000 targets", 600, repos(1000, 30*time.Second), 417 * time.Second,
 			"1000 targets need 6000 points/min at poll_interval 30s; the ceiling is 600: polling every 6m57s instead", 3000 * time.Minute / 432},
-		{"CI-scaled", 60, append(repos(100, time.Second), PollTarget{Name: "org", Interval: time.Second, Points: PassPoints(true, 30)}), 679 * time.Second,
-			"101 targets need 21720 points/min at poll_interval 1s; the ceiling is 60: polling every 11m19s instead", 678750 * time.Millisecond}, // 362 of 32 points/min = 0.8 x (60 - 20)
-		{"mixed intervals", 60, append(repos(20, time.Second), PollTarget{Name: "slow", Interval: time.Minute, Points: 3}), 113 * time.Second,
-			"21 targets need 3603 points/min at their poll intervals; the ceiling is 60: every interval is 112.6x longer", 118125 * time.Millisecond},
+		{"CI-scaled", 60, append(repos(100, time.Second), PollTarget{Name: "org", Interval: time.Second, Points: PassPoints(true, 30)}), 578 * time.Second,
+			"101 targets need 21720 points/min at poll_interval 1s; the ceiling is 60: polling every 9m38s instead", 577659574468}, // 362 of 37.6 points/min = 0.8 x (60 - 10 - 3)
+		{"mixed intervals", 60, append(repos(20, time.Second), PollTarget{Name: "slow", Interval: time.Minute, Points: 3}), 96 * time.Second,
+			"21 targets need 3603 points/min at their poll intervals; the ceiling is 60: every interval is 95.8x longer", 100531914893},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := PlanPolls(tc.ceiling, tc.targets)
