@@ -49,7 +49,9 @@ func (o GovernorOptions) pointsBurst() int { return pointsBurstOf(o.PointsPerMin
 
 // pointsRefill is what the points bucket refills a minute, the rate a lone governor sustains
 // (pointsRefillOf the ceiling).
-func (o GovernorOptions) pointsRefill() int { return pointsRefillOf(o.PointsPerMinute, o.pointsBurst()) }
+func (o GovernorOptions) pointsRefill() int {
+	return pointsRefillOf(o.PointsPerMinute, o.pointsBurst())
+}
 
 // Governor paces every request runner-manager sends, one set of buckets per GitHub account (a
 // token's user, an App installation): GitHub counts its secondary limits per account, not per
