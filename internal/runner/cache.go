@@ -144,7 +144,7 @@ func NewCache(dir string, opts CacheOptions) (*Cache, error) {
 // removeOrphanRecords drops records whose package is gone (a crash between recording and
 // publishing, or between removing a package and its record).
 func (c *Cache) removeOrphanRecords() error {
-	entries, err := os.ReadDir(filepath.Join(c.dir, manifestDir))
+	entries, err := os.ReadDir(filepath.Join(c.dir, ManifestDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -156,7 +156,7 @@ func (c *Cache) removeOrphanRecords() error {
 		if _, serr := os.Stat(filepath.Join(c.dir, key)); ok && serr == nil {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(c.dir, manifestDir, e.Name())); err != nil {
+		if err := os.RemoveAll(filepath.Join(c.dir, ManifestDir, e.Name())); err != nil {
 			return fmt.Errorf("remove the stale runner package record %s: %w", e.Name(), err)
 		}
 	}

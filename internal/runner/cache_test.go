@@ -124,7 +124,7 @@ func cacheEntries(t *testing.T, c *Cache) []string {
 	}
 	var names []string
 	for _, e := range entries {
-		if e.Name() != manifestDir {
+		if e.Name() != ManifestDir {
 			names = append(names, e.Name())
 		}
 	}
@@ -134,7 +134,7 @@ func cacheEntries(t *testing.T, c *Cache) []string {
 // cacheRecords lists the verification records in the cache.
 func cacheRecords(t *testing.T, c *Cache) []string {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(c.Dir(), manifestDir))
+	entries, err := os.ReadDir(filepath.Join(c.Dir(), ManifestDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
 	}
@@ -305,10 +305,10 @@ func TestNewCacheRemovesCrashLeftovers(t *testing.T) {
 	}
 	// Records: the complete package's, one whose package is gone, a torn write's temp file.
 	for _, name := range []string{"2.0-linux-x64.json", "2.1-linux-x64.json", ".2.2-linux-x64.json.tmp-789"} {
-		if err := os.MkdirAll(filepath.Join(dir, manifestDir), 0o700); err != nil {
+		if err := os.MkdirAll(filepath.Join(dir, ManifestDir), 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, manifestDir, name), []byte("{}"), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, ManifestDir, name), []byte("{}"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -19,10 +19,10 @@ import (
 // launches, and an idle host spends nothing.
 const DefaultVerifyInterval = 15 * time.Minute
 
-// manifestDir holds one record per cached package, beside the packages (its leading dot keeps it
+// ManifestDir (under the cache) holds one record per cached package, beside the packages (its leading dot keeps it
 // out of Prune's listing). A record is written before its package is published, from the files the
 // verified archive produced.
-const manifestDir = ".manifests"
+const ManifestDir = ".manifests"
 
 // Reasons a cached package was discarded, as passed to CacheOptions.OnDiscard.
 const (
@@ -55,7 +55,7 @@ type manifestEntry struct {
 var errUnrecorded = errors.New("no verification record")
 
 func (c *Cache) manifestPath(key string) string {
-	return filepath.Join(c.dir, manifestDir, key+".json")
+	return filepath.Join(c.dir, ManifestDir, key+".json")
 }
 
 // recordTree lists dir's entries in walk (lexical) order, hashing every regular file. It is the
@@ -117,10 +117,10 @@ func (c *Cache) writeManifest(p Package, dir string) error {
 		return fmt.Errorf("record runner package %s: %w", p.Key(), err)
 	}
 	m := manifest{Package: p.Key(), ArchiveSHA256: strings.ToLower(p.SHA256), Entries: entries}
-	if err := os.MkdirAll(filepath.Join(c.dir, manifestDir), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(c.dir, ManifestDir), 0o700); err != nil {
 		return fmt.Errorf("record runner package %s: %w", p.Key(), err)
 	}
-	return writeJSONAtomic(filepath.Join(c.dir, manifestDir), p.Key()+".json", m)
+	return writeJSONAtomic(filepath.Join(c.dir, ManifestDir), p.Key()+".json", m)
 }
 
 // verify checks the cached package dir of p against its record: the same archive digest as p's
