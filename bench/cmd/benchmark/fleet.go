@@ -190,6 +190,12 @@ func (r results) renderFleet(p printer) {
 	p("launches still in flight, and `min_idle` is the fleet's: one warm runner between the hosts. Hosts\n")
 	p("without `[fleet]` each read GitHub, each cover the whole demand and each keep their own warm\n")
 	p("runner. The per-minute rates are those of a job every %s.\n\n", f0.Spacing)
+	p("A fleet's leader lists runners by a lone host's rules (after a launch or an exit, while a runner\n")
+	p("starts, every 5th pass otherwise) and for the hosts that wait for a list, not on every pass. A\n")
+	p("fleet of one still reads more than one host without `[fleet]`: every fleet pass is a full one, so\n")
+	p("the warm runner is replaced at the next poll, not on its runner's exit (the lone host's exit\n")
+	p("check runs a pass that reads nothing), and jobs queued meanwhile make that poll read the runs\n")
+	p("and their jobs in full instead of an unchanged (304) queued list.\n\n")
 	for _, f := range r.Fleet {
 		if f.Killed > 0 {
 			p("Note: after the %s run the daemons left %d runner processes alive; the benchmark killed them.\n\n", f.Part, f.Killed)
