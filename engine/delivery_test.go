@@ -339,3 +339,29 @@ func TestShutdownCutsAFullRead(t *testing.T) {
 		}
 	}
 }
+
+// A runner that a light pass launched while the recovery pass still read GitHub is this daemon's
+// own: the recovery pass that follows supervises it without reporting it "adopted" (found
+// running after a restart), which would mislead an operator reading the events.
+func TestRunnerLaunchedDuringRecoveryIsNotAdopted(t *testing.T) {
+	h := newHarness(t)
+	block := make(chan struct{})
+	h.w.mu.Lock()
+	h.w.block[idA] = block
+	h.w.mu.Unlock()
+	h.apply(cfgOf(baseTarget("a")))
+	h.run()
+	h.waitCalls("Queued", idA, 0) // the recovery pass blocks in its read
+	h.s.Deliver(queuedEv(501), []string{"a"})
+	h.waitPass("a", 0) // the light pass launches the job's runner
+	if got := len(h.runnerNames("a", journal.StateStarted)); got != 1 {
+		t.Fatalf("started runners after the delivery = %d, want 1", got)
+	}
+	close(block)
+	h.waitPass("a", 1) // the recovery pass
+	h.settle(1)
+	if evs := h.events("supervising it again"); len(evs) != 0 {
+		t.Fatalf("the recovery pass reported its own daemon's runner adopted: %v", evs)
+	}
+	h.w.checkPromises()
+}

@@ -28,6 +28,7 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	if err != nil {
 		return fmt.Errorf("lease a runner slot for target %s: %w; check the state dir", t.Name, err)
 	}
+	l.launched[a.ID] = true
 	l.emit(slog.LevelInfo, a.ID, EventPlanned, fmt.Sprintf("launching runner %s in slot %d", a.RunnerName, a.Slot))
 	s.crash(CrashAfterPlan, a.ID)
 

@@ -130,6 +130,11 @@ func (l *loop) observeRunners(live []journal.Attempt) {
 			delete(l.online, id)
 		}
 	}
+	for id := range l.launched {
+		if !owned[id] {
+			delete(l.launched, id)
+		}
+	}
 	for id := range l.finished {
 		if !owned[id] {
 			delete(l.finished, id)

@@ -182,7 +182,9 @@ func (l *loop) reconcile(ctx context.Context, t config.Target, a journal.Attempt
 		o := l.observe(a, v)
 		o.StartupExpired = l.startupExpired(t, a, v)
 		s := decide(a, o)
-		if recovering && i == 0 && o.Alive && (s == stepKeep || s == stepMarkBusy || s == stepAttach) {
+		// A runner a light pass launched while the recovery pass read GitHub (readServing) is
+		// this daemon's own, not found running: no adoption event for it.
+		if recovering && i == 0 && o.Alive && !l.launched[a.ID] && (s == stepKeep || s == stepMarkBusy || s == stepAttach) {
 			l.emit(slog.LevelInfo, a.ID, EventAdopted, fmt.Sprintf("runner %s (pid %d) is alive in state %s: supervising it again", a.RunnerName, o.Process.PID, a.State))
 		}
 		next, done, err := l.execute(cctx, t, a, o, s)
