@@ -285,7 +285,9 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 		owned = l.owned(live)
 		l.observeRunners(live)
 		l.watch(owned) // before publish: a fleet host publishes whether it waits for a list
-		l.publish(cctx, cfg, t, owned, live, gh.byName, launching)
+		// ctx, not cctx: publishing is an etcd write, and cctx may have run out in a pass whose
+		// launches the request governor paced past the call timeout.
+		l.publish(ctx, cfg, t, owned, live, gh.byName, launching)
 	}
 	return l.finish(now, poll, draining, gh.demand, owned, passErr), len(owned)
 }

@@ -452,3 +452,37 @@ func TestLeaderListsWhenAHostWaitsForIt(t *testing.T) {
 		t.Fatalf("a follower's lookup after its pass's list: %d GitHub reads (%v), want 1", follow.gh.reads.Load(), err)
 	}
 }
+
+// TestCallerDeadlineIsNotALostEtcd: a request cut by its caller's context (an engine pass that ran
+// past its call timeout while the request governor paced its launches, then publishes) leaves the
+// host joined in the same epoch, and a Share cut so decides nothing. Taken for a lost etcd, the
+// host served its next pass alone: it launched for the whole demand with the whole GitHub ceiling.
+func TestCallerDeadlineIsNotALostEtcd(t *testing.T) {
+	srv := etcdtest.Start(t)
+	a := startHost(t, srv, "a", "id-a", &github{})
+	b := startHost(t, srv, "b", "id-b", &github{})
+	eventually(t, "one leader", func() bool { n, _ := leaders(a, b); return n == 1 })
+	a.gh.queue(1)
+	if _, ok := a.pass(t, target, engine.PeerSupply{Free: 4}); !ok {
+		t.Fatal("the first pass was refused")
+	}
+	a.f.mu.Lock()
+	ep := a.f.ep
+	a.f.mu.Unlock()
+	past, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	a.f.Publish(past, target, engine.PeerSupply{Idle: 3})
+	a.f.Announce(past, target.Name)
+	a.begin(t, target, true)
+	if a.f.Share(past, target, func(string, []engine.PeerSupply) engine.PeerSupply { return engine.PeerSupply{Starting: 1} }) {
+		t.Error("a Share whose caller's deadline had passed was taken as decided")
+	}
+	select {
+	case <-ep.failed:
+		t.Error("requests cut by their caller failed the host's epoch, as a lost etcd does")
+	default:
+	}
+	if st := a.f.Status(); !st.Joined {
+		t.Errorf("after requests cut by their caller: not joined (%q)", st.Reason)
+	}
+}

@@ -405,6 +405,19 @@ func (f *Fleet) failed(ep *epoch, err error) {
 	ep.fail()
 }
 
+// opFailed is failed for a request made on a caller's behalf, under the caller's ctx. When that
+// ctx ended first (a stop, or an engine pass that ran past its call timeout while the request
+// governor paced its launches) the caller cut the request, not etcd: the host stays joined. Taking
+// it for a lost etcd would drop the fleet's share of the GitHub ceiling and of the demand for a
+// pass, so the host would launch for the whole demand with the whole ceiling.
+func (f *Fleet) opFailed(ctx context.Context, ep *epoch, err error) {
+	if ctx.Err() != nil {
+		f.log.Debug("fleet: etcd request cut by its caller", "err", err)
+		return
+	}
+	f.failed(ep, err)
+}
+
 // leads reports whether this host is the elected reader of target now.
 func (f *Fleet) leads(target string) bool {
 	f.mu.Lock()

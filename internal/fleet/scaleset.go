@@ -78,7 +78,7 @@ func (f *Fleet) PublishSession(ctx context.Context, target string, rec SessionRe
 	resp, err := f.client.Txn(octx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", rev)).
 		Then(clientv3.OpPut(f.keys.session(target), string(b))).Commit()
 	if err != nil {
-		f.failed(ep, err)
+		f.opFailed(ctx, ep, err)
 		return
 	}
 	if resp.Succeeded {

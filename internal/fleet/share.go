@@ -320,7 +320,7 @@ func (f *Fleet) publishView(ctx context.Context, ps *passState, target string, v
 	resp, err := f.client.Txn(octx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", rev)).
 		Then(clientv3.OpPut(f.keys.view(target), string(b), clientv3.WithLease(ep.sess.Lease()))).Commit()
 	if err != nil {
-		f.failed(ep, err)
+		f.opFailed(ctx, ep, err)
 		return
 	}
 	if resp.Succeeded {
@@ -377,6 +377,10 @@ func (f *Fleet) Share(ctx context.Context, t config.Target, decide func(string, 
 			clientv3.Compare(clientv3.ModRevision(f.keys.view(t.Name)), "=", ps.viewMod),
 		).Then(clientv3.OpPut(f.keys.supply(t.Name, f.host), string(b), clientv3.WithLease(ep.sess.Lease()))).Commit()
 		if err != nil {
+			if ctx.Err() != nil {
+				decide(f.host, nil)
+				return false // the caller gave up: nothing is decided, etcd is not at fault
+			}
 			f.failed(ep, err)
 			decide(f.host, nil) // etcd is gone: this host is alone now
 			return true
@@ -432,7 +436,7 @@ func (f *Fleet) Publish(ctx context.Context, t config.Target, mine engine.PeerSu
 	defer cancel()
 	resp, err := f.client.Put(octx, f.keys.supply(t.Name, f.host), string(b), clientv3.WithLease(ps.ep.sess.Lease()))
 	if err != nil {
-		f.failed(ps.ep, err)
+		f.opFailed(ctx, ps.ep, err)
 		return
 	}
 	f.noteWrite(resp.Header.Revision)
@@ -455,7 +459,7 @@ func (f *Fleet) withdraw(ctx context.Context, target string, ps *passState) {
 	octx, cancel := f.opCtx(ctx)
 	defer cancel()
 	if _, err := f.client.Delete(octx, f.keys.supply(target, f.host)); err != nil {
-		f.failed(ep, err)
+		f.opFailed(ctx, ep, err)
 	}
 }
 
@@ -471,7 +475,7 @@ func (f *Fleet) Announce(ctx context.Context, target string) {
 	octx, cancel := f.opCtx(ctx)
 	defer cancel()
 	if _, err := f.client.Put(octx, f.keys.wake(target), f.host); err != nil {
-		f.failed(ep, err)
+		f.opFailed(ctx, ep, err)
 	}
 }
 

@@ -39,6 +39,9 @@ func TestFleetShareFormula(t *testing.T) {
 type simHost struct {
 	g    *Governor
 	busy func(at time.Duration) bool
+	// limit, when set, is how many requests a busy host wants in the tick at (a host that reads
+	// steadily below its share); 0: as many as its governor admits.
+	limit func(at time.Duration) int
 }
 
 // errWouldWait makes a simulated request that would wait give up its reservation (and retry on
@@ -85,7 +88,11 @@ func simulateFleet(t *testing.T, ceiling int, hosts []simHost, d time.Duration, 
 			if !h.busy(at) {
 				continue
 			}
-			for n := 0; ; n++ {
+			want := 0
+			if h.limit != nil {
+				want = h.limit(at)
+			}
+			for n := 0; want == 0 || n < want; n++ {
 				m := http.MethodGet
 				if n%10 == 9 {
 					m = http.MethodPost
@@ -175,5 +182,32 @@ func TestFleetSharedCeilingHolds(t *testing.T) {
 	perTick, _ := simulateFleet(t, ceiling, hosts, 2*time.Minute, false)
 	if peak := peakMinute(perTick); peak < 2*ceiling {
 		t.Errorf("without sharing: peak %d points a minute, want about 3 ceilings", peak)
+	}
+}
+
+// TestFleetShareCountsWhatAHostAlreadySpent: the leader reads steadily below its share (its
+// passes, a twelfth of the ceiling) while the others are idle, so its bucket is full and part of
+// its minute is spent when a burst of jobs makes all three busy (e2e/fleet
+// TestFleetSharesOneGitHubCeiling): its reads, its full bucket and the shares that follow still
+// fit one ceiling in every minute.
+func TestFleetShareCountsWhatAHostAlreadySpent(t *testing.T) {
+	const burstAt = 40 * time.Second
+	for _, ceiling := range []int{120, 600} {
+		reads := ceiling / 120 // a GET every tenth tick: a twelfth of the ceiling, below its share
+		leader := simHost{busy: func(at time.Duration) bool { return at >= burstAt || at%time.Second == 0 },
+			limit: func(at time.Duration) int {
+				if at < burstAt {
+					return reads
+				}
+				return 0
+			}}
+		burst := func(at time.Duration) bool { return at >= burstAt }
+		hosts := []simHost{leader, {busy: burst}, {busy: burst}}
+		perTick, perHost := simulateFleet(t, ceiling, hosts, 3*time.Minute, true)
+		peak := peakMinute(perTick)
+		if peak > ceiling {
+			t.Errorf("ceiling %d: %d points in a minute fleet-wide (per host %v)", ceiling, peak, perHost)
+		}
+		t.Logf("ceiling %d: peak %d per host %v", ceiling, peak, perHost)
 	}
 }
