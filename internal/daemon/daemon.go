@@ -233,6 +233,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		})
 	})
 	m.SetRateLimitSource(gh.rateLimits)
+	m.SetGovernorShareSource(gh.sharePerMinute)
 	pc := &pacer{gh: gh, onPlan: func(p github.PollPlan) {
 		m.PollPlan(p.Ceiling, p.Need, p.Stretch)
 		if p.Message != "" {

@@ -105,6 +105,18 @@ func (g *gitHub) pollingFleet(ceiling int) *status.PollingFleet {
 	return &status.PollingFleet{Hosts: st.FleetHosts, SharePerMinute: st.Share}
 }
 
+// sharePerMinute is the metrics' governor-share source: the points a minute this host may spend
+// now, read at scrape time. Like rateLimits it never builds a client: before the first one, the
+// share is what the fleet's last word gives the configured ceiling (the whole of it when alone).
+func (g *gitHub) sharePerMinute() int {
+	if c := g.current(); c != nil {
+		return c.Governor().Stats().Share
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.share.ShareOf(g.cfg.PointsPerMinute, "", github.Spend{})
+}
+
 // rateLimits is the metrics' rate-limit source: the budget of the client in use, read at scrape
 // time. It never builds a client, so a scrape loads no credential and calls nothing.
 func (g *gitHub) rateLimits() map[string]metrics.RateLimit {

@@ -46,6 +46,7 @@ type Metrics struct {
 	githubRequests   *prometheus.CounterVec
 	githubDuration   *prometheus.HistogramVec
 	rates            *rateCollector
+	share            *shareCollector
 	targets          *targetCollector
 	reconcileSeconds *prometheus.HistogramVec
 	reconcileErrors  *prometheus.CounterVec
@@ -112,6 +113,7 @@ func New(version string) *Metrics {
 		Buckets: prometheus.DefBuckets,
 	}, []string{"endpoint"})
 	m.rates = newRateCollector()
+	m.share = newShareCollector()
 	m.targets = newTargetCollector()
 	m.reconcileSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "reconcile_duration_seconds",
@@ -205,7 +207,7 @@ func New(version string) *Metrics {
 		newZeroed(m.scaleUpLatency, dto.MetricType_HISTOGRAM, latencyBuckets, []string{"target", "stage"}, scaleUpStages, m.initialised),
 		newZeroed(m.reconcileSeconds, dto.MetricType_HISTOGRAM, reconcileBuckets, target, nil, m.initialised),
 		newZeroed(m.reconcileErrors, dto.MetricType_COUNTER, nil, target, nil, m.initialised),
-		m.githubRequests, m.githubDuration, m.rates, m.targets, m.reloads, m.reloadOK, m.watchHealthy,
+		m.githubRequests, m.githubDuration, m.rates, m.share, m.targets, m.reloads, m.reloadOK, m.watchHealthy,
 		m.reloadSuccessTS, m.configGeneration, m.journalWrite, m.githubContact, m.webhookDelivery,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "build_info",

@@ -154,6 +154,29 @@ func TestRateLimitsAreReadAtScrapeTime(t *testing.T) {
 	}
 }
 
+// TestGovernorShareIsReadAtScrapeTime: the share gauge follows its source (a fleet host's share
+// moves as the others spend), and is absent without one.
+func TestGovernorShareIsReadAtScrapeTime(t *testing.T) {
+	m := New("test")
+	if n := testutil.CollectAndCount(m.share); n != 0 {
+		t.Fatalf("%d share series with no source, want 0", n)
+	}
+	share := 600
+	m.SetGovernorShareSource(func() int { return share })
+	for _, v := range []int{600, 230} {
+		share = v
+		want := fmt.Sprintf("# HELP runner_manager_github_points_share_per_minute Secondary-limit points a minute this host's request governor may spend now: the whole ceiling (github.points_per_minute) alone or when not joined, its share of it while joined to a fleet.\n"+
+			"# TYPE runner_manager_github_points_share_per_minute gauge\nrunner_manager_github_points_share_per_minute %d\n", v)
+		if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "runner_manager_github_points_share_per_minute"); err != nil {
+			t.Errorf("share %d: %v", v, err)
+		}
+	}
+	m.SetGovernorShareSource(nil)
+	if n := testutil.CollectAndCount(m.share); n != 0 {
+		t.Errorf("%d share series after removing the source, want 0", n)
+	}
+}
+
 func TestConfigReloadFailureKeepsLastGood(t *testing.T) {
 	m := New("test")
 	m.ConfigReload(true, 7, t0)
