@@ -122,11 +122,18 @@ func (h *host) begin(t *testing.T, tg config.Target, want bool) []engine.Runner 
 }
 
 // pass does what one engine pass does with the fleet: read runners and jobs, then decide how many
-// to start (greedily: whatever the fleet's supply leaves, up to free) and publish it.
+// to start (greedily: whatever the fleet's supply leaves, up to free) and publish it. A refused
+// Share starts nothing, as in the engine (loop.decide).
 func (h *host) pass(t *testing.T, tg config.Target, mine engine.PeerSupply) (start int, ok bool) {
 	t.Helper()
+	return h.passListing(t, tg, mine, true)
+}
+
+// passListing is pass with the engine's own wish for a runner list (listNow) given as list.
+func (h *host) passListing(t *testing.T, tg config.Target, mine engine.PeerSupply, list bool) (start int, ok bool) {
+	t.Helper()
 	ctx := context.Background()
-	h.begin(t, tg, true)
+	h.begin(t, tg, list)
 	jobs, err := h.dem.Queued(ctx, tg)
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +146,9 @@ func (h *host) pass(t *testing.T, tg config.Target, mine engine.PeerSupply) (sta
 		start = max(min(need, mine.Free), 0)
 		return engine.PeerSupply{Starting: mine.Starting + start, Idle: mine.Idle, Free: mine.Free - start}
 	})
+	if !ok {
+		start = 0
+	}
 	return start, ok
 }
 
@@ -222,19 +232,27 @@ func TestClaimsNeverExceedDemand(t *testing.T) {
 	for _, h := range hs {
 		eventually(t, "the view on every host", func() bool { _, ok := h.f.ep.mir.get(h.f.keys.view(target.Name)); return ok })
 	}
-	var total atomic.Int64
+	var total, decided atomic.Int64
 	var wg sync.WaitGroup
 	for _, h := range hs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, _ := h.pass(t, target, engine.PeerSupply{Free: 10})
+			// No host wants a list, so the leader's view stays the one every host read and
+			// each claim is decided, serialised by the transactions, not refused as stale.
+			s, ok := h.passListing(t, target, engine.PeerSupply{Free: 10}, false)
 			total.Add(int64(s))
+			if ok {
+				decided.Add(1)
+			}
 		}()
 	}
 	wg.Wait()
 	if got := total.Load(); got != 10 {
 		t.Fatalf("three hosts deciding at once started %d runners for 10 queued jobs, want exactly 10", got)
+	}
+	if n := decided.Load(); n != 3 {
+		t.Fatalf("%d of 3 claims were decided, want all: the view did not move", n)
 	}
 }
 
