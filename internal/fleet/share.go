@@ -362,7 +362,9 @@ func (f *Fleet) Share(ctx context.Context, t config.Target, decide func(string, 
 	defer cancel()
 	if !ep.mir.waitRev(octx, max(wrote, ps.viewMod)) {
 		decide(f.host, nil)
-		return true
+		// Cut by the caller (a stop, a pass past its call timeout): nothing is decided, as for
+		// a cut transaction below. Otherwise the mirror lags etcd: this pass decides alone.
+		return ctx.Err() == nil
 	}
 	for range 5 {
 		peers, rev := f.peers(ep, t.Name)
