@@ -39,8 +39,13 @@ type fleetRun struct {
 	PeakIdleOver          int          // most connected idle runners beyond demand + min_idle in one sample
 	IdleOverSamples       int          // samples with connected idle runners beyond demand + min_idle
 	IdleAfter             int          // idle runners once the stream is over
+	PeakPoints            int          // the most secondary-limit points all hosts spent in one sliding minute at the simulator
+	Ceiling               int          // the governor's points_per_minute of each host (the fleet's, joined)
 	Left, Killed          int
 }
+
+// fleetCeiling is each host's github.points_per_minute (the governor's default).
+const fleetCeiling = 600
 
 // fleetSampleEvery is how often the supply is sampled, as in e2e/fleet.
 const fleetSampleEvery = 20 * time.Millisecond
@@ -87,7 +92,7 @@ func (e env) runFleet(part string, hosts int, joined bool, poll time.Duration, j
 			return r, err
 		}
 		s := bench.Setup{StateDir: filepath.Join(hdir, "state"), APIURL: w.frontURL, TokenFile: w.tokenFile, Targets: 1,
-			HostMax: 4, TargetMax: 4, PollInterval: poll, IdleTimeout: 30 * time.Second, MinIdle: r.MinIdle}
+			HostMax: 4, TargetMax: 4, PollInterval: poll, IdleTimeout: 30 * time.Second, MinIdle: r.MinIdle, PointsPerMinute: fleetCeiling}
 		if joined {
 			s.Fleet.Endpoint, s.Fleet.Name, s.Fleet.Host = endpoint, "bench", name
 		}
@@ -138,6 +143,9 @@ func (e env) runFleet(part string, hosts int, joined bool, poll time.Duration, j
 		err = waitFor(2*poll+90*time.Second, func() bool { return allJobs(w.sim, ids, done) })
 	}
 	r.Window, r.Req, r.DemandReads = time.Since(t0), w.count.snapshot().minus(c0), w.sim.DemandReads()-d0
+	// The account's busiest minute since the simulator started, warm-up included: every host's
+	// requests count against the one account, as at GitHub.
+	r.PeakPoints, r.Ceiling = w.sim.PeakPointsPerMinute(), fleetCeiling
 	close(stop)
 	<-sampled
 	if err != nil {
@@ -170,18 +178,20 @@ func (r results) renderFleet(p printer) {
 	p("counted at the simulator's front (all hosts); demand and inventory reads (workflow runs, their jobs,\n")
 	p("runner lists) and the supply by the simulator itself (`DemandReads`, `Supply`, sampled every %s:\n", fleetSampleEvery)
 	p("queued jobs, connected runners without a job, registered runners not yet connected), the counts\n")
-	p("e2e/fleet asserts on.\n\n")
-	p("| hosts | `[fleet]` | window | REST requests / min | demand and inventory reads / min | JIT registrations per job | peak runners without a job beyond demand + `min_idle` (sample) | samples with connected idle runners beyond demand + `min_idle` | idle runners two poll intervals after the stream | registrations left after stop | command |\n")
-	p("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	p("e2e/fleet asserts on. The peak points are the account's busiest sliding minute at the simulator\n")
+	p("(GET 1, other methods 5; all hosts, warm-up included) against each host's `points_per_minute` of\n")
+	p("%d: joined, the hosts share that one ceiling (docs/fleet.md); alone, each has it whole.\n\n", f0.Ceiling)
+	p("| hosts | `[fleet]` | window | REST requests / min | demand and inventory reads / min | JIT registrations per job | peak runners without a job beyond demand + `min_idle` (sample) | samples with connected idle runners beyond demand + `min_idle` | idle runners two poll intervals after the stream | registrations left after stop | peak points / min at the simulator, all hosts | command |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range r.Fleet {
 		joined := "joined"
 		if !f.Joined {
 			joined = "none"
 		}
-		p("| %d | %s | %s | %.1f | %.1f | %.2f | %d (%d queued, %d idle, %d launches in flight) | %d of %d (peak %d) | %d | %d | `%s -only %s` |\n",
+		p("| %d | %s | %s | %.1f | %.1f | %.2f | %d (%d queued, %d idle, %d launches in flight) | %d of %d (peak %d) | %d | %d | %d of %d | `%s -only %s` |\n",
 			f.Hosts, joined, f.Window.Round(time.Second), perMinute(f.Req.Requests, f.Window), perMinute(f.DemandReads, f.Window),
 			float64(f.Req.ByKind["POST generate-jitconfig"])/float64(max(f.Jobs, 1)), max(f.Worst.Over(f.MinIdle), 0),
-			f.Worst.Queued, f.Worst.Idle, f.Worst.Starting, f.IdleOverSamples, f.Samples, f.PeakIdleOver, f.IdleAfter, f.Left, r.self(), f.Part)
+			f.Worst.Queued, f.Worst.Idle, f.Worst.Starting, f.IdleOverSamples, f.Samples, f.PeakIdleOver, f.IdleAfter, f.Left, f.PeakPoints, f.Ceiling, r.self(), f.Part)
 	}
 	p("\nIn a fleet one elected host per target reads GitHub and publishes what it read; the others read it\n")
 	p("from etcd, so demand and inventory reads stay one host's however many hosts there are, while JIT\n")
@@ -190,6 +200,11 @@ func (r results) renderFleet(p printer) {
 	p("launches still in flight, and `min_idle` is the fleet's: one warm runner between the hosts. Hosts\n")
 	p("without `[fleet]` each read GitHub, each cover the whole demand and each keep their own warm\n")
 	p("runner. The per-minute rates are those of a job every %s.\n\n", f0.Spacing)
+	p("The stream needs well under the ceiling, so the peak points show what the hosts spend together\n")
+	p("(a fleet of three about what one host does), not the shared ceiling at work: with demand over it,\n")
+	p("e2e/fleet `TestFleetSharesOneGitHubCeiling` (three hosts at `points_per_minute` 120, a burst of 30\n")
+	p("jobs: 150 points of registrations alone) asserts the fleet's busiest minute at the simulator\n")
+	p("stays within 120; in degraded mode each host has the whole ceiling.\n\n")
 	p("A fleet's leader lists runners by a lone host's rules (after a launch or an exit, while a runner\n")
 	p("starts, every 5th pass otherwise) and for the hosts that wait for a list, not on every pass. A\n")
 	p("fleet of one still reads more than one host without `[fleet]`: every fleet pass is a full one, so\n")
