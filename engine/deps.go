@@ -115,12 +115,15 @@ type Launcher interface {
 // the fleet's demand; Free is how many more that host could start for the target now. List says
 // the host waits for a runner list of the target (its runners are starting or changed, loop.watch):
 // the target's leader reads one on its next pass, which the host then gets from the leader's view.
+// Took counts the host's runners of the target that took a job (left Starting or Idle for busy or
+// an end) since its loop started: the leader's view says how many of them its read saw.
 type PeerSupply struct {
 	Host     string
 	Starting int
 	Idle     int
 	Free     int
 	List     bool
+	Took     int64
 }
 
 // Fleet coordinates this host with the other hosts of a [fleet] serving the same targets
@@ -138,8 +141,11 @@ type Fleet interface {
 	// decide returns it, in one transaction, so hosts deciding at once see each other's result.
 	// decide may run more than once (a conflict retries); its last run counts. Share returns false
 	// when it published nothing because the fleet's view of GitHub moved on since this pass read
-	// it: the pass then starts and reaps nothing (a pass on the new view follows).
-	Share(ctx context.Context, t config.Target, decide func(self string, peers []PeerSupply) PeerSupply) bool
+	// it: the pass then starts and reaps nothing (a pass on the new view follows). saw is how many
+	// of this host's takes (PeerSupply.Took) the jobs this pass plans on were read after, or -1
+	// when the pass read them from GitHub itself: the runners that took a job since may have
+	// taken one of those jobs, which the view still shows queued.
+	Share(ctx context.Context, t config.Target, decide func(self string, peers []PeerSupply, saw int64) PeerSupply) bool
 	// Publish replaces this host's supply of t without deciding (the end of a pass).
 	Publish(ctx context.Context, t config.Target, mine PeerSupply)
 }

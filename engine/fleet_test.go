@@ -16,6 +16,8 @@ import (
 type fakeFleet struct {
 	mu        sync.Mutex
 	peers     []PeerSupply
+	follower  bool  // the pass plans on a leader's view, not its own read
+	saw       int64 // a follower's: how many of this host's takes the view's read saw
 	moved     bool
 	noList    bool
 	wants     []bool       // what each Begin was asked
@@ -30,11 +32,14 @@ func (f *fakeFleet) Begin(_ context.Context, _ config.Target, want bool) (bool, 
 	return want && !f.noList, 0
 }
 
-func (f *fakeFleet) Share(_ context.Context, _ config.Target, decide func(string, []PeerSupply) PeerSupply) bool {
+func (f *fakeFleet) Share(_ context.Context, _ config.Target, decide func(string, []PeerSupply, int64) PeerSupply) bool {
 	f.mu.Lock()
-	peers, moved := append([]PeerSupply(nil), f.peers...), f.moved
+	peers, moved, saw := append([]PeerSupply(nil), f.peers...), f.moved, f.saw
+	if !f.follower {
+		saw = -1
+	}
 	f.mu.Unlock()
-	mine := decide("h-b", peers)
+	mine := decide("h-b", peers, saw)
 	if moved {
 		return false
 	}
@@ -179,5 +184,36 @@ func TestFleetListNotGivenIsAskedAgain(t *testing.T) {
 	defer f.mu.Unlock()
 	if n := len(f.wants); f.wants[n-1] || f.published.List {
 		t.Fatalf("after a list was given: Begin asked %v, published %+v; want no list asked or waited for", f.wants, f.published)
+	}
+}
+
+// TestFleetFollowerDoesNotRelaunchForAJobItsRunnerRan: a follower plans on the leader's view,
+// which a long leader pass (slow launches) may leave behind. When its runner took the view's one
+// queued job and ended after that view was read, the stale view still lists the job; the runner
+// covers it as the view saw it, so the follower launches nothing for it. Once a view says the
+// leader saw the take, a job it lists queued is demand again.
+func TestFleetFollowerDoesNotRelaunchForAJobItsRunnerRan(t *testing.T) {
+	f := &fakeFleet{follower: true}
+	h := startWithFleet(t, f, 1)
+	if got := h.byState("a")["started"]; got != 1 {
+		t.Fatalf("started %d runners for the one queued job, want 1", got)
+	}
+	h.w.takeJobs(idA)
+	h.w.finishJobs(idA)
+	h.w.setQueued(idA, 1) // the leader has not read GitHub since: its view still lists the job
+	h.tick(poll, 1, "a")
+	if got := len(h.j.All()); got != 1 {
+		t.Fatalf("%d attempts after the runner ran the job a stale view still lists, want the 1 that ran it", got)
+	}
+	f.mu.Lock()
+	published := f.published
+	f.saw = 1 // a new view read after the take; the job it lists is a new one
+	f.mu.Unlock()
+	if published.Took != 1 || published.Idle != 1 {
+		t.Fatalf("published %+v, want took 1 and the unseen runner counted idle (the other hosts plan on the same view)", published)
+	}
+	h.tick(poll, 1, "a")
+	if got := h.byState("a")["started"]; got != 1 {
+		t.Fatalf("started %d runners for a job a view that saw the take lists, want 1", got)
 	}
 }

@@ -38,6 +38,8 @@ type loop struct {
 	ownedSum  string               // what the loop owned after the last pass (ids and states), to see a change
 	listNext  bool                 // the next full pass reads the runner list (watch)
 	listAfter int                  // full passes until the list is read anyway (listNow)
+	took      int64                // runners that took a job (left starting or idle for busy or an end): PeerSupply.Took
+	unseen    int                  // of those, the ones this pass's fleet view was read before (planInput.Unseen)
 
 	status targetStatusBox
 }
@@ -423,20 +425,27 @@ func (l *loop) journalFailed(ctx context.Context, now time.Time, poll time.Durat
 // (TestFleetDrainReapsWhateverTheFleetSays); publish still reports what is left.
 func (l *loop) decide(ctx context.Context, t config.Target, in planInput, launching bool) planOutput {
 	f := l.sup.deps.Fleet
+	l.unseen = 0
 	if f == nil || in.Draining || in.Monitor {
 		return plan(in)
 	}
 	var out planOutput
-	ok := f.Share(ctx, t, func(self string, peers []PeerSupply) PeerSupply {
-		in.Peers, in.Self = peers, self
+	ok := f.Share(ctx, t, func(self string, peers []PeerSupply, saw int64) PeerSupply {
+		in.Peers, in.Self, in.Unseen = peers, self, 0
+		if saw >= 0 {
+			in.Unseen = int(min(max(l.took-saw, 0), int64(max(in.Demand, 0))))
+		}
 		out = plan(in)
-		mine := PeerSupply{Starting: in.Starting, Idle: len(in.Idle) - len(out.Reap), List: l.listNext}
+		// The unseen runners are published as idle: the other hosts plan on the same view, so
+		// they count them against the same queued jobs.
+		mine := PeerSupply{Starting: in.Starting, Idle: len(in.Idle) - len(out.Reap) + in.Unseen, List: l.listNext, Took: l.took}
 		if launching {
 			mine.Starting += out.Start
 			mine.Free = max(min(in.TargetFree, in.HostFree)-out.Start, 0)
 		}
 		return mine
 	})
+	l.unseen = in.Unseen
 	if !ok {
 		return planOutput{Wanted: out.Wanted}
 	}
@@ -451,7 +460,7 @@ func (l *loop) publish(ctx context.Context, cfg *config.Config, t config.Target,
 		return
 	}
 	in := l.planInput(cfg, t, l.sup.clock.Now(), owned, live, regs, 0)
-	mine := PeerSupply{Starting: in.Starting, List: l.listNext}
+	mine := PeerSupply{Starting: in.Starting, Idle: l.unseen, List: l.listNext, Took: l.took}
 	for _, r := range in.Idle {
 		if !r.Stale {
 			mine.Idle++
@@ -703,12 +712,20 @@ func (l *loop) transition(ctx context.Context, a journal.Attempt, to journal.Sta
 	if err != nil {
 		return a, fmt.Errorf("journal %s -> %s for attempt %s of target %s: %w", a.State, to, a.ID, l.key.name, err)
 	}
+	if supplied(a.State) && (to == journal.StateBusy || to == journal.StateExited) {
+		l.took++ // a job taken (or, conservatively, an end): the fleet's view must see it (PeerSupply.Took)
+	}
 	level := slog.LevelInfo
 	if to == journal.StateFailed {
 		level = slog.LevelWarn
 	}
 	l.emit(level, a.ID, EventKind(to), msg)
 	return n, nil
+}
+
+// supplied says whether an attempt in state s counts as supply: starting or idle (planInput).
+func supplied(s journal.State) bool {
+	return s == journal.StatePlanned || s == journal.StateRegistered || s == journal.StateStarted
 }
 
 // noteWarning shows a demand read in part in status, with an event when it starts or changes

@@ -29,6 +29,11 @@ type planInput struct {
 	// hosts with the most free capacity, Self among them.
 	Peers []PeerSupply
 	Self  string
+	// Unseen is how many of this host's runners took a job after the fleet's view of GitHub was
+	// read (at most Demand): the view may still list their jobs as queued, so they cover that
+	// demand as the view saw them, idle or starting. Without it a follower planning on a view a
+	// long leader pass left behind launches again for jobs its runners already ran.
+	Unseen int
 }
 
 // reapReason says why an idle runner is deregistered.
@@ -81,7 +86,7 @@ func plan(in planInput) planOutput {
 	for _, p := range in.Peers {
 		need -= p.Starting + p.Idle
 	}
-	need = max(need, 0)
+	need = max(need-in.Unseen, 0)
 	out.Wanted = max(need-len(fresh)-in.Starting, 0)
 	out.Start = max(min(place(out.Wanted, in.Self, min(in.TargetFree, in.HostFree), in.Peers), in.TargetFree, in.HostFree), 0)
 

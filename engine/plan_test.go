@@ -35,6 +35,7 @@ func TestPlan(t *testing.T) {
 		{"draining reaps all idle, starts nothing", free(planInput{Draining: true, Demand: 4, MinIdle: 2, Idle: []idleRunner{idle("a", 0), stale("b")}}),
 			planOutput{Reap: []reap{{"a", reapDrain}, {"b", reapDrain}}}},
 		// fleet: the other hosts' supply counts, and what is left goes to the most free capacity
+		{"runners the view saw idle cover its queue", free(planInput{Demand: 2, MinIdle: 1, Unseen: 2, Self: "b"}), planOutput{Wanted: 1, Start: 1}},
 		{"peers' supply covers demand", free(planInput{Demand: 3, Self: "b", Peers: []PeerSupply{{Host: "a", Starting: 1, Idle: 2, Free: 5}}}), planOutput{}},
 		{"peers' supply counts before own idle", free(planInput{Demand: 3, Self: "b", Idle: []idleRunner{idle("x", 0)}, Peers: []PeerSupply{{Host: "a", Idle: 1, Free: 0}}}), planOutput{Wanted: 1, Start: 1}},
 		{"min idle is fleet-wide", free(planInput{MinIdle: 2, Self: "b", Peers: []PeerSupply{{Host: "a", Idle: 2}}}), planOutput{}},

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -138,7 +139,7 @@ func (h *host) passListing(t *testing.T, tg config.Target, mine engine.PeerSuppl
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok = h.f.Share(ctx, tg, func(_ string, peers []engine.PeerSupply) engine.PeerSupply {
+	ok = h.f.Share(ctx, tg, func(_ string, peers []engine.PeerSupply, _ int64) engine.PeerSupply {
 		need := len(jobs) - mine.Starting - mine.Idle
 		for _, p := range peers {
 			need -= p.Starting + p.Idle
@@ -282,7 +283,7 @@ func TestViewMovedOnHoldsTheClaim(t *testing.T) {
 		e, _ := follow.f.ep.mir.get(follow.f.keys.view(target.Name))
 		return e.mod != follow.f.pass(target.Name).viewMod
 	})
-	if follow.f.Share(ctx, target, func(string, []engine.PeerSupply) engine.PeerSupply { return engine.PeerSupply{Starting: 2} }) {
+	if follow.f.Share(ctx, target, func(string, []engine.PeerSupply, int64) engine.PeerSupply { return engine.PeerSupply{Starting: 2} }) {
 		t.Fatal("Share published a decision taken on a replaced view")
 	}
 }
@@ -373,7 +374,7 @@ func TestLeaderPassWithoutJobsDecides(t *testing.T) {
 	}
 	ctx := context.Background()
 	a.begin(t, target, true)
-	if !a.f.Share(ctx, target, func(string, []engine.PeerSupply) engine.PeerSupply { return engine.PeerSupply{Idle: 1} }) {
+	if !a.f.Share(ctx, target, func(string, []engine.PeerSupply, int64) engine.PeerSupply { return engine.PeerSupply{Idle: 1} }) {
 		t.Fatal("a leader's pass without a jobs read was refused: its own view counted as moved on")
 	}
 }
@@ -492,7 +493,7 @@ func TestCallerDeadlineIsNotALostEtcd(t *testing.T) {
 	a.f.Publish(past, target, engine.PeerSupply{Idle: 3})
 	a.f.Announce(past, target.Name)
 	a.begin(t, target, true)
-	if a.f.Share(past, target, func(string, []engine.PeerSupply) engine.PeerSupply { return engine.PeerSupply{Starting: 1} }) {
+	if a.f.Share(past, target, func(string, []engine.PeerSupply, int64) engine.PeerSupply { return engine.PeerSupply{Starting: 1} }) {
 		t.Error("a Share whose caller's deadline had passed was taken as decided")
 	}
 	select {
@@ -502,5 +503,48 @@ func TestCallerDeadlineIsNotALostEtcd(t *testing.T) {
 	}
 	if st := a.f.Status(); !st.Joined {
 		t.Errorf("after requests cut by their caller: not joined (%q)", st.Reason)
+	}
+}
+
+// TestViewSaysWhichTakesTheLeaderSaw: the leader's view records each follower's Took as it was
+// before the leader read the jobs, and a follower's decide is told it (the leader's own is told
+// -1: its read is its own). A new take is news even when the jobs are the same: the view is
+// published again, so the follower's runners stop covering the view's queue.
+func TestViewSaysWhichTakesTheLeaderSaw(t *testing.T) {
+	srv := etcdtest.Start(t)
+	a, b := startHost(t, srv, "a", "id-a", &github{}), startHost(t, srv, "b", "id-b", &github{})
+	eventually(t, "one leader", func() bool { n, _ := leaders(a, b); return n == 1 })
+	_, lead := leaders(a, b)
+	follow := a
+	if lead == a {
+		follow = b
+	}
+	lead.gh.queue(1)
+	ctx := context.Background()
+	// pass is one engine pass of h publishing took; it returns the saw decide was told last.
+	pass := func(h *host, took int64) int64 {
+		h.begin(t, target, false)
+		if _, err := h.dem.Queued(ctx, target); err != nil {
+			t.Fatal(err)
+		}
+		saw := int64(-2)
+		h.f.Share(ctx, target, func(_ string, _ []engine.PeerSupply, s int64) engine.PeerSupply {
+			saw = s
+			return engine.PeerSupply{Took: took}
+		})
+		return saw
+	}
+	if saw := pass(lead, 5); saw != -1 {
+		t.Fatalf("the leader's decide was told saw %d, want -1 (it read GitHub itself)", saw)
+	}
+	if saw := pass(follow, 2); saw != 0 {
+		t.Fatalf("the follower's decide was told saw %d before the leader saw any take of it, want 0", saw)
+	}
+	for _, took := range []int64{2, 3} {
+		follow.f.Publish(ctx, target, engine.PeerSupply{Took: took})
+		eventually(t, fmt.Sprintf("a view that saw the follower's %d takes", took), func() bool {
+			pass(lead, 5)
+			return pass(follow, took) == took
+		})
 	}
 }

@@ -54,14 +54,21 @@ type view struct {
 	// Set is a scale-set target's news from the queue (its Runners are then empty: scale-set
 	// runners have no listing, each host knows its own).
 	Set *SetNews `json:"set,omitempty"`
+	// Saw is each other host's Took (its runners that took a job) as the leader's mirror had it
+	// before it read Jobs: those jobs are out of the queue in this view. A follower's runners
+	// that took a job since may have taken one this view still lists as queued, so they still
+	// cover it in the follower's plan (engine.Fleet.Share's saw): a view a long leader pass left
+	// behind is not demand for the runners that already ran its jobs. Absent: 0.
+	Saw map[string]int64 `json:"saw,omitempty"`
 }
 
 // supply is what supply/<target>/<host> holds.
 type supply struct {
-	Starting int  `json:"starting"`
-	Idle     int  `json:"idle"`
-	Free     int  `json:"free"`
-	List     bool `json:"list,omitempty"` // the host waits for a runner list (engine.PeerSupply.List)
+	Starting int   `json:"starting"`
+	Idle     int   `json:"idle"`
+	Free     int   `json:"free"`
+	List     bool  `json:"list,omitempty"` // the host waits for a runner list (engine.PeerSupply.List)
+	Took     int64 `json:"took,omitempty"` // engine.PeerSupply.Took: the leader's view says which it saw (view.Saw)
 }
 
 // roleOf decides how this host serves t now, and raises or clears the alone alert.
@@ -226,12 +233,15 @@ func (d demand) Queued(ctx context.Context, t config.Target) ([]engine.Job, erro
 	case roleFollower:
 		return ps.view.Jobs, nil
 	case roleLeader:
+		// What the other hosts' runners had taken before the read: the read shows those jobs
+		// taken. Read first, so a take the mirror has not shown yet counts as one after the read.
+		saw := f.took(ps.ep, t.Name)
 		jobs, err := d.Demand.Queued(ctx, t)
 		if err == nil {
 			f.mu.Lock()
 			l := f.lists[t.Name]
 			f.mu.Unlock()
-			v := view{Host: f.host, Listed: l.at, Runners: l.runners, Jobs: jobs}
+			v := view{Host: f.host, Listed: l.at, Runners: l.runners, Jobs: jobs, Saw: saw}
 			if src := setSource(d.Demand); src != nil && t.ScaleSet != "" {
 				n := src.SetNews(t)
 				v.Runners, v.Listed, v.Set = nil, time.Time{}, &n
@@ -330,11 +340,27 @@ func (f *Fleet) publishView(ctx context.Context, ps *passState, target string, v
 }
 
 // sameView ignores only the time of publishing: a new list is news even with the same runners
-// (a follower waits for it).
+// (a follower waits for it), and so is a new Saw (a follower's runners that took a job stop
+// covering the view's queue only once a view says the leader saw them).
 func sameView(a, b view) bool {
-	ja, _ := json.Marshal(view{Listed: a.Listed, Runners: a.Runners, Jobs: a.Jobs, Set: a.Set})
-	jb, _ := json.Marshal(view{Listed: b.Listed, Runners: b.Runners, Jobs: b.Jobs, Set: b.Set})
+	ja, _ := json.Marshal(view{Listed: a.Listed, Runners: a.Runners, Jobs: a.Jobs, Set: a.Set, Saw: a.Saw})
+	jb, _ := json.Marshal(view{Listed: b.Listed, Runners: b.Runners, Jobs: b.Jobs, Set: b.Set, Saw: b.Saw})
 	return string(ja) == string(jb)
+}
+
+// took is every other host's Took of target as the mirror has it (hosts with none left out).
+func (f *Fleet) took(ep *epoch, target string) map[string]int64 {
+	peers, _ := f.peers(ep, target)
+	var out map[string]int64
+	for _, p := range peers {
+		if p.Took > 0 {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[p.Host] = p.Took
+		}
+	}
+	return out
 }
 
 func (f *Fleet) noteWrite(rev int64) {
@@ -347,10 +373,12 @@ func (f *Fleet) noteWrite(rev int64) {
 // this host's result is written only if no supply of the target and not the view changed since
 // (one etcd transaction comparing revisions); a conflict catches the mirror up and decides again.
 // Alone (not joined, a differing config, no view), decide runs on no peers: today's single host.
-func (f *Fleet) Share(ctx context.Context, t config.Target, decide func(string, []engine.PeerSupply) engine.PeerSupply) bool {
+// A follower's decide is told how many of its runners' takes the view's read saw (view.Saw); a
+// host that read GitHub itself this pass is told -1 (its read is its own, as a lone host's).
+func (f *Fleet) Share(ctx context.Context, t config.Target, decide func(string, []engine.PeerSupply, int64) engine.PeerSupply) bool {
 	ps := f.pass(t.Name)
 	if ps == nil || ps.role == roleAlone || ps.ep == nil {
-		decide(f.host, nil)
+		decide(f.host, nil, -1)
 		f.withdraw(ctx, t.Name, ps)
 		return true
 	}
@@ -361,30 +389,34 @@ func (f *Fleet) Share(ctx context.Context, t config.Target, decide func(string, 
 	octx, cancel := f.opCtx(ctx)
 	defer cancel()
 	if !ep.mir.waitRev(octx, max(wrote, ps.viewMod)) {
-		decide(f.host, nil)
+		decide(f.host, nil, -1)
 		// Cut by the caller (a stop, a pass past its call timeout): nothing is decided, as for
 		// a cut transaction below. Otherwise the mirror lags etcd: this pass decides alone.
 		return ctx.Err() == nil
 	}
+	saw := int64(-1)
+	if ps.role == roleFollower {
+		saw = ps.view.Saw[f.host]
+	}
 	for range 5 {
 		peers, rev := f.peers(ep, t.Name)
 		if e, _ := ep.mir.get(f.keys.view(t.Name)); e.mod != ps.viewMod {
-			decide(f.host, peers)
+			decide(f.host, peers, saw)
 			return false // a newer view exists: the next pass decides on it
 		}
-		mine := decide(f.host, peers)
-		b, _ := json.Marshal(supply{Starting: mine.Starting, Idle: mine.Idle, Free: mine.Free, List: mine.List})
+		mine := decide(f.host, peers, saw)
+		b, _ := json.Marshal(supplyOf(mine))
 		resp, err := f.client.Txn(octx).If(
 			clientv3.Compare(clientv3.ModRevision(f.keys.supplies(t.Name)), "<", rev+1).WithPrefix(),
 			clientv3.Compare(clientv3.ModRevision(f.keys.view(t.Name)), "=", ps.viewMod),
 		).Then(clientv3.OpPut(f.keys.supply(t.Name, f.host), string(b), clientv3.WithLease(ep.sess.Lease()))).Commit()
 		if err != nil {
 			if ctx.Err() != nil {
-				decide(f.host, nil)
+				decide(f.host, nil, -1)
 				return false // the caller gave up: nothing is decided, etcd is not at fault
 			}
 			f.failed(ep, err)
-			decide(f.host, nil) // etcd is gone: this host is alone now
+			decide(f.host, nil, -1) // etcd is gone: this host is alone now
 			return true
 		}
 		if resp.Succeeded {
@@ -398,8 +430,12 @@ func (f *Fleet) Share(ctx context.Context, t config.Target, decide func(string, 
 			break
 		}
 	}
-	decide(f.host, nil)
+	decide(f.host, nil, -1)
 	return false
+}
+
+func supplyOf(p engine.PeerSupply) supply {
+	return supply{Starting: p.Starting, Idle: p.Idle, Free: p.Free, List: p.List, Took: p.Took}
 }
 
 // peers is the other hosts' supply of target, as the mirror has it, with the mirror's revision.
@@ -414,7 +450,7 @@ func (f *Fleet) peers(ep *epoch, target string) ([]engine.PeerSupply, int64) {
 		if json.Unmarshal([]byte(e.val), &s) != nil {
 			continue
 		}
-		out = append(out, engine.PeerSupply{Host: host, Starting: s.Starting, Idle: s.Idle, Free: s.Free, List: s.List})
+		out = append(out, engine.PeerSupply{Host: host, Starting: s.Starting, Idle: s.Idle, Free: s.Free, List: s.List, Took: s.Took})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Host < out[j].Host })
 	return out, rev
@@ -427,7 +463,7 @@ func (f *Fleet) Publish(ctx context.Context, t config.Target, mine engine.PeerSu
 		f.withdraw(ctx, t.Name, ps)
 		return
 	}
-	b, _ := json.Marshal(supply{Starting: mine.Starting, Idle: mine.Idle, Free: mine.Free, List: mine.List})
+	b, _ := json.Marshal(supplyOf(mine))
 	f.mu.Lock()
 	same := f.lastPub[t.Name] == string(b)
 	f.mu.Unlock()
