@@ -82,8 +82,11 @@ func (r results) renderLimits(p printer) {
 	p("the stretched interval. A window shorter than that interval sees each target's first, charged\n")
 	p("reads, and few or no re-reads. So the 5,000-target budget is measured by a run that lasts until\n")
 	p("every repository had a URL read a second time, at the highest ceiling a config may set (900,\n")
-	p("GitHub's limit; at 600 that takes over an hour): between a URL's two reads every other target's\n")
-	p("first reads went through the ETag cache, so an undersized cache would have evicted it.\n\n")
+	p("GitHub's limit; at 600 that takes well over an hour): between a URL's two reads every other target's\n")
+	p("first reads went through the ETag cache, so an undersized cache would have evicted it. Its token\n")
+	p("has a budget of 20,000 an hour: the first reads of 5,000 targets cost 15,000, three hours of a\n")
+	p("5,000 token's budget, during which nothing else can be read. Budget here is counted at the front:\n")
+	p("every answer but a 304 or a limit's refusal.\n\n")
 	r.renderGoals(p, "limits")
 }
 
@@ -94,6 +97,9 @@ func (l limitsRun) situation() string {
 	}
 	if l.ceiling > 0 {
 		s += fmt.Sprintf(", governor ceiling %d", l.ceiling)
+	}
+	if l.budget > 0 {
+		s += fmt.Sprintf(", a token of %d budget/h", l.budget)
 	}
 	if l.untilReread {
 		s += ", until every repository was read again"

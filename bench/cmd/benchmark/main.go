@@ -83,7 +83,7 @@ func main() {
 	flag.IntVar(&o.costJobs, "cost-jobs", 10, "jobs queued in each cost-* run (an organization's spread over its repositories)")
 	flag.DurationVar(&o.costSpacing, "cost-spacing", 2*time.Second, "time between two queued jobs in the cost-* runs")
 	flag.DurationVar(&o.limitsWindow, "limits-window", 10*time.Minute, "how long the limits1000 and limits5000 daemons run (from their ready line)")
-	flag.DurationVar(&o.rereadWindow, "reread-window", time.Hour, "at most this long the idle5000 daemon runs waiting for every target's second read (about 47 minutes at its ceiling)")
+	flag.DurationVar(&o.rereadWindow, "reread-window", 80*time.Minute, "at most this long the idle5000 daemon runs waiting for every target's second read (up to its first-pass window and two intervals: 70 minutes at its ceiling)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (daemon logs, configs)")
 	flag.Parse()
 	if err := run(o, os.Args); err != nil {

@@ -253,7 +253,7 @@ func TestRenderCostLimitsAndGoals(t *testing.T) {
 		"| webhook mode, repository target: at most 2 requests and 1.5 budget per job | 2.0 requests, 1.5 budget per job (4 jobs) | met |",
 		"p50 2.50 s (2 of 2 jobs ran) | **not met** |",
 		"| 0 403/429 answers in 10m0s; peak 598 points/min (ceiling 600, GitHub's limit 900) | met |",
-		"| 5000 repository targets, idle, governor ceiling 900, until every repository was read again | 47m0s | 21000 |",
+		"| 5000 repository targets, idle, governor ceiling 900, a token of 20000 budget/h, until every repository was read again | 47m0s | 21000 |",
 		"| 0 budget/h idle up to 5,000 targets | 0 of 6000 re-reads answered in full (every one of 5000 repositories read again) in 47m0s, 0 403/429 answers | met | `go run ./bench/cmd/benchmark -only idle5000` |",
 	} {
 		if !strings.Contains(out, want) {
