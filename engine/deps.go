@@ -137,6 +137,10 @@ type Fleet interface {
 	// leader read, and age is how long ago GitHub answered it. A list wanted and not given is
 	// asked for again on the next pass.
 	Begin(ctx context.Context, t config.Target, list bool) (read bool, age time.Duration)
+	// BeginLight starts a light pass of t (a watched runner ended between full passes), which
+	// reads nothing from GitHub: the fleet settles this host's role as Begin does and fences the
+	// pass's Share on the fleet's current view, not on the one the last full pass read.
+	BeginLight(t config.Target)
 	// Share calls decide with this host's name in the fleet and the other hosts' supply of t and publishes this host's supply as
 	// decide returns it, in one transaction, so hosts deciding at once see each other's result.
 	// decide may run more than once (a conflict retries); its last run counts. Share returns false

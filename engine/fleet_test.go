@@ -21,6 +21,7 @@ type fakeFleet struct {
 	moved     bool
 	noList    bool
 	wants     []bool       // what each Begin was asked
+	lights    int          // BeginLight calls
 	shared    []PeerSupply // what each Share published
 	published PeerSupply   // the last Publish
 }
@@ -30,6 +31,12 @@ func (f *fakeFleet) Begin(_ context.Context, _ config.Target, want bool) (bool, 
 	defer f.mu.Unlock()
 	f.wants = append(f.wants, want)
 	return want && !f.noList, 0
+}
+
+func (f *fakeFleet) BeginLight(config.Target) {
+	f.mu.Lock()
+	f.lights++
+	f.mu.Unlock()
 }
 
 func (f *fakeFleet) Share(_ context.Context, _ config.Target, decide func(string, []PeerSupply, int64) PeerSupply) bool {
@@ -215,5 +222,156 @@ func TestFleetFollowerDoesNotRelaunchForAJobItsRunnerRan(t *testing.T) {
 	h.tick(poll, 1, "a")
 	if got := h.byState("a")["started"]; got != 1 {
 		t.Fatalf("started %d runners for a job a view that saw the take lists, want 1", got)
+	}
+}
+
+// startWarmFleet runs target a with min_idle 1 and the exit check on, in a fleet, after its
+// first pass launched the warm runner.
+func startWarmFleet(t *testing.T, f *fakeFleet) *harness {
+	h := newHarness(t)
+	h.s.deps.Fleet = f
+	h.s.opts.ExitCheck = 2 * time.Second
+	h.begin(cfgOf(with(baseTarget("a"), func(t *config.Target) { t.MinIdle = 1 })))
+	return h
+}
+
+// TestFleetRunnerEndRefillsTheWarmPoolWithoutGitHub: in a fleet, a runner that ends between
+// polls is concluded and the warm runner replaced at the next exit check by a light pass that
+// reads nothing from GitHub, as on a lone host, and claims its launch through the fleet (Share
+// after BeginLight), instead of waiting for the next poll, which would find the jobs queued
+// meanwhile and read them in full.
+func TestFleetRunnerEndRefillsTheWarmPoolWithoutGitHub(t *testing.T) {
+	f := &fakeFleet{}
+	h := startWarmFleet(t, f)
+	if got := h.byState("a")["started"]; got != 1 {
+		t.Fatalf("started %d runners, want the warm one", got)
+	}
+	h.w.setQueued(idA, 1)
+	h.w.takeJobs(idA)
+	h.w.finishJobs(idA) // the warm runner ran its job and ended
+	before := h.githubCalls()
+	f.mu.Lock()
+	shares := len(f.shared)
+	f.mu.Unlock()
+	h.tick(2*time.Second, 1, "a")
+	if got := h.byState("a"); got["cleaned"] != 1 || got["started"] != 1 {
+		t.Fatalf("states after the exit check = %v, want the ended runner cleaned and a new warm one started", got)
+	}
+	after := h.githubCalls()
+	if after["Queued"] != before["Queued"] || after["Runners"] != before["Runners"] {
+		t.Fatalf("the exit check's pass read GitHub: %v -> %v", before, after)
+	}
+	if after["JITConfig"] != before["JITConfig"]+1 {
+		t.Fatalf("JIT registrations in the exit check's pass = %d, want 1", after["JITConfig"]-before["JITConfig"])
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lights != 1 || len(f.shared) != shares+1 || f.shared[len(f.shared)-1].Starting != 1 {
+		t.Fatalf("BeginLight %d times, shares %v; want one light pass that claimed its launch", f.lights, f.shared[shares:])
+	}
+}
+
+// TestFleetLightPassLaunchesForNoJob: a fleet's light pass acts on no demand. The last poll saw a
+// job queued and launched for it; the job went to the warm runner, which ran it and ended. The
+// book still lists the job, but the pass keeps only min_idle covered (the runner launched for
+// the job is idle and does), so it launches nothing: on the book's demand it would have started a
+// runner for a job already done.
+func TestFleetLightPassLaunchesForNoJob(t *testing.T) {
+	h := startWarmFleet(t, &fakeFleet{})
+	h.w.setQueued(idA, 1)
+	h.tick(poll, 1, "a") // the poll: demand 1 + min_idle 1, one warm runner: launches one
+	if got := h.byState("a")["started"]; got != 2 {
+		t.Fatalf("started %d runners after a poll with a job queued, want 2", got)
+	}
+	h.w.takeJobs(idA)
+	h.w.finishJobs(idA)
+	before := h.githubCalls()
+	h.tick(2*time.Second, 1, "a")
+	if got := h.byState("a"); got["cleaned"] != 1 || got["started"] != 1 {
+		t.Fatalf("states after the exit check = %v, want the ended runner cleaned and the other left idle", got)
+	}
+	if after := h.githubCalls(); after["JITConfig"] != before["JITConfig"] || after["Queued"] != before["Queued"] {
+		t.Fatalf("the exit check's pass: %v -> %v, want no launch and no read (the book's job is done)", before, after)
+	}
+}
+
+// TestFleetLightPassCountsPeers: another host's idle runner covers the fleet's min_idle, so a
+// light pass after this host's runner ended launches nothing; and a light pass whose claim the
+// fleet refuses (its view moved on) launches nothing either.
+func TestFleetLightPassCountsPeers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    *fakeFleet
+	}{{"peer idle", &fakeFleet{}}, {"view moved", &fakeFleet{}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startWarmFleet(t, tc.f)
+			tc.f.mu.Lock()
+			if tc.name == "peer idle" {
+				tc.f.peers = []PeerSupply{{Host: "h-a", Idle: 1, Free: 3}}
+			} else {
+				tc.f.moved = true
+			}
+			tc.f.mu.Unlock()
+			h.w.setQueued(idA, 1)
+			h.w.takeJobs(idA)
+			h.w.finishJobs(idA)
+			before := h.githubCalls()
+			h.tick(2*time.Second, 1, "a")
+			if got := h.byState("a"); got["cleaned"] != 1 || got["started"] != 0 {
+				t.Fatalf("states after the exit check = %v, want the ended runner cleaned and nothing started", got)
+			}
+			if after := h.githubCalls(); after["JITConfig"] != before["JITConfig"] {
+				t.Fatalf("JIT registrations in the light pass = %d, want 0", after["JITConfig"]-before["JITConfig"])
+			}
+		})
+	}
+}
+
+// TestFleetLightPassCoversTheJobItsRunnerRan: a follower's runner took a job the fleet's view
+// lists and ended; its light pass launches nothing for the job, and it publishes the ended runner
+// as still covering the view's queued job (Took one past what the view saw), so another host's
+// full pass on that view does not launch for a job already run.
+func TestFleetLightPassCoversTheJobItsRunnerRan(t *testing.T) {
+	f := &fakeFleet{follower: true}
+	h := startWarmFleet(t, f)
+	h.w.setQueued(idA, 1)
+	h.tick(poll, 1, "a") // the view lists one job: demand 1 + min_idle 1, one warm runner: one more
+	if got := h.byState("a")["started"]; got != 2 {
+		t.Fatalf("started %d runners after a poll with a job queued, want 2", got)
+	}
+	h.w.takeJobs(idA)
+	h.w.finishJobs(idA)
+	before := h.githubCalls()
+	h.tick(2*time.Second, 1, "a") // the exit check's light pass
+	if after := h.githubCalls(); after["JITConfig"] != before["JITConfig"] || after["Queued"] != before["Queued"] {
+		t.Fatalf("the exit check's pass: %v -> %v, want no launch and no read", before, after)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lights != 1 || f.published.Took != 1 || f.published.Idle != 2 {
+		t.Fatalf("after %d light passes published %+v, want took 1 and idle 2: the idle runner and the ended one, which covers the job the view still lists", f.lights, f.published)
+	}
+}
+
+// TestFleetLightPassRefillsBesideUnseenRunners: runners counted as covering the view's queued jobs
+// (unseen takes) do not count as the warm pool: when every runner ran a job and ended, the light
+// pass still launches the warm runner min_idle asks for.
+func TestFleetLightPassRefillsBesideUnseenRunners(t *testing.T) {
+	f := &fakeFleet{follower: true}
+	h := startWarmFleet(t, f)
+	h.w.setQueued(idA, 1)
+	h.tick(poll, 1, "a") // two runners: one for the view's job, one warm
+	h.w.setQueued(idA, 2)
+	h.w.takeJobs(idA) // both take a job (the view's and a newer one) and end
+	h.w.finishJobs(idA)
+	before := h.githubCalls()
+	h.tick(2*time.Second, 1, "a")
+	if after := h.githubCalls(); after["JITConfig"] != before["JITConfig"]+1 {
+		t.Fatalf("JIT registrations in the light pass = %d, want 1: the warm runner", after["JITConfig"]-before["JITConfig"])
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.published.Took != 2 || f.published.Idle != 2 {
+		t.Fatalf("published %+v, want took 2 and idle 2: the new warm runner and one ended runner covering the view's one job", f.published)
 	}
 }

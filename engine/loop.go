@@ -167,7 +167,10 @@ func (l *loop) sleep(ctx context.Context, due time.Time) (light, ok bool) {
 		case <-l.news:
 			stop()
 			if !l.rateLimited() {
-				return true, true
+				// In a fleet a delivery asks for a full pass: a follower's reads the leader's
+				// view (which the delivery's Announce had the leader read anew), and a fleet's
+				// light pass acts on no demand (fleetLight).
+				return l.sup.deps.Fleet == nil, true
 			}
 		}
 	}
@@ -193,7 +196,8 @@ func (l *loop) ended() bool {
 // its demand is the book's, and what deliveries said of this host's runners stands in for the
 // runner list, so a queued delivery costs one JIT registration. decide needs no list to be safe
 // (an attempt the list would settle waits for the next full pass), so a light pass may come
-// before the first full one: a delivery does not wait for an organization's first read.
+// before the first full one: a delivery does not wait for an organization's first read. In a
+// fleet a light pass (a runner's end only) is warm-only, see fleetLight.
 func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration, int, bool) {
 	cfg, t, draining := l.snapshot()
 	s := l.sup
@@ -201,9 +205,7 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 		l.emit(slog.LevelInfo, "", EventLoop, "target loop draining: starting nothing new, deregistering idle runners, letting busy ones finish")
 	}
 	l.draining = draining
-	// In a fleet every pass is full: each begins with Fleet.Begin, which settles the host's role
-	// in it (the leader reads GitHub, followers read its view), and a light pass has none.
-	light = light && !draining && s.deps.Fleet == nil
+	light = light && !draining
 	now, poll, monitor := s.clock.Now(), l.interval(cfg, t), t.Mode == "monitor"
 	// cctx bounds the pass's GitHub calls, not its journal reads: a pass the request governor
 	// slowed to its call timeout has not found a failing state dir.
@@ -214,6 +216,10 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 	switch {
 	case light:
 		gh = l.bookView()
+		if f := s.deps.Fleet; f != nil {
+			f.BeginLight(t)
+			gh.warmOnly = true
+		}
 	case draining && s.drain.Load() == drainShutdown && l.ownsNothing(ctx):
 		// A shutdown ends with a sweep of this host's registrations (Shutdown), so a loop that
 		// owns nothing has nothing to ask GitHub. Its list read would only queue in the governor
@@ -268,7 +274,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 	}
 	owned := l.owned(live)
 	in := l.planInput(cfg, t, now, owned, live, gh.byName, gh.demand)
-	in.Monitor, in.Draining = monitor, draining
+	in.Monitor, in.Draining, in.WarmOnly = monitor, draining, gh.warmOnly
 	launching := gh.err == nil && !draining && !monitor
 	out := l.decide(cctx, t, in, launching)
 	for _, r := range out.Reap {
@@ -278,7 +284,11 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 		keep(l.reapIdle(ctx, t, owned, r, &gh, draining))
 	}
 	if launching {
-		keep(l.launchN(ctx, cfg, t, out.Start, jobWaits(gh.jobs, in.Starting+len(in.Idle)-len(out.Reap))))
+		var waits []time.Time // a warm-only pass launches for min_idle, for no job
+		if !gh.warmOnly {
+			waits = jobWaits(gh.jobs, in.Starting+len(in.Idle)-len(out.Reap))
+		}
+		keep(l.launchN(ctx, cfg, t, out.Start, waits))
 	}
 	if ctx.Err() != nil {
 		return 0, -1
@@ -349,8 +359,9 @@ func (l *loop) listNow(recovering, draining bool) bool {
 // within the drain bound (cut is then true and the view empty). Only the read runs beside the
 // loop goroutine, and it touches only what is locked (the book, status, the journal's contact
 // record); a light pass is safe beside it as beside any list read before the journal (observe).
-// A light pass is never run while draining or in a fleet (see pass), nor as recovery (its
-// adoption events are the full pass's).
+// A light pass is never run while draining, nor as recovery (its adoption events are the full
+// pass's), nor beside a fleet's read: the fleet holds one pass of a target at a time (Begin's
+// role and view), and its light passes wait for the read's end.
 func (l *loop) readServing(ctx, cctx context.Context, t config.Target, draining, list bool, age time.Duration) (v githubView, cut bool) {
 	if draining || l.sup.deps.Fleet != nil {
 		return l.readGitHub(cctx, t, draining, list, age), false
@@ -402,6 +413,16 @@ func (l *loop) ownsNothing(ctx context.Context) bool {
 }
 
 // bookView is a light pass's view: no runner list, the book's queued jobs and runner news.
+//
+// fleetLight: in a fleet a light pass comes only when a watched runner ended, and it is
+// warm-only (planInput.WarmOnly): it concludes the runner, and launches only what the fleet
+// lacks of min_idle, claimed through Share on the fleet's current view (Fleet.BeginLight), so a
+// fleet of one replaces its warm runner when its job ends, as a lone host does, instead of at
+// its next poll, which would find the jobs queued meanwhile and read them in full. It does not
+// act on the book's demand: the book is as old as the last full pass's view, and the runner
+// that just ended may have run one of its jobs (GitHub took it after the view was read), which
+// a launch for it would over-provision; peers conclude their runners as they end, and the view
+// does not know. The next full pass reads that demand on a fresh view.
 func (l *loop) bookView() githubView {
 	v := githubView{at: l.sup.clock.Now()}
 	v.jobs, v.took, v.done = l.book.view()
@@ -485,6 +506,8 @@ type githubView struct {
 	done   map[string]bool  // runner names whose job a delivery said completed (jobBook)
 	warn   string           // demand read in part (Partial): what was skipped
 	err    error
+	// warmOnly: a fleet's light pass (fleetLight): it plans on no demand and reaps nothing.
+	warmOnly bool
 }
 
 // partial is the Demand error that comes with valid jobs (deps.go).

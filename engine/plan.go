@@ -34,6 +34,9 @@ type planInput struct {
 	// demand as the view saw them, idle or starting. Without it a follower planning on a view a
 	// long leader pass left behind launches again for jobs its runners already ran.
 	Unseen int
+	// WarmOnly: the pass knows no demand it may act on (a fleet's light pass, fleetLight), so
+	// Demand is not counted and nothing is reaped: it only keeps min_idle covered.
+	WarmOnly bool
 }
 
 // reapReason says why an idle runner is deregistered.
@@ -64,6 +67,8 @@ type planOutput struct {
 // idle runners, the newest needed ones are kept and older ones past idle_timeout are reaped.
 // A draining or monitor-mode target starts nothing and reaps every idle runner it owns (busy
 // ones finish), so a target switched to monitor mode drains first and then only observes.
+// A warm-only pass counts no demand, keeps stale and aged idle runners (they still cover
+// min_idle) and reaps nothing: the next full pass, on a fresh view, does.
 func plan(in planInput) planOutput {
 	var out planOutput
 	var fresh []idleRunner
@@ -73,7 +78,7 @@ func plan(in planInput) planOutput {
 			out.Reap = append(out.Reap, reap{r.ID, reapDrain})
 		case in.Monitor:
 			out.Reap = append(out.Reap, reap{r.ID, reapMonitor})
-		case r.Stale:
+		case r.Stale && !in.WarmOnly:
 			out.Reap = append(out.Reap, reap{r.ID, reapStale})
 		default:
 			fresh = append(fresh, r)
@@ -82,17 +87,30 @@ func plan(in planInput) planOutput {
 	if in.Draining || in.Monitor {
 		return out
 	}
-	need := max(in.Demand, 0) + max(in.MinIdle, 0)
+	need := max(in.MinIdle, 0)
+	if !in.WarmOnly {
+		need += max(in.Demand, 0)
+	}
 	for _, p := range in.Peers {
 		need -= p.Starting + p.Idle
 	}
-	need = max(need-in.Unseen, 0)
+	if !in.WarmOnly {
+		need -= in.Unseen // they cover the view's queued jobs, which a warm-only pass does not count
+	}
+	need = max(need, 0)
 	out.Wanted = max(need-len(fresh)-in.Starting, 0)
-	out.Start = max(min(place(out.Wanted, in.Self, min(in.TargetFree, in.HostFree), in.Peers), in.TargetFree, in.HostFree), 0)
+	share := out.Wanted
+	if !in.WarmOnly {
+		// A warm-only pass launches here: no other host is passing to take a share placed on it,
+		// so the warm pool would wait for that host's next poll; the fleet's transaction still
+		// makes a host deciding at once see this launch.
+		share = place(out.Wanted, in.Self, min(in.TargetFree, in.HostFree), in.Peers)
+	}
+	out.Start = max(min(share, in.TargetFree, in.HostFree), 0)
 
 	// Keep the newest `need` idle runners: they have the most idle time left.
 	sort.Slice(fresh, func(i, j int) bool { return fresh[i].IdleSince.After(fresh[j].IdleSince) })
-	if in.IdleTimeout > 0 {
+	if in.IdleTimeout > 0 && !in.WarmOnly {
 		for i, r := range fresh {
 			if i >= need && in.Now.Sub(r.IdleSince) >= in.IdleTimeout {
 				out.Reap = append(out.Reap, reap{r.ID, reapIdleTimeout})

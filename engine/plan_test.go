@@ -46,6 +46,11 @@ func TestPlan(t *testing.T) {
 		{"local capacity still bounds the share", planInput{Now: now, Demand: 6, TargetFree: 1, HostFree: 1, Self: "b", Peers: []PeerSupply{{Host: "a", Free: 1}}}, planOutput{Wanted: 6, Start: 1}},
 		{"fleet keeps only its min idle warm", free(planInput{MinIdle: 1, Self: "b", IdleTimeout: time.Minute, Idle: []idleRunner{idle("old", time.Hour)}, Peers: []PeerSupply{{Host: "a", Idle: 1}}}),
 			planOutput{Reap: []reap{{"old", reapIdleTimeout}}}},
+		// warm-only (a fleet's light pass): min_idle only, nothing reaped
+		{"warm-only counts no demand", free(planInput{WarmOnly: true, Demand: 3, MinIdle: 1}), planOutput{Wanted: 1, Start: 1}},
+		{"warm-only: peers cover min idle", free(planInput{WarmOnly: true, Demand: 3, MinIdle: 1, Self: "b", Peers: []PeerSupply{{Host: "a", Idle: 1}}}), planOutput{}},
+		{"warm-only launches here, not on the most free host", free(planInput{WarmOnly: true, MinIdle: 1, Self: "b", Peers: []PeerSupply{{Host: "a", Free: 20}}}), planOutput{Wanted: 1, Start: 1}},
+		{"warm-only reaps nothing", free(planInput{WarmOnly: true, MinIdle: 1, IdleTimeout: time.Minute, Idle: []idleRunner{idle("old", time.Hour), stale("s")}}), planOutput{}},
 		{"monitor starts nothing and drains what it owns", free(planInput{Monitor: true, Demand: 4, MinIdle: 1, IdleTimeout: time.Second, Idle: []idleRunner{idle("a", time.Hour), stale("b")}}),
 			planOutput{Reap: []reap{{"a", reapMonitor}, {"b", reapMonitor}}}},
 		{"monitor draining reaps for the drain", free(planInput{Monitor: true, Draining: true, Idle: []idleRunner{idle("a", 0)}}),

@@ -306,10 +306,9 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		deps.Demand, deps.Registrar, deps.Fleet = fl.Demand(demand), fl.Registrar(demand), fl
 		sets.fleet = fl // before any listener runs (run starts them)
 	}
-	opts := engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey, CallTimeout: o.CallTimeout}
-	if fl == nil {
-		opts.ExitCheck = exitCheck // in a fleet every pass is full: an exit waits for the next
-	}
+	// In a fleet too: a runner's end is concluded at once and the warm pool refilled by a light
+	// pass that reads nothing from GitHub (engine fleetLight).
+	opts := engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey, CallTimeout: o.CallTimeout, ExitCheck: exitCheck}
 	sup = engine.New(deps, opts)
 	woken.Store(sup)
 	rep, err := sup.Apply(ctx, cfg)

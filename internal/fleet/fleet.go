@@ -75,6 +75,7 @@ type Fleet struct {
 	taken   map[string]string // target -> the leader's list a follower pass last took (newList)
 	alone   map[string]bool
 	lastPub map[string]string // target -> the supply value last written
+	ownSaw  map[string]int64  // target -> this host's Took when it last read the jobs as leader (BeginLight)
 	stray   []chan struct{}   // epochs whose goroutines outlived leave (etcd gone); Close waits
 	wrote   int64             // revision of this host's last write, for the mirror to catch up to
 	runCtx  context.Context
@@ -108,7 +109,7 @@ func New(o Options) (*Fleet, error) {
 	return &Fleet{o: o, log: o.Logger.With("fleet", o.Config.Name), client: c, keys: newKeys(o.Config.Name),
 		host: o.Config.HostName, instance: fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b)),
 		ttl: ttl, opTO: min(ttl/2, 3*time.Second), targets: map[string]string{}, passes: map[string]*passState{}, lists: map[string]list{}, taken: map[string]string{},
-		alone: map[string]bool{}, lastPub: map[string]string{}, reason: "not joined yet"}, nil
+		alone: map[string]bool{}, lastPub: map[string]string{}, ownSaw: map[string]int64{}, reason: "not joined yet"}, nil
 }
 
 // Host is this host's name in the fleet.

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -546,5 +547,106 @@ func TestViewSaysWhichTakesTheLeaderSaw(t *testing.T) {
 			pass(lead, 5)
 			return pass(follow, took) == took
 		})
+	}
+}
+
+// TestLightPassClaimsOnTheCurrentView: a light pass (a runner's end between full passes) reads no
+// GitHub and no view, and its Share is fenced on the view the fleet has now, so a follower whose
+// last full pass read a view the leader has since replaced still claims (its claim counts no
+// demand, engine planInput.WarmOnly); three hosts' light passes claiming at once the one warm
+// runner of min_idle 1 start one between them.
+func TestLightPassClaimsOnTheCurrentView(t *testing.T) {
+	srv := etcdtest.Start(t)
+	hs := []*host{startHost(t, srv, "a", "id-a", &github{}), startHost(t, srv, "b", "id-b", &github{}), startHost(t, srv, "c", "id-c", &github{})}
+	eventually(t, "one leader", func() bool { n, _ := leaders(hs...); return n == 1 })
+	_, lead := leaders(hs...)
+	lead.gh.queue(2)
+	lead.pass(t, target, engine.PeerSupply{})
+	for _, h := range hs {
+		eventually(t, "the view on every host", func() bool { _, ok := h.f.ep.mir.get(h.f.keys.view(target.Name)); return ok })
+		if h != lead {
+			h.begin(t, target, false) // each follower's last full pass read this view
+		}
+	}
+	lead.gh.queue(5)
+	lead.pass(t, target, engine.PeerSupply{}) // the leader's next poll: a new view
+	for _, h := range hs {
+		eventually(t, "the new view on every host", func() bool {
+			e, _ := h.f.ep.mir.get(h.f.keys.view(target.Name))
+			return h == lead || e.mod != h.f.pass(target.Name).viewMod
+		})
+	}
+	reads := make([]int64, len(hs))
+	for i, h := range hs {
+		reads[i] = h.gh.reads.Load()
+	}
+	var started, decided atomic.Int64
+	var wg sync.WaitGroup
+	for _, h := range hs {
+		wg.Go(func() {
+			h.f.BeginLight(target)
+			start := 0
+			ok := h.f.Share(context.Background(), target, func(_ string, peers []engine.PeerSupply, _ int64) engine.PeerSupply {
+				need := 1 // min_idle 1, no demand: a warm-only claim
+				for _, p := range peers {
+					need -= p.Starting + p.Idle
+				}
+				start = max(need, 0)
+				return engine.PeerSupply{Starting: start, Free: 10 - start}
+			})
+			if ok {
+				decided.Add(1)
+				started.Add(int64(start))
+			}
+		})
+	}
+	wg.Wait()
+	if n := decided.Load(); n != 3 {
+		t.Fatalf("%d of 3 light claims were decided, want all: no view was published during them", n)
+	}
+	if got := started.Load(); got != 1 {
+		t.Fatalf("three light passes claiming at once started %d warm runners for min_idle 1, want 1", got)
+	}
+	for i, h := range hs {
+		if r := h.gh.reads.Load(); r != reads[i] {
+			t.Fatalf("host %s read GitHub %d times in its light pass, want 0", h.f.Host(), r-reads[i])
+		}
+	}
+}
+
+// TestLightPassIsToldTheTakesTheViewSaw: a light pass's decide is told how many of this host's
+// takes the fleet's current view saw, whoever leads: a follower the view's Saw of it, the leader
+// (on a view it published) its own Took when it read the jobs; not -1 as the leader's full pass
+// is, since its runners may have taken the view's jobs since.
+func TestLightPassIsToldTheTakesTheViewSaw(t *testing.T) {
+	lead, follow := leaderAndFollower(t)
+	lead.gh.queue(1)
+	ctx := context.Background()
+	light := func(h *host, took int64) int64 {
+		h.f.BeginLight(target)
+		saw := int64(-2)
+		h.f.Share(ctx, target, func(_ string, _ []engine.PeerSupply, s int64) engine.PeerSupply {
+			saw = s
+			return engine.PeerSupply{Took: took}
+		})
+		return saw
+	}
+	lead.passListing(t, target, engine.PeerSupply{}, false)
+	eventually(t, "the view on the follower", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
+	follow.begin(t, target, false)
+	lead.f.Publish(ctx, target, engine.PeerSupply{Took: 4}) // the leader's runners took 4 jobs so far
+	follow.f.Publish(ctx, target, engine.PeerSupply{Took: 2})
+	eventually(t, "the follower's takes on the leader", func() bool { return lead.f.took(lead.f.ep, target.Name)[follow.f.Host()] == 2 })
+	lead.passListing(t, target, engine.PeerSupply{}, false) // reads the jobs: the view saw 4 and 2
+	eventually(t, "the new view on the follower", func() bool {
+		e, _ := follow.f.ep.mir.get(follow.f.keys.view(target.Name))
+		var v view
+		return json.Unmarshal([]byte(e.val), &v) == nil && v.Saw[follow.f.Host()] == 2
+	})
+	if saw := light(lead, 5); saw != 4 {
+		t.Fatalf("the leader's light pass was told saw %d, want 4 (its Took when it read the view's jobs)", saw)
+	}
+	if saw := light(follow, 3); saw != 2 {
+		t.Fatalf("the follower's light pass was told saw %d, want 2 (the view's Saw of it)", saw)
 	}
 }

@@ -30,6 +30,9 @@ type passState struct {
 	ep      *epoch
 	viewMod int64 // the view's revision the pass read (0: none); Share is fenced on it
 	view    view
+	// light: a light pass (BeginLight); saw is then this host's takes the current view saw.
+	light bool
+	saw   int64
 	// given: Begin handed a follower the view's runner list; its first Runners call answers
 	// with it, any later one (a lookup by name, the shutdown sweep) asks GitHub.
 	given atomic.Bool
@@ -183,6 +186,49 @@ func (f *Fleet) Begin(ctx context.Context, t config.Target, want bool) (bool, ti
 	return want, 0
 }
 
+// BeginLight implements engine.Fleet: a light pass of t reads nothing from GitHub, so it needs
+// no leader's view to wait for; its Share is fenced on the view as the mirror has it now (none:
+// on there being none), which only a view published during the pass replaces. The pass claims
+// min_idle only (engine planInput.WarmOnly), so the view's age does not matter for its launch;
+// but the other hosts plan on that view, so its decide is told which of this host's takes the
+// view saw, whoever leads: the view's Saw of this host, or, on a view this host published, its
+// Took when it read those jobs. This host's runners that took a job since (the one whose end
+// asked for the pass among them) are then published as covering the view's queued jobs, and a
+// full pass of another host on that view does not launch again for a job they ran.
+func (f *Fleet) BeginLight(t config.Target) {
+	ro, ep := f.roleOf(t)
+	ps := &passState{role: ro, ep: ep, light: true, saw: -1}
+	if ep != nil && ro != roleAlone {
+		ps.saw = 0 // no view, or one that says nothing of this host: every take is unseen
+		if e, ok := ep.mir.get(f.keys.view(t.Name)); ok {
+			ps.viewMod = e.mod
+			var v view
+			if json.Unmarshal([]byte(e.val), &v) == nil {
+				f.mu.Lock()
+				if v.Host == f.host {
+					ps.saw = f.ownSaw[t.Name]
+				} else {
+					ps.saw = v.Saw[f.host]
+				}
+				f.mu.Unlock()
+			}
+		}
+	}
+	f.setPass(t.Name, ps)
+}
+
+// ownTook is this host's Took of target as last published (0: none).
+func (f *Fleet) ownTook(target string) int64 {
+	f.mu.Lock()
+	b := f.lastPub[target]
+	f.mu.Unlock()
+	var s supply
+	if json.Unmarshal([]byte(b), &s) != nil {
+		return 0
+	}
+	return s.Took
+}
+
 // newList records that this host takes the view's list, and says whether it had not yet.
 func (f *Fleet) newList(target string, v view) bool {
 	id := v.Host + " " + v.Listed.Format(time.RFC3339Nano)
@@ -235,9 +281,12 @@ func (d demand) Queued(ctx context.Context, t config.Target) ([]engine.Job, erro
 	case roleLeader:
 		// What the other hosts' runners had taken before the read: the read shows those jobs
 		// taken. Read first, so a take the mirror has not shown yet counts as one after the read.
-		saw := f.took(ps.ep, t.Name)
+		saw, own := f.took(ps.ep, t.Name), f.ownTook(t.Name)
 		jobs, err := d.Demand.Queued(ctx, t)
 		if err == nil {
+			f.mu.Lock()
+			f.ownSaw[t.Name] = own // the view's Saw of this host (BeginLight)
+			f.mu.Unlock()
 			f.mu.Lock()
 			l := f.lists[t.Name]
 			f.mu.Unlock()
@@ -395,7 +444,10 @@ func (f *Fleet) Share(ctx context.Context, t config.Target, decide func(string, 
 		return ctx.Err() == nil
 	}
 	saw := int64(-1)
-	if ps.role == roleFollower {
+	switch {
+	case ps.light:
+		saw = ps.saw
+	case ps.role == roleFollower:
 		saw = ps.view.Saw[f.host]
 	}
 	for range 5 {
