@@ -158,6 +158,11 @@ type Fleet interface {
 // running a job (HTTP 422). The engine reads it as "it took a job: leave it".
 var ErrRunnerBusy = errors.New("runner is running a job")
 
+// ErrNotSent is returned by Registrar.JITConfig when the request never left this host (its
+// context ended while it waited for the request governor): nothing was registered, so the
+// attempt needs no lookup by name.
+var ErrNotSent = errors.New("the registration request was not sent")
+
 // ErrRunnerNameTaken is returned by Registrar.JITConfig when GitHub refuses the name because a
 // registration with it exists (HTTP 409). Names are unique per attempt, so an earlier try of the
 // same request reached GitHub: the engine finds that registration by name and deletes it.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/journal"
 )
 
 // twoRunnersOneBusy starts target a with one busy and one idle runner, GitHub having seen the job.
@@ -359,5 +360,32 @@ func TestShutdownEmptyLoopReadsNothing(t *testing.T) {
 		t.Fatal("Shutdown did not return at its bound")
 	}
 	h.joinRun()
+	h.w.checkPromises()
+}
+
+// A registration still waiting for the request governor when a shutdown begins is given up, not
+// made during the drain, and, never sent, needs no lookup: the drain ends at once with nothing
+// registered or left.
+func TestShutdownGivesUpARegistrationStillWaiting(t *testing.T) {
+	h := newHarness(t)
+	h.w.jitGate, h.w.jitEntered, h.w.jitUnsent = make(chan struct{}), make(chan string, 8), true
+	defer close(h.w.jitGate)
+	h.w.setQueued("repo:acme/a", 1)
+	h.apply(cfgOf(baseTarget("a")))
+	h.run()
+	<-h.w.jitEntered // the launch waits to register
+	done := make(chan ShutdownReport, 1)
+	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
+	rep, ok := advanceUntil(h, done, 10)
+	if !ok || rep.TimedOut || rep.Left != 0 {
+		t.Fatalf("Shutdown = %+v (ended %v), want a drained host well inside the bound", rep, ok)
+	}
+	h.joinRun()
+	if got := h.byState("a"); got[string(journal.StateCleaned)] != 1 || len(got) != 1 {
+		t.Fatalf("attempts after the shutdown: %v, want the one given up, cleaned", got)
+	}
+	if len(h.w.regs) != 0 {
+		t.Fatalf("%d registrations made during the shutdown", len(h.w.regs))
+	}
 	h.w.checkPromises()
 }

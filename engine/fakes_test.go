@@ -46,6 +46,7 @@ type world struct {
 	late        map[string]bool          // identity -> Queued answers (successfully) only once ctx has ended
 	hang        map[string]bool          // "DeleteRunner repo:acme/a" -> that call hangs until ctx ends
 	jitGate     chan struct{}            // non-nil: JITConfig waits for it (jitEntered says one waits)
+	jitUnsent   bool                     // a JITConfig cut while it waits was never sent (the request governor's wait)
 	jitEntered  chan string
 	afterList   func()           // called after each Runners answer is taken, without w.mu
 	nameTaken   map[string]bool  // runner names whose first JITConfig registers, then answers 409
@@ -138,13 +139,16 @@ func (w *world) JITConfig(ctx context.Context, t config.Target, req JITRequest) 
 		return Registration{}, err
 	}
 	w.mu.Lock()
-	gate := w.jitGate
+	gate, unsent := w.jitGate, w.jitUnsent
 	w.mu.Unlock()
 	if gate != nil {
 		w.jitEntered <- req.Name
 		select {
 		case <-gate:
 		case <-ctx.Done():
+			if unsent {
+				return Registration{}, fmt.Errorf("waiting for the request governor: %w: %w", ErrNotSent, ctx.Err())
+			}
 			return Registration{}, ctx.Err()
 		}
 	}

@@ -34,10 +34,23 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 
 	workDir, own := attemptWorkDir(t, a.ID)
 	jctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+	// A shutdown starts nothing new: a registration still waiting (for the request governor's
+	// points) is given up rather than made during the drain, where its runner's deregistration
+	// could miss the bound. One already sent is cut like a lost answer (below).
+	go func() {
+		select {
+		case <-s.shutdownCh:
+			cancel()
+		case <-jctx.Done():
+		}
+	}()
 	reg, err := s.deps.Registrar.JITConfig(jctx, t, JITRequest{Name: a.RunnerName, Labels: t.Labels, RunnerGroup: t.RunnerGroup, WorkDir: workDir})
 	cancel()
 	if errors.Is(err, ErrRunnerNameTaken) {
 		return l.nameTaken(ctx, t, a, err)
+	}
+	if errors.Is(err, ErrNotSent) {
+		return l.notSent(ctx, a, err)
 	}
 	if err != nil {
 		err = fmt.Errorf("create JIT registration for %s of target %s: %w", a.RunnerName, t.Name, err)
@@ -117,6 +130,23 @@ func (l *loop) abandon(ctx context.Context, t config.Target, a journal.Attempt, 
 			return errors.Join(cause, err)
 		}
 	}
+	return cause
+}
+
+// notSent concludes an attempt whose registration request never left this host: GitHub has
+// nothing of it, so it needs no lookup by name. At a shutdown that is the drain's doing, not a
+// failure of the target; otherwise (the call timeout ran out in the governor) the pass backs off.
+func (l *loop) notSent(ctx context.Context, a journal.Attempt, cause error) error {
+	ctx, cancel := l.sup.cleanupContext(ctx)
+	defer cancel()
+	reason := fmt.Sprintf("runner %s not registered: %v", a.RunnerName, cause)
+	if _, err := l.transition(ctx, a, journal.StateCleaned, func(x *journal.Attempt) { x.Reason = reason }, reason); err != nil {
+		return errors.Join(cause, err)
+	}
+	if l.sup.drain.Load() == drainShutdown {
+		return nil
+	}
+	l.runnerFailed(ReasonLaunchFailed)
 	return cause
 }
 

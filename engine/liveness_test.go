@@ -16,19 +16,26 @@ import (
 // bounds the polls, so a drain that never ends fails instead of hanging.
 func (h *harness) advanceUntil(ch <-chan error, rounds int) (error, bool) {
 	h.t.Helper()
+	return advanceUntil(h, ch, rounds)
+}
+
+// advanceUntil advances fake time a second at a time, up to rounds times, until ch answers.
+func advanceUntil[T any](h *harness, ch <-chan T, rounds int) (T, bool) {
+	h.t.Helper()
 	for range rounds {
 		select {
-		case err := <-ch:
-			return err, true
+		case v := <-ch:
+			return v, true
 		case <-time.After(200 * time.Millisecond):
 		}
 		h.clock.Advance(time.Second)
 	}
 	select {
-	case err := <-ch:
-		return err, true
+	case v := <-ch:
+		return v, true
 	case <-time.After(time.Second):
-		return nil, false
+		var zero T
+		return zero, false
 	}
 }
 

@@ -56,3 +56,15 @@ func TestRegistrationConflictIsNameTaken(t *testing.T) {
 		t.Fatal("a 422 is not a taken name")
 	}
 }
+
+// A registration given up in the request governor reaches the engine as ErrNotSent (it concludes
+// the attempt without a lookup by name); any other failure does not.
+func TestRegistrationNotSentIsNotSent(t *testing.T) {
+	err := jitError(fmt.Errorf("register: %w: %w", github.ErrNotSent, context.Canceled))
+	if !errors.Is(err, engine.ErrNotSent) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("jitError(not sent) = %v, want engine.ErrNotSent", err)
+	}
+	if err := jitError(fmt.Errorf("register: %w", context.Canceled)); errors.Is(err, engine.ErrNotSent) {
+		t.Fatal("a request cut in flight is not 'not sent'")
+	}
+}

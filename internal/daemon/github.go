@@ -221,10 +221,14 @@ func withSelfHosted(labels []string) []string {
 	return append([]string{"self-hosted"}, labels...)
 }
 
-// jitError marks a 409 on a registration as engine.ErrRunnerNameTaken: names are unique per attempt,
+// jitError marks a registration never sent (cut in the request governor) as engine.ErrNotSent,
+// and a 409 on a registration as engine.ErrRunnerNameTaken: names are unique per attempt,
 // so the name exists only because an earlier try of the same POST (timed out, or answered 5xx and
 // retried) reached GitHub. The engine finds that registration by name instead of backing off.
 func jitError(err error) error {
+	if errors.Is(err, github.ErrNotSent) {
+		return classed(engine.ErrNotSent, err)
+	}
 	var e *github.Error
 	if errors.As(err, &e) && e.Status == http.StatusConflict {
 		return classed(engine.ErrRunnerNameTaken, err)

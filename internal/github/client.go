@@ -232,14 +232,18 @@ const maxRateWaits = 3
 func (c *Client) call(ctx context.Context, s Scope, o op, fn func(ctx context.Context) (*gh.Response, error)) error {
 	ctx = withOwner(withEndpoint(ctx, o.endpoint), s.Owner)
 	b := retry.WithMaxRetries(c.o.MaxRetries, retry.WithJitterPercent(20, retry.NewExponential(c.o.RetryBase)))
-	reloaded, rateWaits := false, 0
+	reloaded, rateWaits, sent := false, 0, false
 	for {
 		// Admission comes before the attempt's timeout: waiting for the governor is not GitHub
 		// failing to answer.
 		gctx, release, err := c.admitCall(ctx, s, o)
+		if err != nil && !sent {
+			return fmt.Errorf("target %s: %s: %w: waiting for the request governor: %w", s, o.what, ErrNotSent, err)
+		}
 		if err != nil {
 			return fmt.Errorf("target %s: %s: waiting for the request governor: %w", s, o.what, err)
 		}
+		sent = true
 		actx, cancel := context.WithTimeout(gctx, c.o.RequestTimeout)
 		resp, err := fn(actx)
 		cancel()

@@ -11,6 +11,10 @@ import (
 // running a job. It is not a failure: the runner deregisters itself when its job ends.
 var ErrRunnerBusy = errors.New("the runner is running a job; GitHub removes it when the job ends")
 
+// ErrNotSent marks a call given up before any attempt of it left this host (its context ended
+// while it waited for the request governor): GitHub saw nothing, so nothing needs undoing.
+var ErrNotSent = errors.New("not sent to GitHub")
+
 // Error is a GitHub call that failed for a reason other than rate limiting or authentication.
 // Retryable ones (5xx, connection errors) were already retried with backoff before being returned.
 type Error struct {

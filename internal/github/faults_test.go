@@ -316,3 +316,26 @@ func TestNotFoundSaysWhy(t *testing.T) {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}
 }
+
+// A call given up while it waits for the request governor, before any attempt left this host, is
+// ErrNotSent (the engine then needs no lookup of a registration); one cut after an attempt was
+// sent is not, since GitHub may have acted on it.
+func TestNotSentOnlyBeforeAnyAttempt(t *testing.T) {
+	s := newSim(t)
+	c, _ := s.tokenClient(s.token)
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := c.GenerateJITConfig(gone, repoScope, "runner-manager-1", []string{"linux"}, 0, "")
+	if !errors.Is(err, ErrNotSent) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cut in the governor: %v, want ErrNotSent", err)
+	}
+	if n := len(s.Requests()); n != 0 {
+		t.Fatalf("%d requests reached GitHub, want none", n)
+	}
+	s.srv.AddFault(ghsim.Fault{Path: runsPath, Kind: ghsim.FaultLatency, Latency: time.Minute})
+	ctx, stop := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer stop()
+	if _, err := c.QueuedJobs(ctx, repoScope, nil); err == nil || errors.Is(err, ErrNotSent) {
+		t.Fatalf("cut while GitHub answered: %v, want an error that is not ErrNotSent", err)
+	}
+}

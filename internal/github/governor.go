@@ -133,6 +133,9 @@ type admittedKey struct{}
 // request, the mutative bucket), then a concurrency slot. The returned release frees the slot. A
 // context that ends while waiting returns its error and spends nothing.
 func (g *Governor) admit(ctx context.Context, account, method string) (release func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // the caller gave up: nothing to send, nothing to spend
+	}
 	a := g.account(account)
 	now := g.clock.Now()
 	var wait time.Duration
