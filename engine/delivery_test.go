@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -182,9 +181,9 @@ func TestDeliveryToOverlappingTargetsStartsOneRunner(t *testing.T) {
 	}
 }
 
-// With ExitCheck on, a runner that ends between passes is concluded by a light pass at the next
-// check, without a read of GitHub, instead of at the next poll.
-func TestEndedRunnerIsConcludedBeforeThePoll(t *testing.T) {
+// jobDoneWithExitCheck runs target a with ExitCheck on and one runner whose job a delivery said
+// completed; its process has not ended yet (finishJobs ends it).
+func jobDoneWithExitCheck(t *testing.T) *harness {
 	h := newHarness(t)
 	h.s.opts.ExitCheck = 2 * time.Second
 	h.begin(cfgOf(baseTarget("a")))
@@ -192,7 +191,14 @@ func TestEndedRunnerIsConcludedBeforeThePoll(t *testing.T) {
 	names := h.runnerNames("a", journal.StateStarted)
 	h.w.setQueued(idA, 1)
 	h.w.takeJobs(idA)
-	h.deliver(jobEv("completed", 3, names[0]), "a", "a") // the process has not ended yet
+	h.deliver(jobEv("completed", 3, names[0]), "a", "a")
+	return h
+}
+
+// With ExitCheck on, a runner that ends between passes is concluded by a light pass at the next
+// check, without a read of GitHub, instead of at the next poll.
+func TestEndedRunnerIsConcludedBeforeThePoll(t *testing.T) {
+	h := jobDoneWithExitCheck(t)
 	h.w.finishJobs(idA)
 	before := h.githubCalls()
 	h.tick(2*time.Second, 1, "a")
@@ -238,20 +244,7 @@ func TestRunnerListIsReadWhenItCanTellSomething(t *testing.T) {
 // follows starts no second runner for the same job.
 func TestDeliveryDoesNotWaitForAFullRead(t *testing.T) {
 	h := startA(t, 0)
-	block := make(chan struct{})
-	h.w.mu.Lock()
-	h.w.block[idA] = block
-	h.w.mu.Unlock()
-	reads, passes := h.w.callCount("Queued", idA), h.passCount("a")
-	h.settle(1)
-	h.clock.Advance(30 * time.Second) // the next full pass, which blocks in its read
-	ctx := h.deadline()
-	for h.w.callCount("Queued", idA) == reads {
-		if ctx.Err() != nil {
-			t.Fatal("the full pass did not read GitHub")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	block, passes := h.blockNextRead() // the next full pass, which blocks in its read
 	h.s.Deliver(queuedEv(501), []string{"a"})
 	h.waitPass("a", passes) // the light pass, while the read still blocks
 	if got := h.w.callCount("JITConfig", idA); got != 1 {
@@ -272,24 +265,10 @@ func TestDeliveryDoesNotWaitForAFullRead(t *testing.T) {
 // A runner that ends while a full pass is still reading GitHub is concluded by a light pass at the
 // next exit check, not after the read: an organization's read may take minutes in the governor.
 func TestEndedRunnerIsConcludedDuringAFullRead(t *testing.T) {
-	h := newHarness(t)
-	h.s.opts.ExitCheck = 2 * time.Second
-	h.begin(cfgOf(baseTarget("a")))
-	h.deliver(queuedEv(3), "a", "a")
-	names := h.runnerNames("a", journal.StateStarted)
-	h.w.setQueued(idA, 1)
-	h.w.takeJobs(idA)
-	h.deliver(jobEv("completed", 3, names[0]), "a", "a")
-	block := make(chan struct{})
-	h.w.mu.Lock()
-	h.w.block[idA] = block
-	h.w.mu.Unlock()
-	reads, passes := h.w.callCount("Queued", idA), h.passCount("a")
-	h.settle(1)
-	h.clock.Advance(30 * time.Second) // the next full pass, which blocks in its read
-	h.waitCalls("Queued", idA, reads)
-	h.w.finishJobs(idA) // the runner's process ends while the read blocks
-	h.settleTimers(1)   // the exit check beside the read
+	h := jobDoneWithExitCheck(t)
+	block, passes := h.blockNextRead() // the next full pass, which blocks in its read
+	h.w.finishJobs(idA)                // the runner's process ends while the read blocks
+	h.settleTimers(1)                  // the exit check beside the read
 	h.clock.Advance(2 * time.Second)
 	h.waitPass("a", passes) // the light pass, while the read still blocks
 	if got := h.byState("a"); got[string(journal.StateCleaned)] != 1 {
@@ -305,17 +284,9 @@ func TestEndedRunnerIsConcludedDuringAFullRead(t *testing.T) {
 // is moot, and the drain pass must come within the bound.
 func TestShutdownCutsAFullRead(t *testing.T) {
 	h := startA(t, 1)
-	block := make(chan struct{})
+	block, _ := h.blockNextRead() // the next full pass, which blocks in its read
 	defer close(block)
-	h.w.mu.Lock()
-	h.w.block[idA] = block
-	h.w.mu.Unlock()
-	reads := h.w.callCount("Queued", idA)
-	h.settle(1)
-	h.clock.Advance(30 * time.Second) // the next full pass, which blocks in its read
-	h.waitCalls("Queued", idA, reads)
-	done := make(chan ShutdownReport, 1)
-	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
+	done := h.shutdownAsync()
 	ctx := h.deadline()
 	for advanced := time.Duration(0); ; {
 		select {
@@ -345,10 +316,7 @@ func TestShutdownCutsAFullRead(t *testing.T) {
 // running after a restart), which would mislead an operator reading the events.
 func TestRunnerLaunchedDuringRecoveryIsNotAdopted(t *testing.T) {
 	h := newHarness(t)
-	block := make(chan struct{})
-	h.w.mu.Lock()
-	h.w.block[idA] = block
-	h.w.mu.Unlock()
+	block := h.w.blockQueued(idA)
 	h.apply(cfgOf(baseTarget("a")))
 	h.run()
 	h.waitCalls("Queued", idA, 0) // the recovery pass blocks in its read

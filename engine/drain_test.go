@@ -343,8 +343,7 @@ func TestShutdownEmptyLoopReadsNothing(t *testing.T) {
 	}
 	listed := h.w.callCount("Runners", "repo:acme/b")
 	before := h.passCount("b")
-	done := make(chan ShutdownReport, 1)
-	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
+	done := h.shutdownAsync()
 	h.waitPass("b", before) // b's drain pass: it owns nothing and retires
 	h.settle(2)             // a's drain poll and the shutdown bound
 	if n := h.w.callCount("Runners", "repo:acme/b"); n != listed {
@@ -374,8 +373,7 @@ func TestShutdownGivesUpARegistrationStillWaiting(t *testing.T) {
 	h.apply(cfgOf(baseTarget("a")))
 	h.run()
 	<-h.w.jitEntered // the launch waits to register
-	done := make(chan ShutdownReport, 1)
-	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
+	done := h.shutdownAsync()
 	rep, ok := advanceUntil(h, done, 10)
 	if !ok || rep.TimedOut || rep.Left != 0 {
 		t.Fatalf("Shutdown = %+v (ended %v), want a drained host well inside the bound", rep, ok)

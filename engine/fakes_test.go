@@ -423,6 +423,16 @@ func (w *world) setQueued(identity string, n int) {
 	w.queued[identity] = n
 }
 
+// blockQueued makes Queued for identity block until the returned channel is closed (or its
+// context ends).
+func (w *world) blockQueued(identity string) chan struct{} {
+	block := make(chan struct{})
+	w.mu.Lock()
+	w.block[identity] = block
+	w.mu.Unlock()
+	return block
+}
+
 func (w *world) setFail(identity string, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

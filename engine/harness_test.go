@@ -222,6 +222,25 @@ func (h *harness) poke(name string, n int) {
 	h.settle(n)
 }
 
+// blockNextRead makes target a's next demand reads block until the returned channel is closed,
+// and lets the next full pass begin and block in its read. passes is the pass count before it.
+func (h *harness) blockNextRead() (block chan struct{}, passes int) {
+	h.t.Helper()
+	block = h.w.blockQueued(idA)
+	reads, passes := h.w.callCount("Queued", idA), h.passCount("a")
+	h.settle(1)
+	h.clock.Advance(poll)
+	h.waitCalls("Queued", idA, reads)
+	return block, passes
+}
+
+// shutdownAsync begins a Shutdown and answers its report when it returns.
+func (h *harness) shutdownAsync() <-chan ShutdownReport {
+	done := make(chan ShutdownReport, 1)
+	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
+	return done
+}
+
 // byState counts the journal's attempts of target per state.
 func (h *harness) byState(target string) map[string]int {
 	out := map[string]int{}

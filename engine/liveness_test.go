@@ -311,8 +311,7 @@ func (h *harness) shutdownWhileHanging(op string) ShutdownReport {
 	h.w.hang[op+" repo:acme/a"] = true
 	h.w.mu.Unlock()
 	calls := h.w.callCount(op, "repo:acme/a")
-	done := make(chan ShutdownReport, 1)
-	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
+	done := h.shutdownAsync()
 	h.waitCalls(op, "repo:acme/a", calls)
 	h.settle(1) // only the shutdown bound: the loop hangs in its call
 	h.clock.Advance(60 * time.Second)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"maps"
 	"sort"
 	"time"
 
@@ -120,26 +121,10 @@ func (l *loop) observeRunners(live []journal.Attempt) {
 			started[a.ID] = true
 		}
 	}
-	for id := range l.queuedAt {
-		if !started[id] {
-			delete(l.queuedAt, id)
-		}
-	}
-	for id := range l.online {
-		if !started[id] {
-			delete(l.online, id)
-		}
-	}
-	for id := range l.launched {
-		if !owned[id] {
-			delete(l.launched, id)
-		}
-	}
-	for id := range l.finished {
-		if !owned[id] {
-			delete(l.finished, id)
-		}
-	}
+	maps.DeleteFunc(l.queuedAt, func(id string, _ time.Time) bool { return !started[id] })
+	maps.DeleteFunc(l.online, func(id string, _ time.Time) bool { return !started[id] })
+	maps.DeleteFunc(l.launched, func(id string, _ bool) bool { return !owned[id] })
+	maps.DeleteFunc(l.finished, func(id string, _ bool) bool { return !owned[id] })
 	l.sup.observer().SetRunners(l.key.name, counts)
 }
 
