@@ -61,9 +61,8 @@ func TestShutdownIsBoundedAndLeavesBusyRunners(t *testing.T) {
 
 func TestShutdownReturnsAsSoonAsDrained(t *testing.T) {
 	h := startA(t, 1)
-	done := make(chan ShutdownReport, 1)
 	before := h.passCount("a")
-	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
+	done := h.shutdownAsync()
 	h.waitPass("a", before) // drain pass: the idle runner is deregistered and stopped
 	h.settle(2)             // the loop's drain poll and the shutdown bound
 	before = h.passCount("a")

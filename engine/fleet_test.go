@@ -117,9 +117,8 @@ func TestFleetDrainReapsWhateverTheFleetSays(t *testing.T) {
 	f.mu.Lock()
 	f.moved = true
 	f.mu.Unlock()
-	done := make(chan ShutdownReport, 1)
 	before := h.passCount("a")
-	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
+	done := h.shutdownAsync()
 	h.waitPass("a", before) // the drain pass: the idle runner is deregistered and stopped
 	h.settle(2)
 	before = h.passCount("a")
