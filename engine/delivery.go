@@ -152,6 +152,20 @@ func (b *jobBook) polled(jobs []Job, readAt time.Time, complete bool) {
 	b.queued = next
 }
 
+// stillQueued is those of jobs (a fleet's view, read elsewhere and maybe earlier) that are still
+// queued as far as this host knows: not running (Job.Runner) and not seen started since.
+func (b *jobBook) stillQueued(jobs []Job) []Job {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []Job
+	for _, j := range jobs {
+		if _, seen := b.started[j.ID]; !seen && j.Runner == "" {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
 // view returns the queued jobs, oldest first, and what deliveries said of this host's runners.
 func (b *jobBook) view() (jobs []Job, took map[string]int64, done map[string]bool) {
 	b.mu.Lock()

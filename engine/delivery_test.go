@@ -333,3 +333,20 @@ func TestRunnerLaunchedDuringRecoveryIsNotAdopted(t *testing.T) {
 	}
 	h.w.checkPromises()
 }
+
+// TestBookStillQueued: of a fleet's view, read elsewhere and maybe before a delivery told this
+// host a job started, only the jobs still queued as far as the host knows are demand.
+func TestBookStillQueued(t *testing.T) {
+	b := newJobBook()
+	now := time.Unix(1000, 0)
+	b.deliver(jobEv("in_progress", 2, "h-b-1"), now, "h-b-")
+	b.deliver(jobEv("completed", 3, "elsewhere-1"), now, "h-b-")
+	view := []Job{{ID: 1}, {ID: 2}, {ID: 3}, {ID: 4, Runner: "elsewhere-2"}, {ID: 5}}
+	var ids []int64
+	for _, j := range b.stillQueued(view) {
+		ids = append(ids, j.ID)
+	}
+	if len(ids) != 2 || ids[0] != 1 || ids[1] != 5 {
+		t.Fatalf("still queued of the view: %v, want [1 5] (2 and 3 seen started, 4 running)", ids)
+	}
+}

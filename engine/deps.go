@@ -116,7 +116,10 @@ type Launcher interface {
 // the host waits for a runner list of the target (its runners are starting or changed, loop.watch):
 // the target's leader reads one on its next pass, which the host then gets from the leader's view.
 // Took counts the host's runners of the target that took a job (left Starting or Idle for busy or
-// an end) since its loop started: the leader's view says how many of them its read saw.
+// an end) since its loop started: the leader's view says how many of them its read saw. Unseen is
+// how many of those the view the host last planned on had not seen (planInput.Unseen): each took a
+// job, maybe one the view still lists as queued, so together they cover up to the view's queued
+// jobs, never min_idle.
 type PeerSupply struct {
 	Host     string
 	Starting int
@@ -124,6 +127,7 @@ type PeerSupply struct {
 	Free     int
 	List     bool
 	Took     int64
+	Unseen   int
 }
 
 // Fleet coordinates this host with the other hosts of a [fleet] serving the same targets
@@ -138,9 +142,12 @@ type Fleet interface {
 	// asked for again on the next pass.
 	Begin(ctx context.Context, t config.Target, list bool) (read bool, age time.Duration)
 	// BeginLight starts a light pass of t (a watched runner ended between full passes), which
-	// reads nothing from GitHub: the fleet settles this host's role as Begin does and fences the
-	// pass's Share on the fleet's current view, not on the one the last full pass read.
-	BeginLight(t config.Target)
+	// reads nothing from GitHub: the fleet settles this host's role as Begin does, fences the
+	// pass's Share on the fleet's current view, not on the one the last full pass read, and
+	// hands that view's jobs for the pass to plan on (none when there is no view yet). shared is
+	// false when this host serves t alone (its config differs, or it is not joined): the pass
+	// then plans on its own book, as a lone host does. Share's saw is then the view's.
+	BeginLight(t config.Target) (jobs []Job, shared bool)
 	// Share calls decide with this host's name in the fleet and the other hosts' supply of t and publishes this host's supply as
 	// decide returns it, in one transaction, so hosts deciding at once see each other's result.
 	// decide may run more than once (a conflict retries); its last run counts. Share returns false

@@ -17,7 +17,10 @@ type fakeFleet struct {
 	mu        sync.Mutex
 	peers     []PeerSupply
 	follower  bool  // the pass plans on a leader's view, not its own read
-	saw       int64 // a follower's: how many of this host's takes the view's read saw
+	saw       int64 // a follower's, and a light pass's: how many of this host's takes the view's read saw
+	view      []Job // the fleet's current view's jobs, handed to a light pass
+	alone     bool  // a light pass serves the target alone (BeginLight's shared false)
+	light     bool  // the pass under way is a light one
 	moved     bool
 	noList    bool
 	wants     []bool       // what each Begin was asked
@@ -30,19 +33,22 @@ func (f *fakeFleet) Begin(_ context.Context, _ config.Target, want bool) (bool, 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.wants = append(f.wants, want)
+	f.light = false
 	return want && !f.noList, 0
 }
 
-func (f *fakeFleet) BeginLight(config.Target) {
+func (f *fakeFleet) BeginLight(config.Target) ([]Job, bool) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.lights++
-	f.mu.Unlock()
+	f.light = !f.alone
+	return append([]Job(nil), f.view...), !f.alone
 }
 
 func (f *fakeFleet) Share(_ context.Context, _ config.Target, decide func(string, []PeerSupply, int64) PeerSupply) bool {
 	f.mu.Lock()
 	peers, moved, saw := append([]PeerSupply(nil), f.peers...), f.moved, f.saw
-	if !f.follower {
+	if !f.follower && !f.light {
 		saw = -1
 	}
 	f.mu.Unlock()
@@ -215,8 +221,8 @@ func TestFleetFollowerDoesNotRelaunchForAJobItsRunnerRan(t *testing.T) {
 	published := f.published
 	f.saw = 1 // a new view read after the take; the job it lists is a new one
 	f.mu.Unlock()
-	if published.Took != 1 || published.Idle != 1 {
-		t.Fatalf("published %+v, want took 1 and the unseen runner counted idle (the other hosts plan on the same view)", published)
+	if published.Took != 1 || published.Unseen != 1 || published.Idle != 0 {
+		t.Fatalf("published %+v, want took 1 and the unseen runner published as such, not idle (the other hosts plan on the same view)", published)
 	}
 	h.tick(poll, 1, "a")
 	if got := h.byState("a")["started"]; got != 1 {
@@ -270,27 +276,54 @@ func TestFleetRunnerEndRefillsTheWarmPoolWithoutGitHub(t *testing.T) {
 	}
 }
 
-// TestFleetLightPassLaunchesForNoJob: a fleet's light pass acts on no demand. The last poll saw a
-// job queued and launched for it; the job went to the warm runner, which ran it and ended. The
-// book still lists the job, but the pass keeps only min_idle covered (the runner launched for
-// the job is idle and does), so it launches nothing: on the book's demand it would have started a
-// runner for a job already done.
-func TestFleetLightPassLaunchesForNoJob(t *testing.T) {
-	h := startWarmFleet(t, &fakeFleet{})
-	h.w.setQueued(idA, 1)
-	h.tick(poll, 1, "a") // the poll: demand 1 + min_idle 1, one warm runner: launches one
-	if got := h.byState("a")["started"]; got != 2 {
-		t.Fatalf("started %d runners after a poll with a job queued, want 2", got)
-	}
-	h.w.takeJobs(idA)
-	h.w.finishJobs(idA)
-	before := h.githubCalls()
-	h.tick(2*time.Second, 1, "a")
-	if got := h.byState("a"); got["cleaned"] != 1 || got["started"] != 1 {
-		t.Fatalf("states after the exit check = %v, want the ended runner cleaned and the other left idle", got)
-	}
-	if after := h.githubCalls(); after["JITConfig"] != before["JITConfig"] || after["Queued"] != before["Queued"] {
-		t.Fatalf("the exit check's pass: %v -> %v, want no launch and no read (the book's job is done)", before, after)
+// TestFleetLightPassPlansOnTheFleetsView: a fleet's light pass plans on the jobs of the fleet's
+// current view (BeginLight), not on its book, and this host's takes the view did not see cover
+// them. The last poll saw one job queued and launched for it beside the warm runner; the job went
+// to the warm runner, which ran it and ended.
+func TestFleetLightPassPlansOnTheFleetsView(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		view     []Job
+		saw      int64
+		alone    bool
+		launches int
+		why      string
+	}{
+		{"the view lists the job the ended runner ran", []Job{{ID: 1}}, 0, false, 0,
+			"the ended runner covers the job the view has not seen it take; the runner launched for it is the warm one"},
+		{"a newer view saw the take and lists a new job", []Job{{ID: 2}}, 1, false, 1,
+			"the new job is demand, the idle runner is the warm one"},
+		{"a newer view lists that job and a new one", []Job{{ID: 1}, {ID: 2}}, 0, false, 1,
+			"one of the two jobs is covered by the ended runner"},
+		{"a view's busy job is no demand", []Job{{ID: 1, Runner: "someone"}}, 1, false, 0,
+			"nothing is queued"},
+		{"no view yet", nil, 0, false, 0, "no demand, and the idle runner is the warm one"},
+		{"served alone: the book, as a lone host", []Job{{ID: 1}, {ID: 2}, {ID: 3}}, 0, true, 1,
+			"the book still lists the poll's job (a lone host's light pass plans on it)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeFleet{view: tc.view, saw: tc.saw, alone: tc.alone}
+			h := startWarmFleet(t, f)
+			h.w.setQueued(idA, 1)
+			h.tick(poll, 1, "a") // the poll: demand 1 + min_idle 1, one warm runner: launches one
+			if got := h.byState("a")["started"]; got != 2 {
+				t.Fatalf("started %d runners after a poll with a job queued, want 2", got)
+			}
+			h.w.takeJobs(idA)
+			h.w.finishJobs(idA)
+			before := h.githubCalls()
+			h.tick(2*time.Second, 1, "a")
+			if got := h.byState("a")["cleaned"]; got != 1 {
+				t.Fatalf("%d attempts cleaned after the exit check, want the ended runner", got)
+			}
+			after := h.githubCalls()
+			if after["Queued"] != before["Queued"] || after["Runners"] != before["Runners"] {
+				t.Fatalf("the exit check's pass read GitHub: %v -> %v", before, after)
+			}
+			if got := after["JITConfig"] - before["JITConfig"]; got != tc.launches {
+				t.Fatalf("the light pass launched %d runners, want %d: %s", got, tc.launches, tc.why)
+			}
+		})
 	}
 }
 
@@ -331,7 +364,7 @@ func TestFleetLightPassCountsPeers(t *testing.T) {
 // as still covering the view's queued job (Took one past what the view saw), so another host's
 // full pass on that view does not launch for a job already run.
 func TestFleetLightPassCoversTheJobItsRunnerRan(t *testing.T) {
-	f := &fakeFleet{follower: true}
+	f := &fakeFleet{follower: true, view: []Job{{ID: 1}}}
 	h := startWarmFleet(t, f)
 	h.w.setQueued(idA, 1)
 	h.tick(poll, 1, "a") // the view lists one job: demand 1 + min_idle 1, one warm runner: one more
@@ -347,8 +380,8 @@ func TestFleetLightPassCoversTheJobItsRunnerRan(t *testing.T) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.lights != 1 || f.published.Took != 1 || f.published.Idle != 2 {
-		t.Fatalf("after %d light passes published %+v, want took 1 and idle 2: the idle runner and the ended one, which covers the job the view still lists", f.lights, f.published)
+	if f.lights != 1 || f.published.Took != 1 || f.published.Idle != 1 || f.published.Unseen != 1 {
+		t.Fatalf("after %d light passes published %+v, want took 1, idle 1 and unseen 1: the ended runner covers the job the view still lists", f.lights, f.published)
 	}
 }
 
@@ -356,7 +389,7 @@ func TestFleetLightPassCoversTheJobItsRunnerRan(t *testing.T) {
 // (unseen takes) do not count as the warm pool: when every runner ran a job and ended, the light
 // pass still launches the warm runner min_idle asks for.
 func TestFleetLightPassRefillsBesideUnseenRunners(t *testing.T) {
-	f := &fakeFleet{follower: true}
+	f := &fakeFleet{follower: true, view: []Job{{ID: 1}}}
 	h := startWarmFleet(t, f)
 	h.w.setQueued(idA, 1)
 	h.tick(poll, 1, "a") // two runners: one for the view's job, one warm
@@ -370,7 +403,7 @@ func TestFleetLightPassRefillsBesideUnseenRunners(t *testing.T) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.published.Took != 2 || f.published.Idle != 2 {
-		t.Fatalf("published %+v, want took 2 and idle 2: the new warm runner and one ended runner covering the view's one job", f.published)
+	if f.published.Took != 2 || f.published.Idle != 1 || f.published.Unseen != 1 {
+		t.Fatalf("published %+v, want took 2, idle 1 (the new warm runner) and unseen 1 (covering the view's one job)", f.published)
 	}
 }

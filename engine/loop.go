@@ -197,7 +197,7 @@ func (l *loop) ended() bool {
 // runner list, so a queued delivery costs one JIT registration. decide needs no list to be safe
 // (an attempt the list would settle waits for the next full pass), so a light pass may come
 // before the first full one: a delivery does not wait for an organization's first read. In a
-// fleet a light pass (a runner's end only) is warm-only, see fleetLight.
+// fleet a light pass (a runner's end only) plans on the fleet's current view, see fleetLight.
 func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration, int, bool) {
 	cfg, t, draining := l.snapshot()
 	s := l.sup
@@ -217,8 +217,10 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 	case light:
 		gh = l.bookView()
 		if f := s.deps.Fleet; f != nil {
-			f.BeginLight(t)
-			gh.warmOnly = true
+			if jobs, shared := f.BeginLight(t); shared {
+				gh.jobs, gh.fleetLight = l.book.stillQueued(jobs), true
+				gh.demand = len(gh.jobs)
+			}
 		}
 	case draining && s.drain.Load() == drainShutdown && l.ownsNothing(ctx):
 		// A shutdown ends with a sweep of this host's registrations (Shutdown), so a loop that
@@ -274,7 +276,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 	}
 	owned := l.owned(live)
 	in := l.planInput(cfg, t, now, owned, live, gh.byName, gh.demand)
-	in.Monitor, in.Draining, in.WarmOnly = monitor, draining, gh.warmOnly
+	in.Monitor, in.Draining, in.Here = monitor, draining, gh.fleetLight
 	launching := gh.err == nil && !draining && !monitor
 	out := l.decide(cctx, t, in, launching)
 	for _, r := range out.Reap {
@@ -284,10 +286,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 		keep(l.reapIdle(ctx, t, owned, r, &gh, draining))
 	}
 	if launching {
-		var waits []time.Time // a warm-only pass launches for min_idle, for no job
-		if !gh.warmOnly {
-			waits = jobWaits(gh.jobs, in.Starting+len(in.Idle)-len(out.Reap))
-		}
+		waits := jobWaits(gh.jobs, in.Starting+len(in.Idle)-len(out.Reap))
 		keep(l.launchN(ctx, cfg, t, out.Start, waits))
 	}
 	if ctx.Err() != nil {
@@ -414,15 +413,17 @@ func (l *loop) ownsNothing(ctx context.Context) bool {
 
 // bookView is a light pass's view: no runner list, the book's queued jobs and runner news.
 //
-// fleetLight: in a fleet a light pass comes only when a watched runner ended, and it is
-// warm-only (planInput.WarmOnly): it concludes the runner, and launches only what the fleet
-// lacks of min_idle, claimed through Share on the fleet's current view (Fleet.BeginLight), so a
-// fleet of one replaces its warm runner when its job ends, as a lone host does, instead of at
-// its next poll, which would find the jobs queued meanwhile and read them in full. It does not
-// act on the book's demand: the book is as old as the last full pass's view, and the runner
-// that just ended may have run one of its jobs (GitHub took it after the view was read), which
-// a launch for it would over-provision; peers conclude their runners as they end, and the view
-// does not know. The next full pass reads that demand on a fresh view.
+// fleetLight: in a fleet a light pass comes only when a watched runner ended (a delivery asks
+// for a full pass). It concludes the runner and plans on the fleet's current view of GitHub
+// (Fleet.BeginLight hands its queued jobs), not on the book, which is as old as this host's last
+// full pass: a fleet of one then replaces its warm runner and launches for the jobs its last
+// poll saw when a runner ends, as a lone host does, instead of leaving them to its next poll,
+// which would find them still queued and read them in full (the bench's fleet rows). The runner
+// that just ended may have run one of the view's jobs (GitHub gave it after the view was read);
+// it and every other take of this host the view did not see count as covering the view's
+// queued jobs (planInput.Unseen, told by Share), and peers publish theirs the same way, so no
+// job the fleet's runners already ran is launched for again. A light pass launches its share
+// on this host (planInput.Here): no other host is passing to take a share placed on it.
 func (l *loop) bookView() githubView {
 	v := githubView{at: l.sup.clock.Now()}
 	v.jobs, v.took, v.done = l.book.view()
@@ -457,9 +458,9 @@ func (l *loop) decide(ctx context.Context, t config.Target, in planInput, launch
 			in.Unseen = int(min(max(l.took-saw, 0), int64(max(in.Demand, 0))))
 		}
 		out = plan(in)
-		// The unseen runners are published as idle: the other hosts plan on the same view, so
-		// they count them against the same queued jobs.
-		mine := PeerSupply{Starting: in.Starting, Idle: len(in.Idle) - len(out.Reap) + in.Unseen, List: l.listNext, Took: l.took}
+		// The unseen runners are published: the other hosts plan on the same view, so they
+		// count them against the same queued jobs.
+		mine := PeerSupply{Starting: in.Starting, Idle: len(in.Idle) - len(out.Reap), List: l.listNext, Took: l.took, Unseen: in.Unseen}
 		if launching {
 			mine.Starting += out.Start
 			mine.Free = max(min(in.TargetFree, in.HostFree)-out.Start, 0)
@@ -481,7 +482,7 @@ func (l *loop) publish(ctx context.Context, cfg *config.Config, t config.Target,
 		return
 	}
 	in := l.planInput(cfg, t, l.sup.clock.Now(), owned, live, regs, 0)
-	mine := PeerSupply{Starting: in.Starting, Idle: l.unseen, List: l.listNext, Took: l.took}
+	mine := PeerSupply{Starting: in.Starting, List: l.listNext, Took: l.took, Unseen: l.unseen}
 	for _, r := range in.Idle {
 		if !r.Stale {
 			mine.Idle++
@@ -506,8 +507,8 @@ type githubView struct {
 	done   map[string]bool  // runner names whose job a delivery said completed (jobBook)
 	warn   string           // demand read in part (Partial): what was skipped
 	err    error
-	// warmOnly: a fleet's light pass (fleetLight): it plans on no demand and reaps nothing.
-	warmOnly bool
+	// fleetLight: a fleet's light pass on the fleet's current view (see bookView).
+	fleetLight bool
 }
 
 // partial is the Demand error that comes with valid jobs (deps.go).

@@ -32,11 +32,15 @@ type planInput struct {
 	// Unseen is how many of this host's runners took a job after the fleet's view of GitHub was
 	// read (at most Demand): the view may still list their jobs as queued, so they cover that
 	// demand as the view saw them, idle or starting. Without it a follower planning on a view a
-	// long leader pass left behind launches again for jobs its runners already ran.
+	// long leader pass left behind launches again for jobs its runners already ran. With the
+	// peers' Unseen they cover at most Demand: each took one job, a queued one of the view or a
+	// newer one, so the view's queue left is at least Demand minus all of them, and none of them
+	// is a warm runner (a stream's takes must not starve the warm pool until the next view).
 	Unseen int
-	// WarmOnly: the pass knows no demand it may act on (a fleet's light pass, fleetLight), so
-	// Demand is not counted and nothing is reaped: it only keeps min_idle covered.
-	WarmOnly bool
+	// Here: a fleet's light pass (fleetLight) launches what the fleet wants on this host, not
+	// only its placed share: no other host is passing to take a share placed on it, and the
+	// fleet's transaction makes a host deciding at once see this launch.
+	Here bool
 }
 
 // reapReason says why an idle runner is deregistered.
@@ -67,8 +71,6 @@ type planOutput struct {
 // idle runners, the newest needed ones are kept and older ones past idle_timeout are reaped.
 // A draining or monitor-mode target starts nothing and reaps every idle runner it owns (busy
 // ones finish), so a target switched to monitor mode drains first and then only observes.
-// A warm-only pass counts no demand, keeps stale and aged idle runners (they still cover
-// min_idle) and reaps nothing: the next full pass, on a fresh view, does.
 func plan(in planInput) planOutput {
 	var out planOutput
 	var fresh []idleRunner
@@ -78,7 +80,7 @@ func plan(in planInput) planOutput {
 			out.Reap = append(out.Reap, reap{r.ID, reapDrain})
 		case in.Monitor:
 			out.Reap = append(out.Reap, reap{r.ID, reapMonitor})
-		case r.Stale && !in.WarmOnly:
+		case r.Stale:
 			out.Reap = append(out.Reap, reap{r.ID, reapStale})
 		default:
 			fresh = append(fresh, r)
@@ -87,30 +89,25 @@ func plan(in planInput) planOutput {
 	if in.Draining || in.Monitor {
 		return out
 	}
-	need := max(in.MinIdle, 0)
-	if !in.WarmOnly {
-		need += max(in.Demand, 0)
+	demand, unseen := max(in.Demand, 0), max(in.Unseen, 0)
+	for _, p := range in.Peers {
+		unseen += max(p.Unseen, 0)
 	}
+	need := demand - min(unseen, demand) + max(in.MinIdle, 0)
 	for _, p := range in.Peers {
 		need -= p.Starting + p.Idle
-	}
-	if !in.WarmOnly {
-		need -= in.Unseen // they cover the view's queued jobs, which a warm-only pass does not count
 	}
 	need = max(need, 0)
 	out.Wanted = max(need-len(fresh)-in.Starting, 0)
 	share := out.Wanted
-	if !in.WarmOnly {
-		// A warm-only pass launches here: no other host is passing to take a share placed on it,
-		// so the warm pool would wait for that host's next poll; the fleet's transaction still
-		// makes a host deciding at once see this launch.
+	if !in.Here {
 		share = place(out.Wanted, in.Self, min(in.TargetFree, in.HostFree), in.Peers)
 	}
 	out.Start = max(min(share, in.TargetFree, in.HostFree), 0)
 
 	// Keep the newest `need` idle runners: they have the most idle time left.
 	sort.Slice(fresh, func(i, j int) bool { return fresh[i].IdleSince.After(fresh[j].IdleSince) })
-	if in.IdleTimeout > 0 && !in.WarmOnly {
+	if in.IdleTimeout > 0 {
 		for i, r := range fresh {
 			if i >= need && in.Now.Sub(r.IdleSince) >= in.IdleTimeout {
 				out.Reap = append(out.Reap, reap{r.ID, reapIdleTimeout})

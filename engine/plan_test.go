@@ -36,6 +36,8 @@ func TestPlan(t *testing.T) {
 			planOutput{Reap: []reap{{"a", reapDrain}, {"b", reapDrain}}}},
 		// fleet: the other hosts' supply counts, and what is left goes to the most free capacity
 		{"runners the view saw idle cover its queue", free(planInput{Demand: 2, MinIdle: 1, Unseen: 2, Self: "b"}), planOutput{Wanted: 1, Start: 1}},
+		{"peers' unseen takes cover the view's queue", free(planInput{Demand: 3, MinIdle: 1, Self: "b", Peers: []PeerSupply{{Host: "a", Unseen: 2}}}), planOutput{Wanted: 2, Start: 2}},
+		{"unseen takes beyond the queue are no warm pool", free(planInput{Demand: 3, MinIdle: 1, Unseen: 1, Self: "b", Peers: []PeerSupply{{Host: "a", Unseen: 3}}}), planOutput{Wanted: 1, Start: 1}},
 		{"peers' supply covers demand", free(planInput{Demand: 3, Self: "b", Peers: []PeerSupply{{Host: "a", Starting: 1, Idle: 2, Free: 5}}}), planOutput{}},
 		{"peers' supply counts before own idle", free(planInput{Demand: 3, Self: "b", Idle: []idleRunner{idle("x", 0)}, Peers: []PeerSupply{{Host: "a", Idle: 1, Free: 0}}}), planOutput{Wanted: 1, Start: 1}},
 		{"min idle is fleet-wide", free(planInput{MinIdle: 2, Self: "b", Peers: []PeerSupply{{Host: "a", Idle: 2}}}), planOutput{}},
@@ -46,11 +48,10 @@ func TestPlan(t *testing.T) {
 		{"local capacity still bounds the share", planInput{Now: now, Demand: 6, TargetFree: 1, HostFree: 1, Self: "b", Peers: []PeerSupply{{Host: "a", Free: 1}}}, planOutput{Wanted: 6, Start: 1}},
 		{"fleet keeps only its min idle warm", free(planInput{MinIdle: 1, Self: "b", IdleTimeout: time.Minute, Idle: []idleRunner{idle("old", time.Hour)}, Peers: []PeerSupply{{Host: "a", Idle: 1}}}),
 			planOutput{Reap: []reap{{"old", reapIdleTimeout}}}},
-		// warm-only (a fleet's light pass): min_idle only, nothing reaped
-		{"warm-only counts no demand", free(planInput{WarmOnly: true, Demand: 3, MinIdle: 1}), planOutput{Wanted: 1, Start: 1}},
-		{"warm-only: peers cover min idle", free(planInput{WarmOnly: true, Demand: 3, MinIdle: 1, Self: "b", Peers: []PeerSupply{{Host: "a", Idle: 1}}}), planOutput{}},
-		{"warm-only launches here, not on the most free host", free(planInput{WarmOnly: true, MinIdle: 1, Self: "b", Peers: []PeerSupply{{Host: "a", Free: 20}}}), planOutput{Wanted: 1, Start: 1}},
-		{"warm-only reaps nothing", free(planInput{WarmOnly: true, MinIdle: 1, IdleTimeout: time.Minute, Idle: []idleRunner{idle("old", time.Hour), stale("s")}}), planOutput{}},
+		// a fleet's light pass (Here): its share is all the fleet wants, launched on this host
+		{"light pass launches here, not on the most free host", free(planInput{Here: true, Demand: 1, MinIdle: 1, Self: "b", Peers: []PeerSupply{{Host: "a", Free: 20}}}), planOutput{Wanted: 2, Start: 2}},
+		{"light pass: peers and unseen takes cover", free(planInput{Here: true, Demand: 3, MinIdle: 1, Unseen: 2, Self: "b", Peers: []PeerSupply{{Host: "a", Idle: 1}}}), planOutput{Wanted: 1, Start: 1}},
+		{"light pass within this host's free capacity", planInput{Here: true, Demand: 5, TargetFree: 2, HostFree: 10, Self: "b", Peers: []PeerSupply{{Host: "a", Free: 20}}}, planOutput{Wanted: 5, Start: 2}},
 		{"monitor starts nothing and drains what it owns", free(planInput{Monitor: true, Demand: 4, MinIdle: 1, IdleTimeout: time.Second, Idle: []idleRunner{idle("a", time.Hour), stale("b")}}),
 			planOutput{Reap: []reap{{"a", reapMonitor}, {"b", reapMonitor}}}},
 		{"monitor draining reaps for the drain", free(planInput{Monitor: true, Draining: true, Idle: []idleRunner{idle("a", 0)}}),

@@ -326,6 +326,9 @@ func TestDifferentConfigServesAlone(t *testing.T) {
 	if s, ok := b.pass(t, changed, engine.PeerSupply{Free: 4}); !ok || s != 1 || b.gh.reads.Load() != 2 || !alone.Load() {
 		t.Fatalf("differing host: started %d (ok %v), GitHub reads %d, alert %v; want 1, its own 2 reads, alert raised", s, ok, b.gh.reads.Load(), alone.Load())
 	}
+	if jobs, shared := b.f.BeginLight(changed); shared || jobs != nil {
+		t.Fatalf("the differing host's light pass was handed %v (shared %v), want its own book (not shared)", jobs, shared)
+	}
 	b.f.SetTargets(&config.Config{Targets: []config.Target{target}})
 	b.pass(t, target, engine.PeerSupply{})
 	if alone.Load() {
@@ -551,10 +554,10 @@ func TestViewSaysWhichTakesTheLeaderSaw(t *testing.T) {
 }
 
 // TestLightPassClaimsOnTheCurrentView: a light pass (a runner's end between full passes) reads no
-// GitHub and no view, and its Share is fenced on the view the fleet has now, so a follower whose
-// last full pass read a view the leader has since replaced still claims (its claim counts no
-// demand, engine planInput.WarmOnly); three hosts' light passes claiming at once the one warm
-// runner of min_idle 1 start one between them.
+// GitHub, plans on the jobs of the view the fleet has now (BeginLight hands them), and its Share
+// is fenced on that view, so a follower whose last full pass read a view the leader has since
+// replaced still claims, on the new view's jobs; three hosts' light passes claiming at once the
+// new view's 5 jobs and the one warm runner of min_idle 1 start 6 between them.
 func TestLightPassClaimsOnTheCurrentView(t *testing.T) {
 	srv := etcdtest.Start(t)
 	hs := []*host{startHost(t, srv, "a", "id-a", &github{}), startHost(t, srv, "b", "id-b", &github{}), startHost(t, srv, "c", "id-c", &github{})}
@@ -582,12 +585,17 @@ func TestLightPassClaimsOnTheCurrentView(t *testing.T) {
 	}
 	var started, decided atomic.Int64
 	var wg sync.WaitGroup
-	for _, h := range hs {
+	handed := make([]int, len(hs))
+	for i, h := range hs {
 		wg.Go(func() {
-			h.f.BeginLight(target)
+			jobs, shared := h.f.BeginLight(target)
+			if !shared {
+				return
+			}
+			handed[i] = len(jobs)
 			start := 0
 			ok := h.f.Share(context.Background(), target, func(_ string, peers []engine.PeerSupply, _ int64) engine.PeerSupply {
-				need := 1 // min_idle 1, no demand: a warm-only claim
+				need := len(jobs) + 1 // the view's queued jobs and min_idle 1
 				for _, p := range peers {
 					need -= p.Starting + p.Idle
 				}
@@ -601,11 +609,16 @@ func TestLightPassClaimsOnTheCurrentView(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	for i, n := range handed {
+		if n != 5 {
+			t.Fatalf("host %s's light pass was handed %d jobs, want the current view's 5", hs[i].f.Host(), n)
+		}
+	}
 	if n := decided.Load(); n != 3 {
 		t.Fatalf("%d of 3 light claims were decided, want all: no view was published during them", n)
 	}
-	if got := started.Load(); got != 1 {
-		t.Fatalf("three light passes claiming at once started %d warm runners for min_idle 1, want 1", got)
+	if got := started.Load(); got != 6 {
+		t.Fatalf("three light passes claiming at once started %d runners for 5 jobs and min_idle 1, want 6", got)
 	}
 	for i, h := range hs {
 		if r := h.gh.reads.Load(); r != reads[i] {
@@ -648,5 +661,25 @@ func TestLightPassIsToldTheTakesTheViewSaw(t *testing.T) {
 	}
 	if saw := light(follow, 3); saw != 2 {
 		t.Fatalf("the follower's light pass was told saw %d, want 2 (the view's Saw of it)", saw)
+	}
+}
+
+// TestUnseenTakesReachThePeers: a host's takes its view had not seen (engine.PeerSupply.Unseen)
+// are published apart from its idle runners, so the other hosts count them against the view's
+// queued jobs only, never as the warm pool.
+func TestUnseenTakesReachThePeers(t *testing.T) {
+	lead, follow := leaderAndFollower(t)
+	lead.gh.queue(2)
+	lead.passListing(t, target, engine.PeerSupply{}, false)
+	eventually(t, "the view on the follower", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
+	follow.begin(t, target, false)
+	follow.f.Publish(context.Background(), target, engine.PeerSupply{Idle: 1, Took: 3, Unseen: 2})
+	eventually(t, "the follower's supply on the leader", func() bool {
+		peers, _ := lead.f.peers(lead.f.ep, target.Name)
+		return len(peers) == 1 && peers[0].Took == 3
+	})
+	peers, _ := lead.f.peers(lead.f.ep, target.Name)
+	if p := peers[0]; p.Idle != 1 || p.Unseen != 2 {
+		t.Fatalf("the leader sees the follower's supply as %+v, want idle 1 and unseen 2", p)
 	}
 }

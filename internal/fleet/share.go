@@ -70,8 +70,9 @@ type supply struct {
 	Starting int   `json:"starting"`
 	Idle     int   `json:"idle"`
 	Free     int   `json:"free"`
-	List     bool  `json:"list,omitempty"` // the host waits for a runner list (engine.PeerSupply.List)
-	Took     int64 `json:"took,omitempty"` // engine.PeerSupply.Took: the leader's view says which it saw (view.Saw)
+	List     bool  `json:"list,omitempty"`   // the host waits for a runner list (engine.PeerSupply.List)
+	Took     int64 `json:"took,omitempty"`   // engine.PeerSupply.Took: the leader's view says which it saw (view.Saw)
+	Unseen   int   `json:"unseen,omitempty"` // engine.PeerSupply.Unseen: takes that cover the view's queued jobs
 }
 
 // roleOf decides how this host serves t now, and raises or clears the alone alert.
@@ -187,34 +188,38 @@ func (f *Fleet) Begin(ctx context.Context, t config.Target, want bool) (bool, ti
 }
 
 // BeginLight implements engine.Fleet: a light pass of t reads nothing from GitHub, so it needs
-// no leader's view to wait for; its Share is fenced on the view as the mirror has it now (none:
-// on there being none), which only a view published during the pass replaces. The pass claims
-// min_idle only (engine planInput.WarmOnly), so the view's age does not matter for its launch;
-// but the other hosts plan on that view, so its decide is told which of this host's takes the
+// no leader's view to wait for; it plans on the view as the mirror has it now (none: on no jobs),
+// and its Share is fenced on that view, which only a view published during the pass replaces.
+// The pass plans on the view's queued jobs, so its decide is told which of this host's takes the
 // view saw, whoever leads: the view's Saw of this host, or, on a view this host published, its
 // Took when it read those jobs. This host's runners that took a job since (the one whose end
-// asked for the pass among them) are then published as covering the view's queued jobs, and a
-// full pass of another host on that view does not launch again for a job they ran.
-func (f *Fleet) BeginLight(t config.Target) {
+// asked for the pass among them) then cover the view's queued jobs, are published as doing so,
+// and neither this pass nor another host's pass on that view launches again for a job they ran.
+func (f *Fleet) BeginLight(t config.Target) ([]engine.Job, bool) {
 	ro, ep := f.roleOf(t)
 	ps := &passState{role: ro, ep: ep, light: true, saw: -1}
-	if ep != nil && ro != roleAlone {
-		ps.saw = 0 // no view, or one that says nothing of this host: every take is unseen
-		if e, ok := ep.mir.get(f.keys.view(t.Name)); ok {
-			ps.viewMod = e.mod
-			var v view
-			if json.Unmarshal([]byte(e.val), &v) == nil {
-				f.mu.Lock()
-				if v.Host == f.host {
-					ps.saw = f.ownSaw[t.Name]
-				} else {
-					ps.saw = v.Saw[f.host]
-				}
-				f.mu.Unlock()
-			}
-		}
+	defer f.setPass(t.Name, ps)
+	if ep == nil || ro == roleAlone {
+		return nil, false
 	}
-	f.setPass(t.Name, ps)
+	ps.saw = 0 // no view, or one that says nothing of this host: every take is unseen
+	e, ok := ep.mir.get(f.keys.view(t.Name))
+	if !ok {
+		return nil, true
+	}
+	ps.viewMod = e.mod
+	var v view
+	if json.Unmarshal([]byte(e.val), &v) != nil {
+		return nil, true
+	}
+	f.mu.Lock()
+	if v.Host == f.host {
+		ps.saw = f.ownSaw[t.Name]
+	} else {
+		ps.saw = v.Saw[f.host]
+	}
+	f.mu.Unlock()
+	return v.Jobs, true
 }
 
 // ownTook is this host's Took of target as last published (0: none).
@@ -487,7 +492,7 @@ func (f *Fleet) Share(ctx context.Context, t config.Target, decide func(string, 
 }
 
 func supplyOf(p engine.PeerSupply) supply {
-	return supply{Starting: p.Starting, Idle: p.Idle, Free: p.Free, List: p.List, Took: p.Took}
+	return supply{Starting: p.Starting, Idle: p.Idle, Free: p.Free, List: p.List, Took: p.Took, Unseen: p.Unseen}
 }
 
 // peers is the other hosts' supply of target, as the mirror has it, with the mirror's revision.
@@ -502,7 +507,7 @@ func (f *Fleet) peers(ep *epoch, target string) ([]engine.PeerSupply, int64) {
 		if json.Unmarshal([]byte(e.val), &s) != nil {
 			continue
 		}
-		out = append(out, engine.PeerSupply{Host: host, Starting: s.Starting, Idle: s.Idle, Free: s.Free, List: s.List, Took: s.Took})
+		out = append(out, engine.PeerSupply{Host: host, Starting: s.Starting, Idle: s.Idle, Free: s.Free, List: s.List, Took: s.Took, Unseen: s.Unseen})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Host < out[j].Host })
 	return out, rev

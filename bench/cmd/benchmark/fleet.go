@@ -30,6 +30,7 @@ type fleetRun struct {
 	Hosts                 int
 	Joined                bool
 	Poll, Spacing, JobRun time.Duration
+	Phase                 time.Duration // from the end of a poll to the first job queued
 	Jobs, MinIdle         int
 	Window                time.Duration // first job queued -> last job completed
 	Req                   counts
@@ -50,8 +51,17 @@ const fleetCeiling = 600
 // fleetSampleEvery is how often the supply is sampled, as in e2e/fleet.
 const fleetSampleEvery = 20 * time.Millisecond
 
-func (e env) runFleet(part string, hosts int, joined bool, poll time.Duration, jobs int, spacing, jobRun time.Duration) (fleetRun, error) {
-	r := fleetRun{Part: part, Hosts: hosts, Joined: joined, Poll: poll, Spacing: spacing, JobRun: jobRun, Jobs: jobs, MinIdle: 1}
+// fleetStream is the job stream of every fleet row: jobs queued spacing apart, from phase after a
+// poll (the same in every row: a job queued just before a poll is read in full by it, one taken
+// by the warm runner before it is not, so rows compare only at one phase), each running jobRun.
+type fleetStream struct {
+	poll, spacing, jobRun, phase time.Duration
+	jobs                         int
+}
+
+func (e env) runFleet(part string, hosts int, joined bool, st fleetStream) (fleetRun, error) {
+	poll, jobs := st.poll, st.jobs
+	r := fleetRun{Part: part, Hosts: hosts, Joined: joined, Poll: poll, Spacing: st.spacing, JobRun: st.jobRun, Phase: st.phase, Jobs: jobs, MinIdle: 1}
 	dir, w, err := e.setup(part, 1)
 	if err != nil {
 		return r, err
@@ -113,6 +123,14 @@ func (e env) runFleet(part string, hosts int, joined bool, poll time.Duration, j
 		return r, fmt.Errorf("the warm pool of %d runners did not come up: %w", warm, err)
 	}
 	time.Sleep(poll)
+	// The stream starts at the same phase against the polls in every row: a poll reads a repository
+	// demand at a slot of the pacer (the same for the one target whatever the hosts), after which
+	// nothing reads it until the next one (the warm pool is idle).
+	reads := w.sim.DemandReads()
+	if err := waitFor(2*poll, func() bool { return w.sim.DemandReads() != reads }); err != nil {
+		return r, fmt.Errorf("no poll within two poll intervals of the warm-up: %w", err)
+	}
+	time.Sleep(st.phase)
 
 	stop, sampled := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -137,7 +155,7 @@ func (e env) runFleet(part string, hosts int, joined bool, poll time.Duration, j
 		}
 	}()
 	c0, d0, t0 := w.count.snapshot(), w.sim.DemandReads(), time.Now()
-	ids, err := w.queueJobs(jobs, "bench", spacing, jobRun, repoOne)
+	ids, err := w.queueJobs(jobs, "bench", st.spacing, st.jobRun, repoOne)
 	if err == nil {
 		e.log("  %d jobs queued; waiting for them to run", jobs)
 		err = waitFor(2*poll+90*time.Second, func() bool { return allJobs(w.sim, ids, done) })
@@ -174,24 +192,27 @@ func (r results) renderFleet(p printer) {
 	p("Hosts serve one repository target (`min_idle` 1, each host `max_runners` 4, poll_interval %s) on\n", f0.Poll)
 	p("one simulator, joined through one embedded etcd (`internal/fleet/etcdtest`, `lease_ttl` 10s) or,\n")
 	p("in the last rows, each alone (no `[fleet]`). After the warm pool is up, %d jobs are queued every\n", f0.Jobs)
-	p("%s, %s each; the window runs from the first queued to the last completed. REST requests are\n", f0.Spacing, f0.JobRun)
+	p("%s, %s each, the first a fixed time after a poll (`-fleet-phase`, a column: whether a job waits\n", f0.Spacing, f0.JobRun)
+	p("when a poll comes, which the poll then reads in full, depends on that phase, for any number of\n")
+	p("hosts, so rows compare at one phase); the window runs from the first queued to the last\n")
+	p("completed. REST requests are\n")
 	p("counted at the simulator's front (all hosts); demand and inventory reads (workflow runs, their jobs,\n")
 	p("runner lists) and the supply by the simulator itself (`DemandReads`, `Supply`, sampled every %s:\n", fleetSampleEvery)
 	p("queued jobs, connected runners without a job, registered runners not yet connected), the counts\n")
 	p("e2e/fleet asserts on. The peak points are the account's busiest sliding minute at the simulator\n")
 	p("(GET 1, other methods 5; all hosts, warm-up included) against each host's `points_per_minute` of\n")
 	p("%d: joined, the hosts share that one ceiling (docs/fleet.md); alone, each has it whole.\n\n", f0.Ceiling)
-	p("| hosts | `[fleet]` | window | REST requests / min | demand and inventory reads / min | JIT registrations per job | peak runners without a job beyond demand + `min_idle` (sample) | samples with connected idle runners beyond demand + `min_idle` | idle runners two poll intervals after the stream | registrations left after stop | peak points / min at the simulator, all hosts | command |\n")
-	p("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	p("| hosts | `[fleet]` | first job after a poll | window | REST requests / min | demand and inventory reads / min | JIT registrations per job | peak runners without a job beyond demand + `min_idle` (sample) | samples with connected idle runners beyond demand + `min_idle` | idle runners two poll intervals after the stream | registrations left after stop | peak points / min at the simulator, all hosts | command |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range r.Fleet {
 		joined := "joined"
 		if !f.Joined {
 			joined = "none"
 		}
-		p("| %d | %s | %s | %.1f | %.1f | %.2f | %d (%d queued, %d idle, %d launches in flight) | %d of %d (peak %d) | %d | %d | %d of %d | `%s -only %s` |\n",
-			f.Hosts, joined, f.Window.Round(time.Second), perMinute(f.Req.Requests, f.Window), perMinute(f.DemandReads, f.Window),
+		p("| %d | %s | %s | %s | %.1f | %.1f | %.2f | %d (%d queued, %d idle, %d launches in flight) | %d of %d (peak %d) | %d | %d | %d of %d | `%s -only %s -fleet-phase %s` |\n",
+			f.Hosts, joined, f.Phase, f.Window.Round(time.Second), perMinute(f.Req.Requests, f.Window), perMinute(f.DemandReads, f.Window),
 			float64(f.Req.ByKind["POST generate-jitconfig"])/float64(max(f.Jobs, 1)), max(f.Worst.Over(f.MinIdle), 0),
-			f.Worst.Queued, f.Worst.Idle, f.Worst.Starting, f.IdleOverSamples, f.Samples, f.PeakIdleOver, f.IdleAfter, f.Left, f.PeakPoints, f.Ceiling, r.self(), f.Part)
+			f.Worst.Queued, f.Worst.Idle, f.Worst.Starting, f.IdleOverSamples, f.Samples, f.PeakIdleOver, f.IdleAfter, f.Left, f.PeakPoints, f.Ceiling, r.self(), f.Part, f.Phase)
 	}
 	p("\nIn a fleet one elected host per target reads GitHub and publishes what it read; the others read it\n")
 	p("from etcd, so demand and inventory reads stay one host's however many hosts there are, while JIT\n")
@@ -208,13 +229,11 @@ func (r results) renderFleet(p printer) {
 	p("A fleet's leader lists runners by a lone host's rules (after a launch or an exit, while a runner\n")
 	p("starts, every 5th pass otherwise) and for the hosts that wait for a list, not on every pass. As\n")
 	p("on a lone host, a runner's end is concluded by a light pass at the next exit check, which reads\n")
-	p("nothing from GitHub and refills the fleet's warm pool (claimed through the fleet), so polls find\n")
-	p("no job waiting and GitHub answers the queued list with a 304. A fleet's light pass launches for\n")
-	p("`min_idle` only, not for jobs its last view listed (the runner that ended may have run one):\n")
-	p("once jobs wait for a runner (the warm one came up after the next job), only a poll launches for\n")
-	p("them and reads the runs and their jobs in full, while a lone host's light pass launches for the\n")
-	p("jobs its last poll saw. Which way a run goes depends on the phase of the 2 s exit check against\n")
-	p("the jobs: runs of the same row read from about a lone host's rate to five times it.\n\n")
+	p("nothing from GitHub: it plans on the fleet's current view, refills the warm pool and launches\n")
+	p("for the view's queued jobs that no host covers (claimed through the fleet; a runner that took a\n")
+	p("job the view has not seen covers one of its jobs), as a lone host's light pass launches for the\n")
+	p("jobs its last poll saw. Polls then find no job waiting and GitHub answers the queued list with a\n")
+	p("304, so a fleet of one, two or three reads demand about as often as one lone host.\n\n")
 	for _, f := range r.Fleet {
 		if f.Killed > 0 {
 			p("Note: after the %s run the daemons left %d runner processes alive; the benchmark killed them.\n\n", f.Part, f.Killed)

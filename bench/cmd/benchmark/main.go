@@ -34,6 +34,8 @@ type options struct {
 	startWindow                    time.Duration
 	fleetJobs                      int
 	fleetSpacing, fleetPoll        time.Duration
+	fleetPhases                    string
+	phases                         []time.Duration // fleetPhases parsed (run)
 	costJobs                       int
 	costSpacing, limitsWindow      time.Duration
 	rereadWindow                   time.Duration
@@ -80,6 +82,7 @@ func main() {
 	flag.IntVar(&o.fleetJobs, "fleet-jobs", 24, "jobs queued in each fleet run")
 	flag.DurationVar(&o.fleetSpacing, "fleet-spacing", 2*time.Second, "time between two queued jobs in the fleet runs")
 	flag.DurationVar(&o.fleetPoll, "fleet-poll", 10*time.Second, "poll_interval of the fleet runs")
+	flag.StringVar(&o.fleetPhases, "fleet-phase", "1s,5s", "in the fleet runs, how long after a poll the first job is queued, comma-separated: each fleet part runs once at each")
 	flag.IntVar(&o.costJobs, "cost-jobs", 10, "jobs queued in each cost-* run (an organization's spread over its repositories)")
 	flag.DurationVar(&o.costSpacing, "cost-spacing", 2*time.Second, "time between two queued jobs in the cost-* runs")
 	flag.DurationVar(&o.limitsWindow, "limits-window", 10*time.Minute, "how long the limits1000 and limits5000 daemons run (from their ready line)")
@@ -96,6 +99,9 @@ func run(o options, argv []string) error {
 	parts, err := selectParts(o.only)
 	if err != nil {
 		return err
+	}
+	if o.phases, err = durations(o.fleetPhases); err != nil {
+		return fmt.Errorf("-fleet-phase: %w", err)
 	}
 	work, err := os.MkdirTemp("", "runner-manager-bench-")
 	if err != nil {
@@ -267,17 +273,19 @@ func daemonParts(o options, parts map[string]bool, work string, logf func(string
 		}
 		r.ScaleSet = &s
 	}
-	for _, f := range fleetParts {
-		if !parts[f.part] {
-			continue
+	for _, ph := range o.phases {
+		for _, f := range fleetParts {
+			if !parts[f.part] {
+				continue
+			}
+			logf("fleet, %d hosts (joined %v): %d jobs every %s from %s after a poll, poll_interval %s", f.hosts, f.joined, o.fleetJobs, o.fleetSpacing, ph, o.fleetPoll)
+			s, err := e.runFleet(f.part, f.hosts, f.joined, fleetStream{o.fleetPoll, o.fleetSpacing, o.jobRun, ph, o.fleetJobs})
+			if err != nil {
+				fail(f.part, err)
+				continue
+			}
+			r.Fleet = append(r.Fleet, s)
 		}
-		logf("fleet, %d hosts (joined %v): %d jobs every %s, poll_interval %s", f.hosts, f.joined, o.fleetJobs, o.fleetSpacing, o.fleetPoll)
-		s, err := e.runFleet(f.part, f.hosts, f.joined, o.fleetPoll, o.fleetJobs, o.fleetSpacing, o.jobRun)
-		if err != nil {
-			fail(f.part, err)
-			continue
-		}
-		r.Fleet = append(r.Fleet, s)
 	}
 	for _, n := range []int{1, 100, 1000} {
 		name := fmt.Sprintf("idle%d", n)
@@ -358,4 +366,20 @@ func loadAvg() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ") + " (1, 5, 15 min)"
+}
+
+// durations parses a comma-separated list of durations, each at least 0 (at least one).
+func durations(list string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range strings.Split(list, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		if d < 0 {
+			return nil, fmt.Errorf("%s is negative", d)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
