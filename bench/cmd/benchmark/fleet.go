@@ -233,7 +233,8 @@ func (r results) renderFleet(p printer) {
 	p("for the view's queued jobs that no host covers (claimed through the fleet; a runner that took a\n")
 	p("job the view has not seen covers one of its jobs), as a lone host's light pass launches for the\n")
 	p("jobs its last poll saw. Polls then find no job waiting and GitHub answers the queued list with a\n")
-	p("304, so a fleet of one, two or three reads demand about as often as one lone host.\n\n")
+	p("304, so at one phase a fleet of one, two or three reads demand about as often as one lone\n")
+	p("host, or less: the polls that find a job waiting are what the reads count.\n\n")
 	for _, f := range r.Fleet {
 		if f.Killed > 0 {
 			p("Note: after the %s run the daemons left %d runner processes alive; the benchmark killed them.\n\n", f.Part, f.Killed)
