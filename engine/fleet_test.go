@@ -230,6 +230,30 @@ func TestFleetFollowerDoesNotRelaunchForAJobItsRunnerRan(t *testing.T) {
 	}
 }
 
+// TestFleetRestartedHostsTakesAreUnseen: a view read before this host restarted counts the takes
+// of its earlier loop (saw 5), more than the new loop has made. Every take of the new loop is then
+// unseen by it: the runner that ran the job the view still lists covers it, and nothing is
+// launched again for it.
+func TestFleetRestartedHostsTakesAreUnseen(t *testing.T) {
+	f := &fakeFleet{follower: true, saw: 5}
+	h := startWithFleet(t, f, 1)
+	if got := h.byState("a")["started"]; got != 1 {
+		t.Fatalf("started %d runners for the one queued job, want 1", got)
+	}
+	h.w.takeJobs(idA)
+	h.w.finishJobs(idA)
+	h.w.setQueued(idA, 1) // the view, read before the restart, still lists the job
+	h.tick(poll, 1, "a")
+	if got := len(h.j.All()); got != 1 {
+		t.Fatalf("%d attempts after the runner ran the job a view from before the restart lists, want the 1 that ran it", got)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.published.Took != 1 || f.published.Unseen != 1 {
+		t.Fatalf("published %+v, want took 1 and that take unseen", f.published)
+	}
+}
+
 // startWarmFleet runs target a with min_idle 1 and the exit check on, in a fleet, after its
 // first pass launched the warm runner.
 func startWarmFleet(t *testing.T, f *fakeFleet) *harness {

@@ -454,8 +454,13 @@ func (l *loop) decide(ctx context.Context, t config.Target, in planInput, launch
 	var out planOutput
 	ok := f.Share(ctx, t, func(self string, peers []PeerSupply, saw int64) PeerSupply {
 		in.Peers, in.Self, in.Unseen = peers, self, 0
+		if saw > l.took {
+			// The view counted the takes of an earlier loop of this host (a restart, a new
+			// identity) and none of this one's: it was read before any of them.
+			saw = 0
+		}
 		if saw >= 0 {
-			in.Unseen = int(min(max(l.took-saw, 0), int64(max(in.Demand, 0))))
+			in.Unseen = int(min(l.took-saw, int64(max(in.Demand, 0))))
 		}
 		out = plan(in)
 		// The unseen runners are published: the other hosts plan on the same view, so they
