@@ -89,15 +89,12 @@ func plan(in planInput) planOutput {
 	if in.Draining || in.Monitor {
 		return out
 	}
-	demand, unseen := max(in.Demand, 0), max(in.Unseen, 0)
+	demand, unseen, peers := max(in.Demand, 0), max(in.Unseen, 0), 0
 	for _, p := range in.Peers {
 		unseen += max(p.Unseen, 0)
+		peers += p.Starting + p.Idle
 	}
-	need := demand - min(unseen, demand) + max(in.MinIdle, 0)
-	for _, p := range in.Peers {
-		need -= p.Starting + p.Idle
-	}
-	need = max(need, 0)
+	need := max(demand-min(unseen, demand)+max(in.MinIdle, 0)-peers, 0)
 	out.Wanted = max(need-len(fresh)-in.Starting, 0)
 	share := out.Wanted
 	if !in.Here {

@@ -491,8 +491,14 @@ func (f *Fleet) Share(ctx context.Context, t config.Target, decide func(string, 
 	return false
 }
 
+// supplyOf and peer convert between the engine's PeerSupply and what etcd holds: one place for
+// the fields both must carry.
 func supplyOf(p engine.PeerSupply) supply {
 	return supply{Starting: p.Starting, Idle: p.Idle, Free: p.Free, List: p.List, Took: p.Took, Unseen: p.Unseen}
+}
+
+func (s supply) peer(host string) engine.PeerSupply {
+	return engine.PeerSupply{Host: host, Starting: s.Starting, Idle: s.Idle, Free: s.Free, List: s.List, Took: s.Took, Unseen: s.Unseen}
 }
 
 // peers is the other hosts' supply of target, as the mirror has it, with the mirror's revision.
@@ -507,7 +513,7 @@ func (f *Fleet) peers(ep *epoch, target string) ([]engine.PeerSupply, int64) {
 		if json.Unmarshal([]byte(e.val), &s) != nil {
 			continue
 		}
-		out = append(out, engine.PeerSupply{Host: host, Starting: s.Starting, Idle: s.Idle, Free: s.Free, List: s.List, Took: s.Took, Unseen: s.Unseen})
+		out = append(out, s.peer(host))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Host < out[j].Host })
 	return out, rev
