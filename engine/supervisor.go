@@ -76,6 +76,11 @@ func New(deps Deps, opts Options) *Supervisor {
 
 func (s *Supervisor) config() *config.Config { return s.cfg.Load() }
 
+// Config is the config the target loops run on now (nil before the first Apply). It is newer than
+// anything the caller hands its own parts after Apply returns, so a part told of a loop's end
+// (Observer's ForgetTarget) asks here whether the target is still wanted.
+func (s *Supervisor) Config() *config.Config { return s.config() }
+
 func (s *Supervisor) crash(p CrashPoint, attemptID string) {
 	if s.deps.Crash != nil {
 		s.deps.Crash(p, attemptID)

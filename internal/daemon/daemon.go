@@ -285,7 +285,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		Launcher:  newLauncher(cache, proc, gh, users, time.Now),
 		Logger:    log,
 		Crash:     o.Crash,
-		Observer:  observer{Metrics: m, sets: sets},
+		Observer:  observer{Metrics: m, sets: sets, current: func() *config.Config { return sup.Config() }},
 		Pacer:     pc,
 	}
 	var woken atomic.Pointer[engine.Supervisor] // the fleet may wake a loop before the supervisor exists

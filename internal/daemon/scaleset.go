@@ -286,18 +286,28 @@ func (s *scaleSets) startLocked(t config.Target, prev *setTarget) {
 	}()
 }
 
-// forget is the engine's word that target name's last loop has ended and the target is no longer
-// enabled: its session is closed now, and its set deleted if the target asked for that. It is
-// called under the supervisor's lock, so it only starts the close.
-func (s *scaleSets) forget(name string) {
+// forget is the engine's word that target name's last loop has ended and cfg, the config the
+// engine runs now, no longer enables it: its session is closed now, and its set deleted if the
+// target asked for that (a disabled target's word in cfg, else the last one apply stored). It is
+// called under the supervisor's lock, so it only starts the close. cfg, not the config apply last
+// had: the daemon hands a config to apply after the engine took it, and a removed target's loop
+// with no runner ends at once, often before apply (its session was then never closed).
+func (s *scaleSets) forget(name string, cfg *config.Config) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.sets[name]
 	if st == nil {
 		return
 	}
-	if ct, ok := s.cfg.Target(name); ok && ct.IsEnabled() {
-		return
+	if cfg != nil {
+		if ct, ok := cfg.Target(name); ok {
+			if ct.IsEnabled() {
+				return // enabled again since the loop ended: apply keeps or restarts its listener
+			}
+			if ct.ScaleSet == st.t.ScaleSet {
+				st.deleteOnRemove.Store(ct.DeleteScaleSetOnRemove)
+			}
+		}
 	}
 	delete(s.sets, name)
 	st.remove.Store(true)
@@ -794,10 +804,11 @@ func (d demandFor) DeleteRunner(ctx context.Context, t config.Target, runnerID i
 // session once its last runner has drained.
 type observer struct {
 	*metrics.Metrics
-	sets *scaleSets
+	sets    *scaleSets
+	current func() *config.Config // the engine's config (Supervisor.Config)
 }
 
 func (o observer) ForgetTarget(target string) {
 	o.Metrics.ForgetTarget(target)
-	o.sets.forget(target)
+	o.sets.forget(target, o.current())
 }

@@ -146,3 +146,48 @@ func TestScaleSetReload(t *testing.T) {
 	e.writeConfig(webTarget(1))
 	waitSets("the set deleted", func(s []ghsim.ScaleSet) bool { return len(s) == 0 })
 }
+
+// TestForgetTrustsTheEngineConfig: the engine tells of a target's last loop ending (forget) with
+// the config it runs now, which the scale-set part may not have been handed yet (the daemon applies
+// the engine first). A removed or disabled target's session is closed on that word even while the
+// part's own config still enables it; a target the engine's config enables again is left alone.
+func TestForgetTrustsTheEngineConfig(t *testing.T) {
+	t.Parallel()
+	load := func(targets string) *config.Config {
+		t.Helper()
+		body := "[github]\ntoken_file = \"/dev/null\"\n" + targets
+		cfg, err := config.LoadBytes("c.toml", []byte(body), config.Options{Offline: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	const enabled = "[[target]]\nname = \"web\"\nrepository = \"acme/web\"\nscale_set = \"web-set\"\n"
+	for _, tc := range []struct {
+		name       string
+		engine     string // the targets of the engine's config at forget
+		wantClosed bool
+		wantDelete bool
+	}{
+		{"removed", "[[target]]\nname = \"other\"\nrepository = \"acme/other\"\n", true, false},
+		{"disabled", enabled + "enabled = false\n", true, false},
+		{"disabled asking to delete", enabled + "enabled = false\ndelete_scale_set_on_remove = true\n", true, true},
+		{"enabled again", enabled, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScaleSets(nil, nil, "host", nil, nil)
+			s.cfg = load(enabled) // the part still has the config before the reload
+			cancelled := false
+			st := &setTarget{t: config.Target{Name: "web", Repository: "acme/web", ScaleSet: "web-set"}, cancel: func() { cancelled = true }}
+			s.sets["web"] = st
+			s.forget("web", load(tc.engine))
+			_, kept := s.sets["web"]
+			if closed := cancelled && !kept && st.remove.Load(); closed != tc.wantClosed {
+				t.Fatalf("closed = %v (cancelled %v, kept %v, remove %v), want %v", closed, cancelled, kept, st.remove.Load(), tc.wantClosed)
+			}
+			if got := st.deleteOnRemove.Load(); got != tc.wantDelete {
+				t.Errorf("deleteOnRemove = %v, want %v", got, tc.wantDelete)
+			}
+		})
+	}
+}
