@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/rand/v2"
+	"sync"
 	"time"
 )
 
@@ -33,6 +34,19 @@ type Rand interface {
 
 // newRand seeds a private generator; the engine never uses the global one.
 func newRand() Rand { return rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15)) }
+
+// lockedRand serialises a Rand: every target loop draws its jitter from the supervisor's one
+// generator, and math/rand's generators are not safe for concurrent use.
+type lockedRand struct {
+	mu sync.Mutex
+	r  Rand
+}
+
+func (l *lockedRand) Int64N(n int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Int64N(n)
+}
 
 // jitter spreads d by up to ±10% so loops with the same interval do not poll GitHub in lockstep.
 func jitter(r Rand, d time.Duration) time.Duration {

@@ -262,7 +262,7 @@ type Deps struct {
 	Registrar Registrar
 	Launcher  Launcher
 	Clock     Clock        // nil: RealClock
-	Rand      Rand         // nil: a private generator
+	Rand      Rand         // nil: a private generator; the supervisor serialises the loops' draws
 	Logger    *slog.Logger // nil: slog.Default()
 	Crash     CrashHook
 	Observer  Observer // nil: nothing is reported (see Observer for what is)

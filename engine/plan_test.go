@@ -2,6 +2,7 @@ package engine
 
 import (
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 )
@@ -82,3 +83,29 @@ func TestJitterStaysWithinTenPercent(t *testing.T) {
 type constRand int64
 
 func (c constRand) Int64N(n int64) int64 { return min(int64(c), n-1) }
+
+// TestLoopsShareTheRandSafely: every target loop draws its poll jitter from the supervisor's one
+// generator at the end of its pass, at the same time as the others (the daemon's math/rand
+// generator is not safe for that). A generator that counts its draws without a lock loses none.
+func TestLoopsShareTheRandSafely(t *testing.T) {
+	r := &countingRand{}
+	s := New(Deps{Rand: r}, Options{})
+	const loops, draws = 8, 200
+	var wg sync.WaitGroup
+	for range loops {
+		wg.Go(func() {
+			for range draws {
+				jitter(s.rand, 30*time.Second)
+			}
+		})
+	}
+	wg.Wait()
+	if r.n != loops*draws {
+		t.Fatalf("%d draws counted, want %d", r.n, loops*draws)
+	}
+}
+
+// countingRand counts its draws, unsynchronised as math/rand's generators are.
+type countingRand struct{ n int64 }
+
+func (c *countingRand) Int64N(n int64) int64 { c.n++; return c.n % n }

@@ -67,6 +67,7 @@ func New(deps Deps, opts Options) *Supervisor {
 	if s.rand == nil {
 		s.rand = newRand()
 	}
+	s.rand = &lockedRand{r: s.rand}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
