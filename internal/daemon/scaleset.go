@@ -260,10 +260,17 @@ func (s *scaleSets) apply(cfg *config.Config) {
 		s.startLocked(t, cur)
 	}
 	for name, cur := range s.sets {
-		// A disabled entry, or the last word before removal, says whether to delete the set.
-		if ct, ok := cfg.Target(name); ok && ct.ScaleSet == cur.t.ScaleSet {
-			cur.deleteOnRemove.Store(ct.DeleteScaleSetOnRemove)
+		if ct, ok := cfg.Target(name); ok {
+			cur.heed(ct)
 		}
+	}
+}
+
+// heed takes ct's delete_scale_set_on_remove as st's when ct still names st's set: a disabled
+// entry, or the last word before removal, says whether to delete the set.
+func (st *setTarget) heed(ct config.Target) {
+	if ct.ScaleSet == st.t.ScaleSet {
+		st.deleteOnRemove.Store(ct.DeleteScaleSetOnRemove)
 	}
 }
 
@@ -304,9 +311,7 @@ func (s *scaleSets) forget(name string, cfg *config.Config) {
 			if ct.IsEnabled() {
 				return // enabled again since the loop ended: apply keeps or restarts its listener
 			}
-			if ct.ScaleSet == st.t.ScaleSet {
-				st.deleteOnRemove.Store(ct.DeleteScaleSetOnRemove)
-			}
+			st.heed(ct)
 		}
 	}
 	delete(s.sets, name)
