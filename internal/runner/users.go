@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
@@ -13,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // User is the unprivileged account one runner slot runs as (docs/security.md).
@@ -126,7 +124,15 @@ func (s *SlotUsers) ensure(ctx context.Context, slot int) (User, bool, error) {
 		return User{}, false, fmt.Errorf("create runner user %s: useradd %s: %w: %s (create the user yourself, or set daemon.runner_user = \"daemon\")", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	u, err := lookupUser(name)
-	return u, err == nil, err
+	if err != nil {
+		return User{}, false, err
+	}
+	// useradd leaves HOME_MODE unset on Debian (homes 0755): other slots and local users would
+	// read what a job keeps there. CleanUser fixes the home of a user made before, at its next use.
+	if err := os.Chmod(u.Home, 0o700); err != nil {
+		return User{}, false, fmt.Errorf("create runner user %s: make its home %s 0700: %w", name, u.Home, err)
+	}
+	return u, true, nil
 }
 
 func lookupUser(name string) (User, error) {
@@ -154,13 +160,12 @@ func noLoginShell() string {
 	return "/bin/false"
 }
 
-// scratchDirs are the shared writable directories a job can leave files in.
-var scratchDirs = []string{"/tmp", "/var/tmp", "/dev/shm"}
-
-// CleanUser is slot hygiene, run before u runs the next job: it kills every process of u's uid
-// and removes everything u owns in its home, /tmp, /var/tmp and /dev/shm, so nothing a job left (a
-// planted ~/.gitconfig, a background process) reaches the next job. Removal goes through os.Root,
-// so a symlink a job planted is removed as a link and never followed out of the directory.
+// CleanUser is slot hygiene, run before u runs the next job: it kills every process of u's uid,
+// then removes what a job can leave behind besides processes (scrubUser: files in u's home and
+// in the shared scratch directories, kernel keyrings, SysV IPC objects, POSIX message queues)
+// and makes u's home 0700 again, so nothing a job left (a planted ~/.gitconfig, a background
+// process, a key in its keyring) reaches the next job. Files are removed by directory
+// descriptor, so a link a job planted or swapped in is removed as a link and never followed.
 func CleanUser(ctx context.Context, u User) error {
 	if u.UID == 0 || uint32(os.Geteuid()) == u.UID {
 		return fmt.Errorf("clean runner user %s: uid %d is root or the daemon's own", u.Name, u.UID)
@@ -168,57 +173,8 @@ func CleanUser(ctx context.Context, u User) error {
 	if err := killUID(ctx, u.UID); err != nil {
 		return fmt.Errorf("clean runner user %s: %w", u.Name, err)
 	}
-	var errs []error
-	if u.Home != "" && u.Home != "/" {
-		errs = append(errs, removeOwned(u.Home, u.UID, true))
-	}
-	for _, d := range scratchDirs {
-		errs = append(errs, removeOwned(d, u.UID, false))
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := scrubUser(u); err != nil {
 		return fmt.Errorf("clean runner user %s: %w", u.Name, err)
 	}
 	return nil
-}
-
-// removeOwned removes every entry below dir owned by uid (all of them when all is set), keeping
-// dir itself. A missing dir has nothing to remove.
-func removeOwned(dir string, uid uint32, all bool) error {
-	root, err := os.OpenRoot(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	var errs []error
-	_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == "." {
-			return nil // an unreadable directory is not the user's (its own are readable to root)
-		}
-		if !all && !ownedBy(d, uid) {
-			return nil
-		}
-		if err := root.RemoveAll(filepath.FromSlash(p)); err != nil {
-			makeRemovable(root, filepath.FromSlash(p))
-			if err := root.RemoveAll(filepath.FromSlash(p)); err != nil {
-				errs = append(errs, fmt.Errorf("remove %s: %w", filepath.Join(dir, p), err))
-			}
-		}
-		if d.IsDir() {
-			return fs.SkipDir
-		}
-		return nil
-	})
-	return errors.Join(errs...)
-}
-
-func ownedBy(d fs.DirEntry, uid uint32) bool {
-	info, err := d.Info()
-	if err != nil {
-		return false
-	}
-	st, ok := info.Sys().(*syscall.Stat_t)
-	return ok && st.Uid == uid
 }

@@ -38,6 +38,9 @@ func TestSlotUsersEnsureCreatesAnUnprivilegedUserOnce(t *testing.T) {
 	if st.Uid != u.UID {
 		t.Errorf("home %s is owned by uid %d, want %d", u.Home, st.Uid, u.UID)
 	}
+	if st.Mode&0o7777 != 0o700 {
+		t.Errorf("home %s has mode %o, want 0700: other slots and local users could read it", u.Home, st.Mode&0o7777)
+	}
 	again, err := s.Ensure(context.Background(), 3)
 	if err != nil {
 		t.Fatalf("second Ensure: %v", err)
