@@ -81,6 +81,7 @@ var classes = map[string]Class{
 	"target.work_dir":                   NextPass,
 	"target.shared_work_dir":            NextPass,
 	"target.env":                        NextPass,
+	"target.env_file":                   NextPass, // read at each reload; its values change target.env
 	"target.ephemeral":                  NextPass,
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -75,13 +76,25 @@ func TestEnvOverrides(t *testing.T) {
 }
 
 // TestExamplesEquivalent proves examples/config.toml and examples/config.yaml say the same thing.
+// They are read as installed, chmod 600 (git keeps them 0644: readable env values would warn).
 func TestExamplesEquivalent(t *testing.T) {
 	none := Options{Environ: func() []string { return nil }}
-	a, err := LoadWith("../examples/config.toml", none)
+	installed := func(name string) string {
+		data, err := os.ReadFile("../examples/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, err := LoadWith(installed("config.toml"), none)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := LoadWith("../examples/config.yaml", none)
+	b, err := LoadWith(installed("config.yaml"), none)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,12 @@ func (c *Config) Redacted() *Config {
 			for k := range t.Env {
 				env[k] = RedactedValue
 			}
+			for _, k := range c.fileEnv[i] {
+				delete(env, k) // env_file's: printed back, they would clash with it
+			}
+			if len(env) == 0 {
+				env = nil
+			}
 			t.Env = env
 		}
 		t.Enabled = clonePtr(t.Enabled)

@@ -31,6 +31,9 @@ type Config struct {
 	// byName indexes Targets by name, built by Load: every target loop looks its target up on
 	// every pass, which scanning made quadratic with 10,000 targets. nil in a Config built by hand.
 	byName map[string]int
+	// fileEnv names, by target index, the env keys Load read from the target's env_file, so
+	// Redacted (config print) shows only what the file itself holds.
+	fileEnv map[int][]string
 }
 
 // Daemon holds host-wide settings. Every scalar here can be overridden by RUNNER_MANAGER_<KEY>
@@ -193,6 +196,9 @@ type Target struct {
 	SharedWorkDir bool `koanf:"shared_work_dir" json:"shared_work_dir,omitempty" toml:"shared_work_dir,omitempty"`
 	// Environment variables given to the runner process; values are never printed.
 	Env map[string]string `koanf:"env" json:"env,omitempty" toml:"env,omitempty"`
+	// A file of KEY=VALUE lines added to env (a chmod 600 credential file, like token_file): keeps
+	// secrets out of the config file. A name in both is an error. Read at each load and reload.
+	EnvFile string `koanf:"env_file" json:"env_file,omitempty" toml:"env_file,omitempty"`
 	// Must be absent or true: just-in-time runners are always ephemeral.
 	Ephemeral *bool `koanf:"ephemeral" json:"ephemeral,omitempty" toml:"ephemeral,omitempty"`
 }

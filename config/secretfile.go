@@ -8,7 +8,8 @@ import (
 )
 
 // CheckSecretFile is the one rule for every credential file (github.token_file,
-// github.private_key_file, webhook.secret_file, daemon.status_token_file, fleet.etcd_key_file): `validate` and the daemon
+// github.private_key_file, webhook.secret_file, daemon.status_token_file, fleet.etcd_key_file, a
+// target's env_file): `validate` and the daemon
 // both call it, so a file validate accepts is a file the daemon uses. It returns an error for a file
 // that is missing, not a regular file, readable by every user, or writable by its group or by others
 // (whoever can write it can swap the credential); a group-readable file is allowed with a warning

@@ -54,9 +54,11 @@ func (c *checker) validate(cfg *Config) {
 	}
 	first := map[string]int{}
 	sum := 0
+	c.readableSecrets(cfg) // before envFile adds the file's values
 	for i, t := range cfg.Targets {
 		p := "target." + strconv.Itoa(i)
 		c.validateTarget(t, p)
+		c.envFile(cfg, i)
 		switch {
 		case !t.SharedWorkDir || t.WorkDir == "":
 		case cfg.Daemon.RunnerUser == RunnerUserDaemon:
@@ -118,8 +120,13 @@ func (c *checker) validateDaemon(d Daemon) {
 	}
 	if d.StatusListen != "" && d.StatusListen != "unix" {
 		host, _, _ := net.SplitHostPort(d.StatusListen)
-		if c.listenAddr("daemon.status_listen", d.StatusListen) && !isLoopback(host) && d.StatusTokenFile == "" {
+		switch {
+		case !c.listenAddr("daemon.status_listen", d.StatusListen) || d.StatusTokenFile != "":
+		case !isLoopback(host):
 			c.add(SeverityError, "daemon.status_listen", fmt.Sprintf("daemon.status_listen %q is reachable from other hosts and would answer anyone: set daemon.status_token_file (a chmod 600 file holding a bearer token) or listen on 127.0.0.1", d.StatusListen))
+		default:
+			// Every job runs as a local user, and loopback is open to every local user.
+			c.add(SeverityWarning, "daemon.status_listen", fmt.Sprintf("daemon.status_listen %q has no daemon.status_token_file: every job runs as a local user and can reach loopback, so any job can read the daemon's status (targets, runners, events); set status_token_file (a chmod 600 file holding a bearer token), or use status_listen = \"unix\"", d.StatusListen))
 		}
 	}
 	if d.StatusTokenFile != "" {

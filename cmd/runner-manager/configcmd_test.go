@@ -2,13 +2,26 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func TestConfigPrint(t *testing.T) {
 	t.Setenv("RUNNER_MANAGER_MAX_RUNNERS", "9")
-	t.Chdir("../../examples")
+	// The example as installed, chmod 600: git keeps it 0644, and its env values would warn.
+	example, err := os.ReadFile("../../examples/config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testdata, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("config.yaml", example, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, format := range []string{"toml", "json"} {
 		t.Run(format, func(t *testing.T) {
 			stdout, stderr, code := execute(t, "config", "print", "--config", "config.yaml", "--format", format)
@@ -18,7 +31,7 @@ func TestConfigPrint(t *testing.T) {
 			if strings.Contains(stdout, "/opt/hostedtoolcache") {
 				t.Errorf("a target env value was printed:\n%s", stdout)
 			}
-			golden(t, "../cmd/runner-manager/testdata/config-print."+format+".golden", stdout)
+			golden(t, filepath.Join(testdata, "config-print."+format+".golden"), stdout)
 		})
 	}
 }

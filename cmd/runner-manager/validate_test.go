@@ -308,3 +308,38 @@ func TestValidateGHESURLNotice(t *testing.T) {
 		t.Fatalf("config print shows %q; want the normalised api_url", stdout)
 	}
 }
+
+// TestValidateWarnsOfSecretsJobsCanRead: every job runs as a local user, so validate warns of a
+// config file holding env values that every local user can read, and of a status listener on
+// loopback without a token (issue 26 item 5); a chmod 600 env_file beside it is accepted.
+func TestValidateWarnsOfSecretsJobsCanRead(t *testing.T) {
+	t.Setenv("GITHUB_ACTIONS", "")
+	body, err := os.ReadFile("testdata/validate/secrets.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := filepath.Abs("testdata/validate/secrets-text.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	for name, f := range map[string]struct {
+		body []byte
+		mode os.FileMode
+	}{"secrets.toml": {body, 0o644}, "runner.env": {[]byte("DEPLOY_KEY=s3cret\n"), 0o600}} {
+		if err := os.WriteFile(name, f.body, f.mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(name, f.mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, stderr, code := execute(t, "validate", "--config", "secrets.toml")
+	if code != exitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q; want exit 0", code, stderr)
+	}
+	if strings.Contains(stdout, "s3cret") || strings.Contains(stdout, "hostedtoolcache") {
+		t.Errorf("validate printed an env value:\n%s", stdout)
+	}
+	golden(t, want, stdout)
+}
