@@ -87,8 +87,10 @@ func clearKeyrings(u User) error {
 		}
 		return errors.Join(errs...)
 	})
-	if errors.Is(err, unix.ENOSYS) {
-		return nil // a kernel without keys keeps none
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		// A kernel without keys keeps none. EPERM on a uid's own keyring is a seccomp filter (a
+		// container's default profile) that jobs, the daemon's descendants, inherit too.
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("clear the keyrings of uid %d: %w", u.UID, err)
@@ -179,11 +181,26 @@ func sysvIDsOf(table []byte, idColumn string, uid uint32) ([]int, error) {
 // own thread sees: any existing directory will do, the host's stays as it was.
 const mqueueMount = "/tmp"
 
+// mountedMqueue is where hosts and containers that mount an mqueue filesystem put it;
+// mqueueMagic is that filesystem's type (linux/magic.h MQUEUE_MAGIC).
+const (
+	mountedMqueue = "/dev/mqueue"
+	mqueueMagic   = 0x19800202
+)
+
 // removeMqueues unlinks every POSIX message queue uid owns. Queues live in the IPC namespace, not
-// in any directory, and most hosts mount no mqueue filesystem to list them: a thread of its own
+// in any directory. Where an mqueue filesystem is mounted at /dev/mqueue (containers have one,
+// and may not mount another) the queues are removed there; otherwise a thread of its own
 // unshares its mount namespace and mounts one there (same IPC namespace, so it shows the host's
 // queues) without touching the host's mounts.
 func removeMqueues(uid uint32) error {
+	var fs unix.Statfs_t
+	if err := unix.Statfs(mountedMqueue, &fs); err == nil && fs.Type == mqueueMagic {
+		if err := removeOwned(mountedMqueue, uid, false); err != nil {
+			return fmt.Errorf("remove the POSIX message queues of uid %d: %w", uid, err)
+		}
+		return nil
+	}
 	private := func() error {
 		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 			return fmt.Errorf("unshare the mount namespace: %w", err)
@@ -198,7 +215,7 @@ func removeMqueues(uid uint32) error {
 		return nil // a kernel without POSIX message queues
 	}
 	if err != nil {
-		return fmt.Errorf("remove the POSIX message queues of uid %d: %w", uid, err)
+		return fmt.Errorf("remove the POSIX message queues of uid %d: %w (the daemon needs CAP_SYS_ADMIN to list them, or an mqueue filesystem mounted at %s)", uid, err, mountedMqueue)
 	}
 	return nil
 }
