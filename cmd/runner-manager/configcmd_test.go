@@ -10,18 +10,7 @@ import (
 func TestConfigPrint(t *testing.T) {
 	t.Setenv("RUNNER_MANAGER_MAX_RUNNERS", "9")
 	// The example as installed, chmod 600: git keeps it 0644, and its env values would warn.
-	example, err := os.ReadFile("../../examples/config.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testdata, err := filepath.Abs("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(t.TempDir())
-	if err := os.WriteFile("config.yaml", example, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testdata := installed(t, map[string]installFile{"config.yaml": {from: "../../examples/config.yaml", mode: 0o600}}, "testdata")[0]
 	for _, format := range []string{"toml", "json"} {
 		t.Run(format, func(t *testing.T) {
 			stdout, stderr, code := execute(t, "config", "print", "--config", "config.yaml", "--format", format)

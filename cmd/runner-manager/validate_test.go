@@ -314,26 +314,10 @@ func TestValidateGHESURLNotice(t *testing.T) {
 // loopback without a token (issue 26 item 5); a chmod 600 env_file beside it is accepted.
 func TestValidateWarnsOfSecretsJobsCanRead(t *testing.T) {
 	t.Setenv("GITHUB_ACTIONS", "")
-	body, err := os.ReadFile("testdata/validate/secrets.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := filepath.Abs("testdata/validate/secrets-text.golden")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(t.TempDir())
-	for name, f := range map[string]struct {
-		body []byte
-		mode os.FileMode
-	}{"secrets.toml": {body, 0o644}, "runner.env": {[]byte("DEPLOY_KEY=s3cret\n"), 0o600}} {
-		if err := os.WriteFile(name, f.body, f.mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(name, f.mode); err != nil {
-			t.Fatal(err)
-		}
-	}
+	want := installed(t, map[string]installFile{
+		"secrets.toml": {from: "testdata/validate/secrets.toml", mode: 0o644},
+		"runner.env":   {body: "DEPLOY_KEY=s3cret\n", mode: 0o600},
+	}, "testdata/validate/secrets-text.golden")[0]
 	stdout, stderr, code := execute(t, "validate", "--config", "secrets.toml")
 	if code != exitOK || stderr != "" {
 		t.Fatalf("exit %d, stderr %q; want exit 0", code, stderr)
@@ -342,4 +326,46 @@ func TestValidateWarnsOfSecretsJobsCanRead(t *testing.T) {
 		t.Errorf("validate printed an env value:\n%s", stdout)
 	}
 	golden(t, want, stdout)
+}
+
+// installFile is a file installed() writes: from a file of the repository, or body.
+type installFile struct {
+	from, body string
+	mode       os.FileMode
+}
+
+// installed changes to a new temp dir holding files at exactly their modes (git checks files out
+// 0644 or 0664, whatever the config means them to be), and returns keep (repository paths) made
+// absolute first, so goldens stay reachable.
+func installed(t *testing.T, files map[string]installFile, keep ...string) []string {
+	t.Helper()
+	abs := make([]string, len(keep))
+	for i, k := range keep {
+		p, err := filepath.Abs(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		abs[i] = p
+	}
+	bodies := map[string][]byte{}
+	for name, f := range files {
+		bodies[name] = []byte(f.body)
+		if f.from != "" {
+			data, err := os.ReadFile(f.from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bodies[name] = data
+		}
+	}
+	t.Chdir(t.TempDir())
+	for name, f := range files {
+		if err := os.WriteFile(name, bodies[name], f.mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(name, f.mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return abs
 }
