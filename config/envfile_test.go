@@ -130,6 +130,9 @@ func TestReadableConfigWarning(t *testing.T) {
 			if tc.want != "" && !strings.HasPrefix(got[0], "6:2: ") { // [target.env]
 				t.Errorf("the warning is not at the target's env table: %s", got[0])
 			}
+			// validate --offline may run on another host, where the file's mode means nothing.
+			offline := problemsOf(LoadWith(p, Options{Offline: true, Environ: func() []string { return nil }}))
+			wantOne(t, offline, "")
 		})
 	}
 }

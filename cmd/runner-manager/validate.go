@@ -31,8 +31,9 @@ environment variables, every rule) and prints each problem. - reads the config f
 1 a file is invalid, 2 a file cannot be read or the flags are wrong (2 wins over 1).
 
 --offline skips what only the host the config is meant for can answer: whether the secret files
-(github.token_file, github.private_key_file, webhook.secret_file) exist and have safe modes. Use
-it in a CI pipeline; the daemon always checks them.
+(github.token_file, github.private_key_file, webhook.secret_file, a target's env_file, which is
+not read either) exist and have safe modes, and whether the config file itself is readable by
+other users while it holds env values. Use it in a CI pipeline; the daemon always checks them.
 
 --format github prints GitHub Actions workflow commands that annotate a pull request; it is the
 default when GITHUB_ACTIONS=true. --format json prints one object per file, in an array when
