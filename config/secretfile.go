@@ -89,3 +89,21 @@ func (c *Config) SecretValues() []string {
 	}
 	return out
 }
+
+// Secrets are the credential file paths and the inline secret values of what a load returned:
+// the config's, or for a rejected file (a *Error) the files it names. Whoever prints a load's
+// outcome teaches them to its redact.Redactor first.
+func Secrets(cfg *Config, err error) (paths, values []string) {
+	var files []SecretFile
+	var cerr *Error
+	switch {
+	case cfg != nil:
+		files, values = cfg.SecretFiles(), cfg.SecretValues()
+	case errors.As(err, &cerr):
+		files = cerr.SecretFiles
+	}
+	for _, f := range files {
+		paths = append(paths, f.Path)
+	}
+	return paths, values
+}

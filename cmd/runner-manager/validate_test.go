@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,22 +27,7 @@ func execute(t *testing.T, args ...string) (string, string, int) {
 func executeIn(t *testing.T, stdin io.Reader, args ...string) (string, string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	root := newRootCmd()
-	root.SetIn(stdin)
-	root.SetOut(&stdout)
-	root.SetErr(&stderr)
-	root.SetArgs(args)
-	code := exitOK
-	if err := root.Execute(); err != nil {
-		code = exitUsage
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		if ee == nil || ee.err != nil {
-			stderr.WriteString("runner-manager: " + err.Error() + "\n")
-		}
-	}
+	code := runCommand(newRootCmd(), args, stdin, &stdout, &stderr)
 	return stdout.String(), stderr.String(), code
 }
 

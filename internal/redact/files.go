@@ -10,6 +10,13 @@ import (
 // key is about 1.7 KiB); a longer file is not a credential file and is not read further.
 const maxSecretFile = 64 << 10
 
+// LearnFiles learns the contents of the secret files at paths (LearnFile).
+func (r *Redactor) LearnFiles(paths ...string) {
+	for _, p := range paths {
+		r.LearnFile(p)
+	}
+}
+
 // LearnFile learns the contents of the secret file at path. A file that cannot be read (missing,
 // not a regular file, not readable by this user: `validate` run as another user) teaches nothing;
 // the shapes still apply. Its problems are reported by config's checks, never here.
