@@ -67,6 +67,10 @@ type Options struct {
 	CallTimeout time.Duration
 	// Upgrade enables self-update when Source is set.
 	Upgrade UpgradeOptions
+	// After and Now are the clock of the missing-file grace (MissingFileGrace); nil is the wall
+	// clock's (time.After, time.Now). Tests pass a fake to end the grace without waiting.
+	After func(time.Duration) <-chan time.Time
+	Now   func() time.Time
 	// Redactor scrubs everything the daemon prints or serves (logs, start-up errors, status); the
 	// daemon teaches it the secrets of every config it loads, a rejected one's included. The CLI
 	// passes the one its own output goes through; nil makes one.

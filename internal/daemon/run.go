@@ -200,8 +200,16 @@ type fileChange struct {
 }
 
 // reloadLoop serialises every reload trigger (a settled file change, SIGHUP) into one load+apply
-// at a time. SIGHUP reads the file at once, without the settle.
+// at a time. SIGHUP reads the file at once, without the settle. A missing file is held back for
+// MissingFileGrace (absence) before it counts as a failed reload: tools that delete and rewrite
+// the file, or rename its directory away and back, leave it missing for a moment.
 func (d *daemon) reloadLoop(ctx context.Context, changes <-chan fileChange) {
+	after := d.o.After
+	if after == nil {
+		after = time.After
+	}
+	var gone absence
+	var grace <-chan time.Time // fires when a missing file's grace ends; nil while none runs
 	for {
 		var err error
 		var cfg *config.Config
@@ -215,7 +223,21 @@ func (d *daemon) reloadLoop(ctx context.Context, changes <-chan fileChange) {
 		case <-d.o.Reload:
 			d.log.Info("reload requested (SIGHUP)")
 			cfg, err = config.Load(d.o.ConfigPath)
+		case <-grace:
+			grace = nil
+			cfg, err = config.Load(d.o.ConfigPath) // still missing: a failed reload from now on
 		}
+		now := d.now()
+		wasWaiting := gone.waiting(now)
+		if hold := gone.seen(err, now); hold > 0 {
+			if !wasWaiting {
+				d.log.Warn("config file is missing: waiting for the file to come back; the last good config keeps running",
+					"path", d.o.ConfigPath, "fails_after", hold.String())
+			}
+			grace = after(hold)
+			continue
+		}
+		grace = nil
 		learnSecrets(d.o.Redactor, cfg, err)
 		d.reload(ctx, cfg, err)
 	}
