@@ -79,9 +79,9 @@ func (r *Redactor) String(s string) string {
 	return Shapes(s)
 }
 
-// Learn adds secrets to scrub: each one whole (spaces around it trimmed) and each of its lines,
-// those of at least MinSecretLen bytes. Secrets stay known for the Redactor's life: a rotated
-// secret is still one.
+// Learn adds secrets to scrub: each one whole (spaces around it trimmed), each of its lines, and
+// the value of each NAME=value line (an environment file's), those of at least MinSecretLen bytes.
+// Secrets stay known for the Redactor's life: a rotated secret is still one.
 func (r *Redactor) Learn(secrets ...string) {
 	if r == nil {
 		return
@@ -89,9 +89,11 @@ func (r *Redactor) Learn(secrets ...string) {
 	var add []string
 	for _, s := range secrets {
 		add = append(add, strings.TrimSpace(s))
-		if strings.Contains(s, "\n") {
-			for l := range strings.Lines(s) {
-				add = append(add, strings.TrimSpace(l))
+		for l := range strings.Lines(s) {
+			l = strings.TrimSpace(l)
+			add = append(add, l)
+			if _, v, ok := strings.Cut(l, "="); ok {
+				add = append(add, strings.Trim(strings.TrimSpace(v), `"'`))
 			}
 		}
 	}
