@@ -292,3 +292,19 @@ func TestValidateGHESURLNotice(t *testing.T) {
 		t.Fatalf("config print shows %q; want the normalised api_url", stdout)
 	}
 }
+
+// TestValidateBoundsAHugeValue: a 5 MB label is echoed cut to 64 bytes with its size, in every
+// format (a pull-request annotation included), not as a 5.2 MB message (issue 28).
+func TestValidateBoundsAHugeValue(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "c.toml", "[github.device_flow]\nclient_id = \"Iv1.x\"\n\n[[target]]\nname = \"web\"\nrepository = \"acme/web\"\nlabels = [\""+strings.Repeat("a", 5_242_880)+"\"]\n", 0o600)
+	for _, format := range []string{"text", "json", "github"} {
+		stdout, stderr, code := execute(t, "validate", "--format", format, path)
+		if code != exitFailure {
+			t.Errorf("%s: exit %d, want %d (stderr %.200s)", format, code, exitFailure, stderr)
+		}
+		if len(stdout) > 4096 || !strings.Contains(stdout, `…`) || !strings.Contains(stdout, "(5.2 MB, cut)") {
+			t.Errorf("%s: %d bytes of output, want the label cut with its size noted: %.300s", format, len(stdout), stdout)
+		}
+	}
+}
