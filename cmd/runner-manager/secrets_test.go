@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -111,7 +112,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	srv.CreateRepo("acme", "web")
 	dir := t.TempDir()
 	token := srv.AddToken(ghsim.TokenOptions{})
-	const statusSecret = "status-bearer-Zq8v4711-no-shape"
+	const statusSecret = `status-bearer-<Zq8v>&"4711"-no-shape` // characters %q and JSON escape
 	tokenFile, statusFile := filepath.Join(dir, "token"), filepath.Join(dir, "status-token")
 	for f, c := range map[string]string{tokenFile: token + "\n", statusFile: statusSecret + "\n"} {
 		if err := os.WriteFile(f, []byte(c), 0o600); err != nil {
@@ -163,7 +164,7 @@ labels = ["linux"]
 			}
 			for _, args := range runs {
 				stdout, stderr, _ := execute(t, args...)
-				for _, s := range secrets {
+				for _, s := range forms(secrets) {
 					for name, out := range map[string]string{"stdout": stdout, "stderr": stderr} {
 						if i := strings.Index(out, s); i >= 0 {
 							t.Errorf("%s typed into %s: `%s` prints it on %s: %s", label(s), k, strings.Join(args[:len(args)-1], " "), name, around(out, i))
@@ -173,6 +174,22 @@ labels = ["linux"]
 			}
 		}
 	}
+}
+
+// forms are secrets as they can stand in an output: as typed, quoted by %q, JSON-encoded, both.
+func forms(secrets []string) []string {
+	var out []string
+	for _, s := range secrets {
+		q := strconv.Quote(s)
+		q = q[1 : len(q)-1]
+		out = append(out, s, q, jsonInner(s), jsonInner(q))
+	}
+	return out
+}
+
+func jsonInner(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
 }
 
 func label(s string) string {

@@ -7,9 +7,11 @@ package redact
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -100,7 +102,7 @@ func (r *Redactor) Learn(secrets ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	grew := false
-	for _, s := range add {
+	for _, s := range escaped(add) {
 		if len(s) < MinSecretLen {
 			continue
 		}
@@ -125,6 +127,27 @@ func (r *Redactor) Learn(secrets ...string) {
 		pairs = append(pairs, s, Redacted)
 	}
 	r.secrets, r.rep = all, strings.NewReplacer(pairs...)
+}
+
+// escaped is secrets and the forms they take inside a message: quoted by %q (a problem's echo),
+// JSON-encoded (validate --format json, status --json, JSON logs; json.Marshal escapes <, > and &
+// too), and both.
+func escaped(secrets []string) []string {
+	out := slices.Clone(secrets)
+	for _, s := range secrets {
+		q := strconv.Quote(s)
+		q = q[1 : len(q)-1]
+		out = append(out, q, jsonEscape(s), jsonEscape(q))
+	}
+	return out
+}
+
+func jsonEscape(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return s
+	}
+	return string(b[1 : len(b)-1])
 }
 
 // cutSecrets redacts what a cut left of a known secret: MinSecretLen or more of its first bytes

@@ -12,7 +12,7 @@ const pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2
 
 func TestStringScrubsShapesAndKnownSecrets(t *testing.T) {
 	r := New()
-	r.Learn("  s3cret-webhook-value\n", "short", "line-one-of-a-file\nline-two-of-a-file\n", "API_KEY=\"env-file-value-1234\"\nDEBUG=1\n")
+	r.Learn("  s3cret-webhook-value\n", "short", "line-one-of-a-file\nline-two-of-a-file\n", "API_KEY=\"env-file-value-1234\"\nDEBUG=1\n", `q"uote<&>-secret`)
 	for _, tc := range []struct{ name, in, want string }{
 		{"classic token", "token_file ghp_abcdefghijklmnopqrstuvwxyz0123456789 missing", "token_file <redacted> missing"},
 		{"fine-grained", "github_pat_11ABCDEFG0123456789_abcdefghijkl", "<redacted>"},
@@ -23,6 +23,9 @@ func TestStringScrubsShapesAndKnownSecrets(t *testing.T) {
 		{"a line of a known file", "got line-two-of-a-file here", "got <redacted> here"},
 		{"below the minimum length", "a short value", "a short value"},
 		{"an environment file's value", "got env-file-value-1234 DEBUG=1", "got <redacted> DEBUG=1"},
+		{"quoted by %q", `got "q\"uote<&>-secret"`, `got "<redacted>"`},
+		{"in JSON", `{"m":"q\"uote\u003c\u0026\u003e-secret"}`, `{"m":"<redacted>"}`},
+		{"quoted, then in JSON", `{"m":"got \"q\\\"uote\u003c\u0026\u003e-secret\""}`, `{"m":"got \"<redacted>\""}`},
 		{"a cut secret", `"xs3cret-web` + CutMark + `" (1.2 kB, cut)`, `"x<redacted>` + CutMark + `" (1.2 kB, cut)`},
 		{"a cut too short to tell", `"s3cret` + CutMark + `"`, `"s3cret` + CutMark + `"`},
 		{"nothing", "max_runners must be at least 1 (got 0)", "max_runners must be at least 1 (got 0)"},
