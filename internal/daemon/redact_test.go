@@ -65,3 +65,22 @@ func TestStatusAndLogsNeverShowASecret(t *testing.T) {
 		}).Config.LastReload.At
 	}
 }
+
+// TestHugeValueIsCutInLogAndStatus: a reload rejected for a 5 MB label logs and shows the label
+// cut with its size noted, not a 5.2 MB log line and status document (issue 28).
+func TestHugeValueIsCutInLogAndStatus(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.start()
+	e.writeConfig(strings.Replace(webTarget(1), `labels = ["linux"]`, `labels = ["`+strings.Repeat("a", 5_242_880)+`"]`, 1))
+	snap := e.waitStatus("the rejected reload", func(s status.Snapshot) bool { return !s.Config.LastReload.OK })
+	doc, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"the daemon's log": e.read(e.logs), "status": string(doc)} {
+		if len(out) > 64<<10 || !strings.Contains(out, "(5.2 MB, cut)") {
+			t.Errorf("%s: %d bytes, want the label cut with its size noted: %.300s", name, len(out), out)
+		}
+	}
+}
