@@ -146,6 +146,8 @@ func LoadBytes(name string, data []byte, opts Options) (*Config, error) {
 		var cerr *Error
 		if errors.As(err, &cerr) {
 			cerr.StateDir = cfg.Daemon.StateDir
+			resolveFiles(cfg, name)
+			cerr.SecretFiles = cfg.SecretFiles()
 		}
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/redact"
 )
 
 func TestDefaults(t *testing.T) {
@@ -221,8 +223,8 @@ func TestRedactedHidesURLUserinfo(t *testing.T) {
 		"https://h:8443/api":  "https://h:8443/api",
 		"see https://u:p@h/x": "see https://" + RedactedValue + "@h/x",
 	} {
-		if got := RedactURL(in); got != want {
-			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		if got := redact.URL(in); got != want {
+			t.Errorf("redact.URL(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

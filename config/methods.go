@@ -1,12 +1,13 @@
 package config
 
 import (
-	"regexp"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/redact"
 )
 
 // RedactedValue replaces every secret in a Redacted copy.
-const RedactedValue = "<redacted>"
+const RedactedValue = redact.Redacted
 
 // EnabledTargets returns the targets that should have a running loop, in file order.
 func (c *Config) EnabledTargets() []Target {
@@ -51,7 +52,7 @@ func (c *Config) Redacted() *Config {
 		d := *c.GitHub.DeviceFlow
 		out.GitHub.DeviceFlow = &d
 	}
-	out.GitHub.APIURL = RedactURL(c.GitHub.APIURL)
+	out.GitHub.APIURL = redact.URL(c.GitHub.APIURL)
 	out.Warnings = append([]Problem(nil), c.Warnings...)
 	out.Targets = make([]Target, len(c.Targets))
 	for i, t := range c.Targets {
@@ -85,16 +86,6 @@ func clonePtr[T any](p *T) *T {
 	}
 	v := *p
 	return &v
-}
-
-// userinfo matches the credentials part of a URL ("scheme://user:pass@" or "scheme://token@").
-var userinfo = regexp.MustCompile(`(://)[^/\s@]+@`)
-
-// RedactURL returns s with any userinfo of a URL in it (a password or token before the host)
-// replaced by RedactedValue. Every message, printout and log line that shows api_url goes
-// through it; s is returned unchanged when it has none.
-func RedactURL(s string) string {
-	return userinfo.ReplaceAllString(s, "${1}"+RedactedValue+"@")
 }
 
 // PollIntervalOf is t's configured poll interval: its own, else webhook.poll_interval while

@@ -51,3 +51,63 @@ func secretProblem(path string) (string, Severity) {
 	}
 	return "", ""
 }
+
+// SecretFile is a setting that names a file holding a credential, and the file.
+type SecretFile struct {
+	Key, Path string
+}
+
+// SecretFiles lists the credential files c names (those set): everything that prints anything
+// scrubs their contents (internal/redact). One line per source, so a new one is scrubbed
+// everywhere by adding it here.
+func (c *Config) SecretFiles() []SecretFile {
+	var out []SecretFile
+	add := func(key, path string) {
+		if path != "" {
+			out = append(out, SecretFile{Key: key, Path: path})
+		}
+	}
+	add("github.token_file", c.GitHub.TokenFile)
+	add("github.private_key_file", c.GitHub.PrivateKeyFile)
+	add("daemon.status_token_file", c.Daemon.StatusTokenFile)
+	if c.Webhook != nil {
+		add("webhook.secret_file", c.Webhook.SecretFile)
+	}
+	if c.Fleet != nil {
+		add("fleet.etcd_key_file", c.Fleet.EtcdKeyFile)
+	}
+	for _, t := range c.Targets {
+		add("target."+t.Name+".env_file", t.EnvFile)
+	}
+	return out
+}
+
+// SecretValues are the secrets written into c itself: target env values (config print shows
+// their names only). Scrubbed from every output like the files' contents.
+func (c *Config) SecretValues() []string {
+	var out []string
+	for _, t := range c.Targets {
+		for _, v := range t.Env {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Secrets are the credential file paths and the inline secret values of what a load returned:
+// the config's, or for a rejected file (a *Error) the files it names. Whoever prints a load's
+// outcome teaches them to its redact.Redactor first.
+func Secrets(cfg *Config, err error) (paths, values []string) {
+	var files []SecretFile
+	var cerr *Error
+	switch {
+	case cfg != nil:
+		files, values = cfg.SecretFiles(), cfg.SecretValues()
+	case errors.As(err, &cerr):
+		files = cerr.SecretFiles
+	}
+	for _, f := range files {
+		paths = append(paths, f.Path)
+	}
+	return paths, values
+}

@@ -32,6 +32,9 @@ func newChecker(file string) *checker {
 // result is the *Error for the problems so far if any is an error, else nil.
 func (c *checker) result() error {
 	sortProblems(c.problems)
+	for i, p := range c.problems {
+		c.problems[i] = p.bounded()
+	}
 	for _, p := range c.problems {
 		if p.Severity == SeverityError {
 			return &Error{Problems: c.problems}
@@ -250,10 +253,7 @@ func describe(v any, path string) string {
 	}
 	switch x := v.(type) {
 	case string:
-		if len(x) > 40 {
-			x = x[:40] + "…"
-		}
-		return fmt.Sprintf("string %q", x)
+		return fmt.Sprintf("string %q", x) // bounded with the whole message (Problem.bounded)
 	case bool:
 		return fmt.Sprintf("boolean %v", x)
 	case int, int64, uint64:
@@ -290,6 +290,9 @@ func kindOf(v any) string {
 func closest(k string, fields map[string]reflect.Type) string {
 	best, bestD := "", 3
 	for f := range fields {
+		if max(len(k)-len(f), len(f)-len(k)) > bestD {
+			continue // at least that many edits: and a 5 MB key would take seconds to measure
+		}
 		if d := editDistance(k, f); d < bestD || (d == bestD && f < best) {
 			best, bestD = f, d
 		}

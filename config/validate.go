@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/redact"
 )
 
 // Every rule lives here and has a row in validate_test.go. Messages name the key as the operator
@@ -154,11 +156,15 @@ func (c *checker) validateRunnerUser(d Daemon) {
 		c.add(SeverityError, "daemon.runner_user", fmt.Sprintf("daemon.runner_user must be \"per-slot\" or \"daemon\" (got %q)", d.RunnerUser))
 	}
 	p := d.RunnerUserPrefix
-	longest := len(p) + len(strconv.Itoa(max(d.MaxRunners-1, 0)))
+	// The longest name is the prefix and the last slot's number. An out-of-range max_runners is
+	// its own rule's problem: MaxRunners-1 of math.MinInt64 wraps to the largest int, whose 19
+	// digits made this rule blame a prefix the file does not set (TestNoSpuriousPrefixProblem).
+	inRange := d.MaxRunners >= 1 && d.MaxRunners <= MaxRunnersLimit
+	longest := len(p) + len(strconv.Itoa(min(max(d.MaxRunners, 1), MaxRunnersLimit)-1))
 	switch {
 	case !runnerUserName.MatchString(p):
 		c.add(SeverityError, "daemon.runner_user_prefix", fmt.Sprintf("daemon.runner_user_prefix %q is not a user name: use lower-case letters, digits, '_' and '-', starting with a letter or '_'", p))
-	case longest > 32 && d.MaxRunners <= MaxRunnersLimit:
+	case longest > 32 && inRange:
 		c.add(SeverityError, "daemon.runner_user_prefix", fmt.Sprintf("daemon.runner_user_prefix %q makes user names of %d characters with max_runners %d; user names have at most 32: shorten it", p, longest, d.MaxRunners))
 	}
 }
@@ -179,7 +185,7 @@ func (c *checker) validateGitHub(cfg *Config) {
 	u, err := url.Parse(g.APIURL)
 	switch {
 	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
-		c.add(SeverityError, "github.api_url", fmt.Sprintf("github.api_url must be an http(s) URL such as %s (got %q)", DefaultAPIURL, RedactURL(g.APIURL)))
+		c.add(SeverityError, "github.api_url", fmt.Sprintf("github.api_url must be an http(s) URL such as %s (got %q)", DefaultAPIURL, redact.URL(g.APIURL)))
 	case u.Scheme == "http" && !isLoopback(u.Hostname()):
 		c.add(SeverityWarning, "github.api_url", "github.api_url uses plain http to a remote host: the credential would cross the network unencrypted; use https")
 	}
@@ -187,7 +193,7 @@ func (c *checker) validateGitHub(cfg *Config) {
 	// client and `config print` all use the same URL.
 	if norm, changed := enterpriseAPIURL(cfg.GitHub.APIURL); changed {
 		c.add(SeverityWarning, "github.api_url", fmt.Sprintf("github.api_url %q has no API path; runner-manager uses %q, GitHub Enterprise Server's REST API (write that to silence this notice)",
-			RedactURL(cfg.GitHub.APIURL), RedactURL(norm)))
+			redact.URL(cfg.GitHub.APIURL), redact.URL(norm)))
 		cfg.GitHub.APIURL = norm
 	}
 	var kinds []string

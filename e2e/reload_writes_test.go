@@ -211,15 +211,21 @@ func TestReloadDirectoryReplacedByTwoRenames(t *testing.T) {
 	f.finish(t, lastWrite, 2, "applied: added added", "applied: changed added (max_runners)")
 }
 
-// TestReloadDirectoryRemovedAndRecreated removes the config directory (rejected: the file is
-// gone, the last good config keeps running), recreates it with an edited file, then edits that
+// TestReloadDirectoryRemovedAndRecreated removes the config directory (a warning, "waiting for the
+// file to come back": the last good config keeps running and status does not call it a failed
+// reload within the daemon's MissingFileGrace), recreates it with an edited file, then edits that
 // file in place: both are applied, so the watch re-armed from the ancestor onto the new directory.
 func TestReloadDirectoryRemovedAndRecreated(t *testing.T) {
 	f := startWriteTest(t, nil)
 	if err := os.RemoveAll(f.cfg.Dir); err != nil {
 		t.Fatal(err)
 	}
-	f.d.WaitRecord(t, f.mark, reloadTimeout, "the missing file to be rejected", harness.OfKind("reload-failed"))
+	f.d.WaitRecord(t, f.mark, reloadTimeout, "the missing file to be waited for", func(l harness.LogLine) bool {
+		return l.Level == "WARN" && strings.Contains(l.Msg, "waiting for the file to come back")
+	})
+	if st := f.d.Status(t).Config; !st.LastReload.OK {
+		t.Errorf("status says the last reload failed while the file is missing for a moment: %v", st.LastReload.Error)
+	}
 	job := f.sim.MustQueue(t, "acme/edited", labels, time.Second) // the last good config serves it
 	f.sim.WaitJobsDone(t, jobsTimeout, job)
 
@@ -234,7 +240,7 @@ func TestReloadDirectoryRemovedAndRecreated(t *testing.T) {
 	}
 
 	lastWrite := f.editAddedInPlace(t)
-	f.finish(t, lastWrite, 2, "rejected", "applied: added added", "applied: changed added (max_runners)")
+	f.finish(t, lastWrite, 2, "applied: added added", "applied: changed added (max_runners)")
 }
 
 // TestReloadVimRenameAwayThenWrite saves the file twice the way vim does by default (backupcopy

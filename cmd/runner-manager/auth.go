@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -49,7 +50,7 @@ is on github.com for api.github.com, on SUBDOMAIN.ghe.com for api.SUBDOMAIN.ghe.
 and on the API URL's own host otherwise (GHES, the simulator); --web-url overrides it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadAuthConfig(path)
+			cfg, err := loadAuthConfig(cmd.Context(), path)
 			if err != nil {
 				return err
 			}
@@ -69,7 +70,7 @@ and on the API URL's own host otherwise (GHES, the simulator); --web-url overrid
 		Short: "Show who is signed in, when the token expires and whether it can be renewed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadAuthConfig(path)
+			cfg, err := loadAuthConfig(cmd.Context(), path)
 			if err != nil {
 				return err
 			}
@@ -86,7 +87,7 @@ and on the API URL's own host otherwise (GHES, the simulator); --web-url overrid
 		Short: "Remove this host's sign-in (the tokens are not revoked at GitHub)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadAuthConfig(path)
+			cfg, err := loadAuthConfig(cmd.Context(), path)
 			if err != nil {
 				return err
 			}
@@ -108,8 +109,9 @@ and on the API URL's own host otherwise (GHES, the simulator); --web-url overrid
 }
 
 // loadConfig loads the config a command acts on: an invalid one exits 1, an unreadable one 2.
-func loadConfig(path string) (*config.Config, error) {
+func loadConfig(ctx context.Context, path string) (*config.Config, error) {
 	cfg, err := config.Load(path)
+	learnSecrets(ctx, cfg, err)
 	var cerr *config.Error
 	switch {
 	case errors.As(err, &cerr):
@@ -120,8 +122,8 @@ func loadConfig(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
-func loadAuthConfig(path string) (*config.Config, error) {
-	cfg, err := loadConfig(path)
+func loadAuthConfig(ctx context.Context, path string) (*config.Config, error) {
+	cfg, err := loadConfig(ctx, path)
 	switch {
 	case err != nil:
 		return nil, err

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,21 +18,7 @@ import (
 // runCmd executes one command tree as main would and returns stdout+stderr and the exit code.
 func runCmd(cmd *cobra.Command, args ...string) (string, int) {
 	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	code := exitOK
-	if err := cmd.Execute(); err != nil {
-		var ee *exitError
-		code = exitUsage
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		if ee == nil || ee.err != nil {
-			out.WriteString("runner-manager: " + err.Error() + "\n")
-		}
-	}
+	code := runCommand(cmd, args, nil, &out, &out)
 	return out.String(), code
 }
 

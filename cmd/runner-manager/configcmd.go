@@ -31,6 +31,7 @@ func newConfigPrintCmd() *cobra.Command {
 				return withCode(exitUsage, fmt.Errorf("unknown --format %q: use toml or json", format))
 			}
 			cfg, err := config.Load(path)
+			learnSecrets(cmd.Context(), cfg, err)
 			var cerr *config.Error
 			switch {
 			case errors.As(err, &cerr):
@@ -80,6 +81,7 @@ func newConfigDiffCmd() *cobra.Command {
 			var cfgs [2]*config.Config
 			for i, p := range []string{path, args[0]} {
 				cfg, err := config.Load(p)
+				learnSecrets(cmd.Context(), cfg, err)
 				var cerr *config.Error
 				switch {
 				case errors.As(err, &cerr):

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/runner-manager/runner-manager/internal/daemon"
+	"github.com/runner-manager/runner-manager/internal/redact"
 	"github.com/runner-manager/runner-manager/selfupdate"
 )
 
@@ -34,6 +35,7 @@ runners still alive are adopted by the next start. See docs/exit-codes.md for ex
 			go forwardSignals(ctx, hup, reload)
 
 			o.Stderr = cmd.ErrOrStderr()
+			o.Redactor = redact.FromContext(cmd.Context()) // the one stderr goes through: the daemon teaches it
 			o.IsTTY = term.IsTerminal(int(os.Stderr.Fd()))
 			o.Reload = reload
 			o.Crash = crashHookFromEnv()

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -46,7 +45,7 @@ its live hosts, and per target the leader that reads GitHub, its demand and ever
 Exit status 1 when no daemon answers.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			snap, err := status.Fetch(cmd.Context(), f.socketPath(cmd.ErrOrStderr()))
+			snap, err := status.Fetch(cmd.Context(), f.socketPath(cmd))
 			if err != nil {
 				return withCode(exitFailure, err)
 			}
@@ -73,7 +72,7 @@ func runnersCmd(now func() time.Time) *cobra.Command {
 		Short: "List the runners the running daemon owns, with age, state and job",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			runners, err := status.FetchRunners(cmd.Context(), f.socketPath(cmd.ErrOrStderr()))
+			runners, err := status.FetchRunners(cmd.Context(), f.socketPath(cmd))
 			if err != nil {
 				return withCode(exitFailure, err)
 			}
@@ -91,11 +90,12 @@ func runnersCmd(now func() time.Time) *cobra.Command {
 // loaded must not hide the daemon (an invalid edit is exactly when an operator runs status, and
 // the daemon keeps its last good config), so it uses the state_dir the rejected file still names,
 // or else the default state dir, with a note.
-func (f *socketFlags) socketPath(stderr io.Writer) string {
+func (f *socketFlags) socketPath(cmd *cobra.Command) string {
 	if f.socket != "" {
 		return f.socket
 	}
 	cfg, err := config.Load(f.config)
+	learnSecrets(cmd.Context(), cfg, err)
 	if err == nil {
 		return status.SocketPath(cfg.Daemon.StateDir)
 	}
@@ -111,6 +111,6 @@ func (f *socketFlags) socketPath(stderr io.Writer) string {
 			dir = cerr.StateDir
 		}
 	}
-	fmt.Fprintf(stderr, "note: config %s %s; looking for the daemon in %s (pass --socket to choose)\n", f.config, why, dir)
+	fmt.Fprintf(cmd.ErrOrStderr(), "note: config %s %s; looking for the daemon in %s (pass --socket to choose)\n", f.config, why, dir)
 	return status.SocketPath(dir)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,7 +62,7 @@ more than one file is given.`,
 			code := exitOK
 			var results []result
 			for _, f := range files {
-				r, err := validateOne(cmd.InOrStdin(), f, config.Options{Offline: offline, Format: stdinFormat(f, inputFormat)})
+				r, err := validateOne(cmd.Context(), cmd.InOrStdin(), f, config.Options{Offline: offline, Format: stdinFormat(f, inputFormat)})
 				if err != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "runner-manager:", err)
 					code = max(code, exitUsage)
@@ -105,7 +106,7 @@ type result struct {
 }
 
 // validateOne loads one file (stdin for "-"); an error means it could not be read at all.
-func validateOne(stdin io.Reader, path string, opts config.Options) (result, error) {
+func validateOne(ctx context.Context, stdin io.Reader, path string, opts config.Options) (result, error) {
 	var (
 		cfg *config.Config
 		err error
@@ -119,6 +120,7 @@ func validateOne(stdin io.Reader, path string, opts config.Options) (result, err
 	} else {
 		cfg, err = config.LoadWith(path, opts)
 	}
+	learnSecrets(ctx, cfg, err)
 	var cerr *config.Error
 	switch {
 	case errors.As(err, &cerr):

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,22 +27,7 @@ func execute(t *testing.T, args ...string) (string, string, int) {
 func executeIn(t *testing.T, stdin io.Reader, args ...string) (string, string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	root := newRootCmd()
-	root.SetIn(stdin)
-	root.SetOut(&stdout)
-	root.SetErr(&stderr)
-	root.SetArgs(args)
-	code := exitOK
-	if err := root.Execute(); err != nil {
-		code = exitUsage
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		if ee == nil || ee.err != nil {
-			stderr.WriteString("runner-manager: " + err.Error() + "\n")
-		}
-	}
+	code := runCommand(newRootCmd(), args, stdin, &stdout, &stderr)
 	return stdout.String(), stderr.String(), code
 }
 
@@ -368,4 +352,20 @@ func installed(t *testing.T, files map[string]installFile, keep ...string) []str
 		}
 	}
 	return abs
+}
+
+// TestValidateBoundsAHugeValue: a 5 MB label is echoed cut to 64 bytes with its size, in every
+// format (a pull-request annotation included), not as a 5.2 MB message (issue 28).
+func TestValidateBoundsAHugeValue(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "c.toml", "[github.device_flow]\nclient_id = \"Iv1.x\"\n\n[[target]]\nname = \"web\"\nrepository = \"acme/web\"\nlabels = [\""+strings.Repeat("a", 5_242_880)+"\"]\n", 0o600)
+	for _, format := range []string{"text", "json", "github"} {
+		stdout, stderr, code := execute(t, "validate", "--format", format, path)
+		if code != exitFailure {
+			t.Errorf("%s: exit %d, want %d (stderr %.200s)", format, code, exitFailure, stderr)
+		}
+		if len(stdout) > 4096 || !strings.Contains(stdout, `…`) || !strings.Contains(stdout, "(5.2 MB, cut)") {
+			t.Errorf("%s: %d bytes of output, want the label cut with its size noted: %.300s", format, len(stdout), stdout)
+		}
+	}
 }

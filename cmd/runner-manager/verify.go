@@ -49,7 +49,7 @@ registration token) and never registers a runner. Exit codes: docs/exit-codes.md
   runner-manager verify --target api --target web`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(path)
+			cfg, err := loadConfig(cmd.Context(), path)
 			if err != nil {
 				return err
 			}

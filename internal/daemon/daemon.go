@@ -25,6 +25,7 @@ import (
 	"github.com/runner-manager/runner-manager/internal/hostlock"
 	"github.com/runner-manager/runner-manager/internal/logging"
 	"github.com/runner-manager/runner-manager/internal/metrics"
+	"github.com/runner-manager/runner-manager/internal/redact"
 	"github.com/runner-manager/runner-manager/internal/runner"
 	"github.com/runner-manager/runner-manager/internal/version"
 	"github.com/runner-manager/runner-manager/journal"
@@ -66,6 +67,14 @@ type Options struct {
 	CallTimeout time.Duration
 	// Upgrade enables self-update when Source is set.
 	Upgrade UpgradeOptions
+	// After and Now are the clock of the missing-file grace (MissingFileGrace); nil is the wall
+	// clock's (time.After, time.Now). Tests pass a fake to end the grace without waiting.
+	After func(time.Duration) <-chan time.Time
+	Now   func() time.Time
+	// Redactor scrubs everything the daemon prints or serves (logs, start-up errors, status); the
+	// daemon teaches it the secrets of every config it loads, a rejected one's included. The CLI
+	// passes the one its own output goes through; nil makes one.
+	Redactor *redact.Redactor
 }
 
 // Run runs the daemon until ctx ends (SIGTERM/SIGINT: a bounded shutdown drain) or an upgrade is
@@ -74,6 +83,11 @@ func Run(ctx context.Context, o Options) error {
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
 	}
+	if o.Redactor == nil {
+		o.Redactor = redact.New()
+	}
+	stderrFile, _ := redact.Unwrap(o.Stderr).(*os.File)
+	o.Stderr = o.Redactor.Writer(o.Stderr)
 	// The watch is armed before the first load, so an edit made while the daemon starts is seen.
 	var running atomic.Pointer[daemon]
 	watcher, watchErr := config.NewWatcher(o.ConfigPath, config.WatchOptions{
@@ -95,6 +109,7 @@ func Run(ctx context.Context, o Options) error {
 		watcher = nil
 	}
 	cfg, err := config.Load(o.ConfigPath)
+	learnSecrets(o.Redactor, cfg, err)
 	if err != nil {
 		if failedStart(ctx, o, err) {
 			return selfupdate.ErrUpgradePending
@@ -108,9 +123,8 @@ func Run(ctx context.Context, o Options) error {
 		}
 		return classed(ErrConfigUnreadable, err)
 	}
-	stderrFile, _ := o.Stderr.(*os.File)
 	logs := logging.NewLiveWith(o.Stderr, logging.Options{Level: cfg.Daemon.LogLevel, Format: cfg.Daemon.LogFormat,
-		IsTTY: o.IsTTY, Journal: logging.UnderJournal(stderrFile)})
+		IsTTY: o.IsTTY, Journal: logging.UnderJournal(stderrFile), Redactor: o.Redactor})
 	log := logs.Logger()
 	for _, w := range cfg.Warnings {
 		log.Warn("config warning", "problem", w.String())
@@ -409,7 +423,7 @@ func failedStart(ctx context.Context, o Options, loadErr error) bool {
 	if errors.As(loadErr, &cerr) && cerr.StateDir != "" {
 		stateDir = cerr.StateDir
 	}
-	log := logging.New(o.Stderr, "info", "auto", o.IsTTY)
+	log := logging.NewWith(o.Stderr, logging.Options{Level: "info", Format: "auto", IsTTY: o.IsTTY, Redactor: o.Redactor})
 	guard, err := newGuard(o, stateDir, log)
 	if err == nil {
 		err = os.MkdirAll(stateDir, 0o700)
@@ -438,4 +452,12 @@ func (d *daemon) watchHealth(err error) {
 		return
 	}
 	d.log.Info("config file watch restored", "path", d.o.ConfigPath)
+}
+
+// learnSecrets teaches r the secrets of a load's outcome (config.Secrets) before anything about
+// it is logged or served.
+func learnSecrets(r *redact.Redactor, cfg *config.Config, err error) {
+	paths, values := config.Secrets(cfg, err)
+	r.LearnFiles(paths...)
+	r.Learn(values...)
 }

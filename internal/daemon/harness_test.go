@@ -32,7 +32,8 @@ type env struct {
 	metricsAddr string
 	webhookAddr string
 
-	logs string // the file the daemon writes every line to
+	logs string  // the file the daemon writes every line to
+	opts Options // what start passes beside the paths (a test's clock), zero for most tests
 }
 
 func newEnv(t *testing.T) *env {
@@ -170,7 +171,9 @@ func (e *env) startStoppable() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{ConfigPath: e.configPath, Stderr: stderr, ShimExecutable: binary})
+		o := e.opts
+		o.ConfigPath, o.Stderr, o.ShimExecutable = e.configPath, stderr, binary
+		done <- Run(ctx, o)
 	}()
 	var once sync.Once
 	stop = func() {

@@ -75,7 +75,7 @@ func (d *daemon) run(ctx context.Context) (err error) {
 		d.log.Error("status socket stopped; `runner-manager status` will not answer", "socket", sock, "err", err)
 	} else {
 		g.Go(func() error {
-			if err := sl.Serve(gctx, status.SourceFunc(d.snapshot), d.log); err != nil && gctx.Err() == nil {
+			if err := sl.Serve(gctx, status.SourceFunc(d.scrubbedSnapshot), d.log); err != nil && gctx.Err() == nil {
 				d.log.Error("status socket stopped; `runner-manager status` will not answer", "socket", sock, "err", err)
 			}
 			return nil
@@ -200,8 +200,16 @@ type fileChange struct {
 }
 
 // reloadLoop serialises every reload trigger (a settled file change, SIGHUP) into one load+apply
-// at a time. SIGHUP reads the file at once, without the settle.
+// at a time. SIGHUP reads the file at once, without the settle. A missing file is held back for
+// MissingFileGrace (absence) before it counts as a failed reload: tools that delete and rewrite
+// the file, or rename its directory away and back, leave it missing for a moment.
 func (d *daemon) reloadLoop(ctx context.Context, changes <-chan fileChange) {
+	after := d.o.After
+	if after == nil {
+		after = time.After
+	}
+	var gone absence
+	var grace <-chan time.Time // fires when a missing file's grace ends; nil while none runs
 	for {
 		var err error
 		var cfg *config.Config
@@ -215,7 +223,22 @@ func (d *daemon) reloadLoop(ctx context.Context, changes <-chan fileChange) {
 		case <-d.o.Reload:
 			d.log.Info("reload requested (SIGHUP)")
 			cfg, err = config.Load(d.o.ConfigPath)
+		case <-grace:
+			grace = nil
+			cfg, err = config.Load(d.o.ConfigPath) // still missing: a failed reload from now on
 		}
+		now := d.now()
+		wasWaiting := gone.waiting(now)
+		if hold := gone.seen(err, now); hold > 0 {
+			if !wasWaiting {
+				d.log.Warn("config file is missing: waiting for the file to come back; the last good config keeps running",
+					"path", d.o.ConfigPath, "fails_after", hold.String())
+			}
+			grace = after(hold)
+			continue
+		}
+		grace = nil
+		learnSecrets(d.o.Redactor, cfg, err)
 		d.reload(ctx, cfg, err)
 	}
 }
@@ -337,7 +360,7 @@ func (d *daemon) deliver(ev webhook.Event) {
 // daemon.status_token_file when one is set. Without one, config validation has already refused
 // any address off loopback.
 func (d *daemon) statusTCPHandler(dc config.Daemon) (http.Handler, error) {
-	h := status.Handler(status.SourceFunc(d.snapshot))
+	h := status.Handler(status.SourceFunc(d.scrubbedSnapshot))
 	if dc.StatusTokenFile == "" {
 		return h, nil
 	}

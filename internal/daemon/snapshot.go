@@ -2,12 +2,29 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 
+	"github.com/runner-manager/runner-manager/internal/redact"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/internal/version"
 )
+
+// scrubbedSnapshot is snapshot with every string scrubbed by the daemon's Redactor: a rejected
+// reload's problems (last_reload.error), event messages and target errors can echo anything the
+// file held. Both the socket and status_listen serve only this.
+func (d *daemon) scrubbedSnapshot(ctx context.Context) (status.Snapshot, error) {
+	snap, err := d.snapshot(ctx)
+	if err != nil {
+		return snap, err
+	}
+	clean, err := redact.Value(d.o.Redactor, snap)
+	if err != nil {
+		return status.Snapshot{}, fmt.Errorf("scrubbing the status of secrets: %w", err)
+	}
+	return clean, nil
+}
 
 // snapshot is the status socket's Source: the engine's view, the journal's runners and the last
 // good config, without any GitHub call (status must answer while GitHub is down).

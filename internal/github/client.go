@@ -25,6 +25,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/github/auth"
+	"github.com/runner-manager/runner-manager/internal/redact"
 )
 
 // Clock tells the time (injected so tests never wait for a real reset).
@@ -132,7 +133,7 @@ func (c *Client) finish(src auth.Source) error {
 	if c.o.APIURL != "" {
 		u, err := url.Parse(trimSlash(c.o.APIURL) + "/")
 		if err != nil || u.Host == "" {
-			return fmt.Errorf("github.api_url %q is not a URL", config.RedactURL(c.o.APIURL))
+			return fmt.Errorf("github.api_url %q is not a URL", redact.URL(c.o.APIURL))
 		}
 		g.BaseURL = u
 	}

@@ -27,11 +27,11 @@ func NewLive(w io.Writer, level, format string, isTTY bool) *Live {
 func NewLiveWith(w io.Writer, o Options) *Live {
 	l := &Live{w: w, isTTY: o.IsTTY, journal: o.Journal}
 	l.Set(o.Level, o.Format)
-	l.log = slog.New(NewRedactingHandler(&liveHandler{live: l}))
+	l.log = slog.New(NewRedactingHandler(&liveHandler{live: l}, o.Redactor))
 	return l
 }
 
-// Logger is the logger to hand out; every record passes through Redact.
+// Logger is the logger to hand out; every record is scrubbed (NewRedactingHandler).
 func (l *Live) Logger() *slog.Logger { return l.log }
 
 // Set switches level and format for every logger derived from l; records already written stay.

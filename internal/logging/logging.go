@@ -12,11 +12,13 @@ import (
 
 	"github.com/lmittmann/tint"
 	"golang.org/x/term"
+
+	"github.com/runner-manager/runner-manager/internal/redact"
 )
 
 // New returns a logger writing to w at level ("debug", "info", "warn", "error"; anything else is
 // info) in format: "text" (tint, coloured only when isTTY), "json", or "auto" (text on a terminal,
-// JSON otherwise; also used for any other value). Every record passes through Redact.
+// JSON otherwise; also used for any other value). Every record is scrubbed (NewRedactingHandler).
 func New(w io.Writer, level, format string, isTTY bool) *slog.Logger {
 	return NewWith(w, Options{Level: level, Format: format, IsTTY: isTTY})
 }
@@ -29,11 +31,14 @@ type Options struct {
 	// priority ("<3>" error ... "<7>" debug); "auto" picks plain text without a timestamp, since the
 	// journal stamps every line itself.
 	Journal bool
+	// Redactor scrubs every record: the credential shapes, and the secrets it was told (the
+	// contents of the config's secret files). Nil scrubs the shapes only.
+	Redactor *redact.Redactor
 }
 
 // NewWith is New with Options.
 func NewWith(w io.Writer, o Options) *slog.Logger {
-	return slog.New(NewRedactingHandler(formatHandler(w, ParseLevel(o.Level), o.Format, o.IsTTY, o.Journal)))
+	return slog.New(NewRedactingHandler(formatHandler(w, ParseLevel(o.Level), o.Format, o.IsTTY, o.Journal), o.Redactor))
 }
 
 // formatHandler is the handler of format ("text", "json" or "auto") at level, without redaction;

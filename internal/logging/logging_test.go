@@ -7,46 +7,18 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/internal/redact"
+	"github.com/runner-manager/runner-manager/internal/redact/redacttest"
 )
 
 var (
-	pat       = "ghp_" + strings.Repeat("A1b2", 9)
-	fineGrain = "github_pat_11ABCDEFG0" + strings.Repeat("x", 60)
-	install   = "ghs_" + strings.Repeat("Z9", 18)
-	refresh   = "ghr_" + strings.Repeat("r", 70)
-	jwt       = "eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiIxMjMifQ.c2lnbmF0dXJlLWJ5dGVz"
-	jit       = "eyJkLnJ1bm5lciI6IntcImFnZW50SWRcIjoxLFwiYWdlbnROYW1lXCI6XCJ4XCJ9In0=" // base64 of a JIT config
-	pemKey    = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n-----END RSA PRIVATE KEY-----"
-	opaque    = "c29tZSBvcGFxdWUgc2VjcmV0IHZhbHVlIHRoYXQgaGFzIG5vIHByZWZpeA" // only a sensitive key gives it away
+	pat, fineGrain, install, refresh = redacttest.PAT, redacttest.FineGrained, redacttest.Install, redacttest.Refresh
+	jwt, jit, pemKey                 = redacttest.JWT, redacttest.JIT, redacttest.PEMKey
+	opaque                           = "c29tZSBvcGFxdWUgc2VjcmV0IHZhbHVlIHRoYXQgaGFzIG5vIHByZWZpeA" // only a sensitive key gives it away
 )
 
 var allSecrets = []string{pat, fineGrain, install, refresh, jwt, jit, "MIIEowIBAAKCAQEAu1SU1", opaque}
-
-func TestRedact(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"token " + pat + " rejected", "token " + Redacted + " rejected"},
-		{"pat=" + fineGrain, "pat=" + Redacted},
-		{"installation " + install, "installation " + Redacted},
-		{"refresh:" + refresh, "refresh:" + Redacted},
-		{"gho_" + strings.Repeat("o", 36) + " ghu_" + strings.Repeat("u", 36), Redacted + " " + Redacted},
-		{"jwt " + jwt + ".", "jwt " + Redacted + "."},
-		{"--jitconfig " + jit, "--jitconfig " + Redacted},
-		{"key:\n" + pemKey + "\ndone", "key:\n" + Redacted + "\ndone"},
-		{"truncated " + pemKey[:60], "truncated " + Redacted},
-		{"Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", "Authorization: Bearer " + Redacted},
-		{"GET https://user:hunter2@ghe.example.com/api", "GET https://" + Redacted + "@ghe.example.com/api"},
-		{"GET https://x-access-token@ghe.example.com/api", "GET https://" + Redacted + "@ghe.example.com/api"},
-		{"GET https://ghe.example.com/user@example/api", "GET https://ghe.example.com/user@example/api"},
-		// Things that look a little like secrets but are not.
-		{"sha256 " + strings.Repeat("ab12", 16), "sha256 " + strings.Repeat("ab12", 16)},
-		{"token_file=/etc/runner-manager/token ghp_short", "token_file=/etc/runner-manager/token ghp_short"},
-		{"runner 2.321.0 for acme/api", "runner 2.321.0 for acme/api"},
-	} {
-		if got := Redact(tc.in); got != tc.want {
-			t.Errorf("Redact(%q)\n got %q\nwant %q", tc.in, got, tc.want)
-		}
-	}
-}
 
 type creds struct {
 	Name  string
@@ -89,7 +61,7 @@ func TestLoggerRedactsEverywhere(t *testing.T) {
 				t.Errorf("%s (tty %v): secret %.20q… reached the log:\n%s", tc.format, tc.tty, s, out)
 			}
 		}
-		for _, keep := range []string{"/etc/runner-manager/token", "api", "acme", "registered runner with", Redacted} {
+		for _, keep := range []string{"/etc/runner-manager/token", "api", "acme", "registered runner with", redact.Redacted} {
 			if !strings.Contains(out, keep) {
 				t.Errorf("%s: %q missing from the log:\n%s", tc.format, keep, out)
 			}
@@ -132,5 +104,26 @@ func TestParseLevel(t *testing.T) {
 		if got := ParseLevel(in); got != want {
 			t.Errorf("ParseLevel(%q) = %v, want %v", in, got, want)
 		}
+	}
+}
+
+// TestRecordsAreScrubbedOfKnownSecretsAndBounded: a secret-file content the Redactor was told
+// is scrubbed like a shape, and a megabyte value is cut with its size noted, not logged whole.
+func TestRecordsAreScrubbedOfKnownSecretsAndBounded(t *testing.T) {
+	r := redact.New()
+	r.Learn("webhook-secret-without-a-shape")
+	var b bytes.Buffer
+	log := NewWith(&b, Options{Format: "json", Redactor: r})
+	huge := strings.Repeat("a", 5_242_880)
+	log.Error("config rejected: webhook-secret-without-a-shape", "problem", `label "`+huge+`"`, "err", errors.New("got webhook-secret-without-a-shape"))
+	out := b.String()
+	if strings.Contains(out, "webhook-secret-without-a-shape") {
+		t.Errorf("a known secret reached the log: %s", out)
+	}
+	if len(out) > 3*maxLogValue {
+		t.Errorf("a 5 MB value made a %d-byte log line", len(out))
+	}
+	if !strings.Contains(out, "(5.2 MB, cut)") {
+		t.Errorf("the cut value does not say its size: %.300s", out)
 	}
 }

@@ -7,51 +7,39 @@ import (
 	"log/slog"
 	"regexp"
 
-	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/redact"
 )
-
-// Redacted replaces every secret Redact finds and every value of a sensitive attribute.
-const Redacted = "<redacted>"
-
-// secretPatterns are the shapes of secrets this program handles. Order matters: PEM blocks first,
-// so their base64 body is not half-matched by the others.
-var secretPatterns = []struct {
-	re   *regexp.Regexp
-	repl string
-}{
-	{regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`), Redacted},
-	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9_]{16,}`), Redacted},                         // classic tokens, OAuth, user, installation, refresh
-	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{16,}`), Redacted},                        // fine-grained personal access tokens
-	{regexp.MustCompile(`\beyJ[A-Za-z0-9+/_=-]{8,}(?:\.[A-Za-z0-9+/_=-]*){0,2}`), Redacted}, // JWTs and base64 JSON such as encoded JIT configs
-	{regexp.MustCompile(`(?i)\b(bearer|token|basic)(\s+)[A-Za-z0-9._~+/=-]{16,}`), "$1$2" + Redacted},
-}
-
-// Redact returns s with every token, JWT, encoded JIT config and PEM private key replaced by
-// Redacted. It is safe on any string and cheap on strings without secrets.
-func Redact(s string) string {
-	for _, p := range secretPatterns {
-		s = p.re.ReplaceAllString(s, p.repl)
-	}
-	return config.RedactURL(s) // userinfo in URLs (user:password@ or token@)
-}
 
 // sensitiveKey matches attribute keys whose whole value is a secret, whatever it looks like (a JIT
 // config is a long base64 blob; a webhook secret can be anything). Keys naming a file or path of a
 // secret (token_file) are not secrets.
 var sensitiveKey = regexp.MustCompile(`(?i)(?:^|[_.-])(?:token|secret|password|passwd|private_?key|jit_?config|encoded_jit_config|authorization|jwt|credentials?|signature|client_secret)$`)
 
-// NewRedactingHandler wraps h so messages and attributes (nested groups, errors, Stringers and
-// structured values included) are scrubbed before h sees them.
-func NewRedactingHandler(h slog.Handler) slog.Handler { return redactor{next: h} }
+// maxLogValue bounds a record's message and each string attribute: a longer one (a 5 MB value
+// echoed by a rejected config) is cut with its size noted (redact.Bound), so no log line is megabytes.
+const maxLogValue = 4096
 
-type redactor struct{ next slog.Handler }
+// NewRedactingHandler wraps h so messages and attributes (nested groups, errors, Stringers and
+// structured values included) are scrubbed by r (shapes only when r is nil) and bounded to
+// maxLogValue bytes before h sees them.
+func NewRedactingHandler(h slog.Handler, r *redact.Redactor) slog.Handler {
+	return redactor{next: h, r: r}
+}
+
+type redactor struct {
+	next slog.Handler
+	r    *redact.Redactor
+}
+
+// clean is s scrubbed and bounded.
+func (r redactor) clean(s string) string { return r.r.Bound(s, maxLogValue) }
 
 func (r redactor) Enabled(ctx context.Context, l slog.Level) bool { return r.next.Enabled(ctx, l) }
 
 func (r redactor) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, Redact(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, r.clean(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(redactAttr(a))
+		out.AddAttrs(r.attr(a))
 		return true
 	})
 	return r.next.Handle(ctx, out)
@@ -60,31 +48,33 @@ func (r redactor) Handle(ctx context.Context, rec slog.Record) error {
 func (r redactor) WithAttrs(as []slog.Attr) slog.Handler {
 	clean := make([]slog.Attr, len(as))
 	for i, a := range as {
-		clean[i] = redactAttr(a)
+		clean[i] = r.attr(a)
 	}
-	return redactor{next: r.next.WithAttrs(clean)}
+	return redactor{next: r.next.WithAttrs(clean), r: r.r}
 }
 
-func (r redactor) WithGroup(name string) slog.Handler { return redactor{next: r.next.WithGroup(name)} }
+func (r redactor) WithGroup(name string) slog.Handler {
+	return redactor{next: r.next.WithGroup(name), r: r.r}
+}
 
-func redactAttr(a slog.Attr) slog.Attr {
+func (r redactor) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	if v.Kind() == slog.KindGroup {
 		g := v.Group()
 		clean := make([]any, len(g))
 		for i, ga := range g {
-			clean[i] = redactAttr(ga)
+			clean[i] = r.attr(ga)
 		}
 		return slog.Group(a.Key, clean...)
 	}
 	if sensitiveKey.MatchString(a.Key) {
-		return slog.String(a.Key, Redacted)
+		return slog.String(a.Key, redact.Redacted)
 	}
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, Redact(v.String()))
+		return slog.String(a.Key, r.clean(v.String()))
 	case slog.KindAny:
-		return slog.Attr{Key: a.Key, Value: redactAny(v.Any())}
+		return slog.Attr{Key: a.Key, Value: r.any(v.Any())}
 	}
 	return slog.Attr{Key: a.Key, Value: v}
 }
@@ -92,55 +82,55 @@ func redactAttr(a slog.Attr) slog.Attr {
 // redactAny scrubs a structured value: errors, Stringers and bytes become their scrubbed text. Any
 // other value is kept as is unless its JSON form holds a secret (by shape, or under a sensitive
 // key such as a struct's Token field); then its scrubbed JSON replaces it.
-func redactAny(x any) slog.Value {
+func (r redactor) any(x any) slog.Value {
 	switch t := x.(type) {
 	case error:
-		return slog.StringValue(Redact(t.Error()))
+		return slog.StringValue(r.clean(t.Error()))
 	case fmt.Stringer:
-		return slog.StringValue(Redact(t.String()))
+		return slog.StringValue(r.clean(t.String()))
 	case []byte:
-		return slog.StringValue(Redact(string(t)))
+		return slog.StringValue(r.clean(string(t)))
 	}
 	b, err := json.Marshal(x)
 	if err != nil {
-		return slog.StringValue(Redact(fmt.Sprintf("%+v", x)))
+		return slog.StringValue(r.clean(fmt.Sprintf("%+v", x)))
 	}
 	var doc any
 	if json.Unmarshal(b, &doc) != nil {
-		return slog.StringValue(Redact(string(b)))
+		return slog.StringValue(r.clean(string(b)))
 	}
-	clean, changed := scrubJSON(doc)
+	clean, changed := r.scrubJSON(doc)
 	if !changed {
 		return slog.AnyValue(x)
 	}
 	out, err := json.Marshal(clean)
 	if err != nil {
-		return slog.StringValue(Redacted)
+		return slog.StringValue(redact.Redacted)
 	}
-	return slog.StringValue(string(out))
+	return slog.StringValue(r.clean(string(out)))
 }
 
 // scrubJSON redacts a decoded JSON value in place and reports whether anything was a secret.
-func scrubJSON(v any) (any, bool) {
+func (r redactor) scrubJSON(v any) (any, bool) {
 	changed := false
 	switch t := v.(type) {
 	case string:
-		c := Redact(t)
+		c := r.r.String(t)
 		return c, c != t
 	case map[string]any:
 		for k, e := range t {
 			if sensitiveKey.MatchString(k) {
-				t[k], changed = Redacted, true
+				t[k], changed = redact.Redacted, true
 				continue
 			}
 			var ch bool
-			t[k], ch = scrubJSON(e)
+			t[k], ch = r.scrubJSON(e)
 			changed = changed || ch
 		}
 	case []any:
 		for i, e := range t {
 			var ch bool
-			t[i], ch = scrubJSON(e)
+			t[i], ch = r.scrubJSON(e)
 			changed = changed || ch
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/redact"
 )
 
 // DeviceFlow talks to GitHub's OAuth endpoints (on the web host, not the API host) to sign a user
@@ -45,7 +45,7 @@ func WebURLFor(apiURL string) (string, error) {
 	}
 	u, err := url.Parse(apiURL)
 	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("github.api_url %q is not a URL", config.RedactURL(apiURL))
+		return "", fmt.Errorf("github.api_url %q is not a URL", redact.URL(apiURL))
 	}
 	host := strings.ToLower(u.Hostname())
 	if host == "api.github.com" {
