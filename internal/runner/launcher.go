@@ -411,13 +411,6 @@ func (l *Launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
 			}
 		}
 	}
-	if l.cg != nil {
-		// Whatever the runner left running (setsid, fork chains) ends with its cgroup, before its
-		// slot can take another job. Journaled: the attempt's registered record names it.
-		if err := l.cg.Remove(ctx, filepath.Base(abs)); err != nil {
-			return fmt.Errorf("remove runtime directory %s: %w", abs, err)
-		}
-	}
 	root, err := os.OpenRoot(rootDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // no runtime root yet (no runner ever started here): nothing below it to remove
