@@ -218,3 +218,22 @@ func rmdirRetry(ctx context.Context, dir string) error {
 
 // Path is the v2 cgroup directory of attempt id's runner.
 func (c *Cgroups) Path(id string) string { return c.layout.paths(id).V2 }
+
+// RunnerCgroupPath is where a daemon in this process's cgroup puts attempt id's v2 cgroup (as
+// DetectCgroups lays it out), computed without creating or moving anything: for tests and tools
+// that look for a runner's cgroup from beside the daemon.
+func RunnerCgroupPath(id string) (string, error) {
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	l, err := newCgroupLayout(mi, self, isCgroup2)
+	if err != nil {
+		return "", err
+	}
+	return l.paths(id).V2, nil
+}
