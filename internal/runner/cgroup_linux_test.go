@@ -93,7 +93,16 @@ func TestKillUIDEndsAForkChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startForkChain(t, "chain-"+u.Name, &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: []uint32{}}}, cgroupPaths{})
+	cred := &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: []uint32{}}
+	t.Cleanup(func() {
+		// Whatever killUID did, no chain outlives the test (nor blocks userdel).
+		for range 20 {
+			cmd := exec.Command("/bin/sh", "-c", "kill -KILL -1")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+			_ = cmd.Run()
+		}
+	})
+	startForkChain(t, "chain-"+u.Name, &syscall.SysProcAttr{Credential: cred}, cgroupPaths{})
 	eventually(t, "the fork chain", func() bool { pids, _ := pidsOf(u.UID); return len(pids) > 0 })
 	if err := killUID(context.Background(), u.UID, u.GID); err != nil {
 		t.Fatal(err)

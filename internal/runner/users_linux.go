@@ -25,7 +25,8 @@ const killShell = "/bin/sh"
 // uid may signal, all of uid's and nobody else's, and the kernel sends it under the task list
 // lock, so a chain that forks and exits every few milliseconds cannot outrun it the way it
 // outruns a /proc scan followed by kill(pid). kill(-1) spares its caller, which exits by itself.
-// The helper runs again until a /proc scan finds no process of uid, at most killRounds times.
+// The helper runs, then a /proc scan looks for what is left, until one finds no process of uid
+// (at most killRounds times).
 func killUID(ctx context.Context, uid, gid uint32) error {
 	if uid == 0 {
 		return errors.New("refusing to kill every process of uid 0")
@@ -35,13 +36,8 @@ func killUID(ctx context.Context, uid, gid uint32) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		pids, err := pidsOf(uid)
-		if err != nil {
-			return err
-		}
-		if len(pids) == 0 {
-			return nil
-		}
+		// Kill first, then look: a scan can miss a fork chain between two generations (the hole
+		// this replaces), while after kill(-1) nothing of the uid is left to be missed.
 		cmd := exec.CommandContext(ctx, killShell, "-c", "kill -KILL -1")
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
 		cmd.Dir = "/"
@@ -50,6 +46,14 @@ func killUID(ctx context.Context, uid, gid uint32) error {
 		// its process limit (a fork bomb): the next round tries again.
 		if err := cmd.Run(); err != nil && !errors.As(err, new(*exec.ExitError)) {
 			last = fmt.Errorf("run %s as uid %d to end its processes: %w", killShell, uid, err)
+			continue
+		}
+		pids, err := pidsOf(uid)
+		if err != nil {
+			return err
+		}
+		if len(pids) == 0 {
+			return nil
 		}
 	}
 	return errors.Join(fmt.Errorf("processes of uid %d keep appearing after %d rounds of kill(-1, SIGKILL) as that uid", uid, killRounds), last)
