@@ -31,15 +31,23 @@ type Cgroups struct {
 // the leaf <own>/daemon. An error says why no cgroup is usable: the daemon then falls back to
 // killing by uid (KillUID).
 func DetectCgroups() (*Cgroups, error) {
-	mi, err := os.ReadFile("/proc/self/mountinfo")
+	mi, self, err := readCgroupFiles("/proc/self/cgroup")
 	if err != nil {
-		return nil, fmt.Errorf("read /proc/self/mountinfo: %w", err)
-	}
-	self, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return nil, fmt.Errorf("read /proc/self/cgroup: %w", err)
+		return nil, err
 	}
 	return setUpCgroups(mi, self, isCgroup2, os.Getpid())
+}
+
+// readCgroupFiles reads this process's mountinfo and the cgroup file named (a process's or a
+// thread's).
+func readCgroupFiles(cgroupFile string) (mountinfo, cgroups []byte, err error) {
+	if mountinfo, err = os.ReadFile("/proc/self/mountinfo"); err != nil {
+		return nil, nil, fmt.Errorf("read /proc/self/mountinfo: %w", err)
+	}
+	if cgroups, err = os.ReadFile(cgroupFile); err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", cgroupFile, err)
+	}
+	return mountinfo, cgroups, nil
 }
 
 // setUpCgroups is DetectCgroups on given /proc/self/mountinfo and /proc/self/cgroup contents, for
@@ -248,11 +256,7 @@ func RemoveRunnerCgroup(ctx context.Context, id string) error {
 }
 
 func currentLayout() (cgroupLayout, error) {
-	mi, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return cgroupLayout{}, err
-	}
-	self, err := os.ReadFile("/proc/self/cgroup")
+	mi, self, err := readCgroupFiles("/proc/self/cgroup")
 	if err != nil {
 		return cgroupLayout{}, err
 	}

@@ -81,13 +81,9 @@ func writeTasks(dir, tid string) error {
 
 // threadV1Dirs is where the calling (locked) thread is in each v1 hierarchy runners join.
 func threadV1Dirs() (map[string]string, error) {
-	mi, err := os.ReadFile("/proc/self/mountinfo")
+	mi, self, err := readCgroupFiles("/proc/thread-self/cgroup")
 	if err != nil {
-		return nil, fmt.Errorf("read /proc/self/mountinfo: %w", err)
-	}
-	self, err := os.ReadFile("/proc/thread-self/cgroup")
-	if err != nil {
-		return nil, fmt.Errorf("read /proc/thread-self/cgroup: %w", err)
+		return nil, err
 	}
 	return v1Dirs(parseMountinfo(mi), parseProcCgroup(self)), nil
 }
