@@ -65,6 +65,7 @@ func (l *launcher) Start(ctx context.Context, spec engine.LaunchSpec) (engine.Pr
 		JITConfig:  spec.JITConfig,
 		Env:        spec.Env,
 		WorkDir:    spec.WorkDir,
+		Limits:     runner.Limits{MemoryMax: spec.Limits.MemoryMax.Bytes(), CPUs: spec.Limits.CPUs, PidsMax: spec.Limits.PidsMax},
 	})
 	if err != nil {
 		return engine.Process{}, err
@@ -98,7 +99,7 @@ func (l *launcher) ExitStatus(dir string) (engine.ExitStatus, error) {
 	if err != nil || !ok {
 		return engine.ExitStatus{}, err
 	}
-	return engine.ExitStatus{Exited: true, Code: e.ExitCode}, nil
+	return engine.ExitStatus{Exited: true, Code: e.ExitCode, OOMKilled: e.OOMKills > 0}, nil
 }
 
 func (l *launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
@@ -108,3 +109,8 @@ func (l *launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
 func (l *launcher) RemoveWorkDir(ctx context.Context, dir string) error {
 	return runner.RemoveWorkDir(ctx, dir)
 }
+
+// freeSpace is engine.Disk: statfs of the filesystems a launch writes to (min_free_disk).
+type freeSpace struct{}
+
+func (freeSpace) Free(path string) (int64, error) { return runner.FreeSpace(path) }

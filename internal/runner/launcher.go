@@ -111,6 +111,8 @@ type Spec struct {
 	WorkDir    string            // run.sh's working directory; default the runner's root
 	// User is who the runner runs as; nil: the daemon's own user. The shim stays the daemon's.
 	User *User
+	// Limits bound the runner's whole process tree, written into its cgroup before it starts.
+	Limits Limits
 }
 
 func (l *Launcher) checkSpec(s Spec) (dir string, err error) {
