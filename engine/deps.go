@@ -116,6 +116,21 @@ type Launcher interface {
 	RemoveWorkDir(ctx context.Context, dir string) error
 }
 
+// CgroupLauncher is a Launcher that runs each runner in a cgroup of its own (internal/runner's, on
+// Linux). The engine journals an attempt's cgroup in its registered record, before Start creates
+// it; removes it (every process in it killed, waited for until it is empty) before the attempt is
+// cleaned; and at startup removes the cgroups no live attempt names. A Launcher without it, or
+// whose CgroupPath is "", runs runners without cgroups.
+type CgroupLauncher interface {
+	// CgroupPath is the cgroup attempt id's runner would run in; "" when the host has none usable.
+	CgroupPath(attemptID string) string
+	// Cgroups lists this host's runner cgroups by attempt id.
+	Cgroups() ([]string, error)
+	// RemoveCgroup kills every process in attempt id's cgroup, waits until it is empty and removes
+	// it; a missing one is already removed.
+	RemoveCgroup(ctx context.Context, attemptID string) error
+}
+
 // PeerSupply is one host's runners of a target as the fleet counts them: Starting and Idle cover
 // the fleet's demand; Free is how many more that host could start for the target now. List says
 // the host waits for a runner list of the target (its runners are starting or changed, loop.watch):
@@ -242,6 +257,11 @@ const (
 	CrashAfterExit       CrashPoint = "after-exit"
 	CrashAfterDeregister CrashPoint = "after-deregister"
 	CrashMidClean        CrashPoint = "mid-clean"
+	// CrashAfterCgroup: the runner's cgroup exists (and holds its limits), the runner is not started.
+	// The launcher fires it (Options.Crash reaches it through internal/daemon), not the engine.
+	CrashAfterCgroup CrashPoint = "after-cgroup"
+	// CrashAfterCgroupRemoved: the runner's cgroup is killed and removed, its directories are not.
+	CrashAfterCgroupRemoved CrashPoint = "after-cgroup-removed"
 )
 
 // CrashHook is called at every CrashPoint with the attempt concerned; nil means no hook.

@@ -62,6 +62,9 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	dir := filepath.Join(s.opts.RuntimeRoot, a.ID)
 	a, err = l.transition(ctx, a, journal.StateRegistered, func(x *journal.Attempt) {
 		x.RunnerID, x.RuntimeDir = reg.RunnerID, dir
+		if cl, ok := s.deps.Launcher.(CgroupLauncher); ok {
+			x.Cgroup = cl.CgroupPath(a.ID) // journaled before Start creates it
+		}
 		if own {
 			x.WorkDir = workDir // journaled before Start creates it, so cleanup and recovery remove it
 		}

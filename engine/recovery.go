@@ -282,6 +282,12 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 		}
 		return a, true, nil // it ends on its own time; the next pass sees the exit
 	case stepClean:
+		if cl, ok := d.Launcher.(CgroupLauncher); ok && a.Cgroup != "" {
+			if err := cl.RemoveCgroup(ctx, a.ID); err != nil {
+				return a, true, fmt.Errorf("end the processes of %s in its cgroup %s: %w", a.RunnerName, a.Cgroup, err)
+			}
+			l.sup.crash(CrashAfterCgroupRemoved, a.ID)
+		}
 		if a.RuntimeDir != "" {
 			if err := d.Launcher.RemoveRuntimeDir(ctx, a.RuntimeDir); err != nil {
 				return a, true, fmt.Errorf("remove runtime directory %s of %s: %w; check permissions under the state dir", a.RuntimeDir, a.RunnerName, err)

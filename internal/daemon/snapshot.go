@@ -77,6 +77,11 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 	if d.fleet != nil {
 		snap.Fleet = d.fleet.Status()
 	}
+	if cg := d.cgroups; cg.cgroups != nil {
+		snap.Isolation = &status.Isolation{Cgroups: true, CgroupRoot: cg.cgroups.Root()}
+	} else {
+		snap.Isolation = &status.Isolation{NoCgroups: cg.missing}
+	}
 	return snap, nil
 }
 
