@@ -70,9 +70,6 @@ type Launcher struct {
 	log     *slog.Logger
 	cg      *Cgroups
 	after   func(attemptID string)
-	// limits writes a runner's resource limits into its cgroup between create and start; nil
-	// until limits exist (issue 26 item 2).
-	limits func(p cgroupPaths, s Spec) error
 }
 
 // NewLauncher checks opts and fills in defaults.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -55,7 +56,7 @@ func applyLimits(v2 string, v1 map[string]string, l Limits) error {
 			continue
 		}
 		dir, writes := v1[c.controller], c.v1
-		if v2 != "" && exists(filepath.Join(v2, strings.TrimSuffix(c.v2[0].file, "?"))) {
+		if v2 != "" && delegate(v2, c.controller) && exists(filepath.Join(v2, strings.TrimSuffix(c.v2[0].file, "?"))) {
 			dir, writes = v2, c.v2
 		}
 		if dir == "" {
@@ -73,6 +74,30 @@ func applyLimits(v2 string, v1 map[string]string, l Limits) error {
 		}
 	}
 	return nil
+}
+
+// delegate makes v2 controller c available in the runner's cgroup dir, enabling it in the
+// cgroup.subtree_control of the runners' directory and of the daemon's own cgroup above it when
+// that has it (a systemd unit with Delegate=yes does). It goes no higher: above is the service
+// manager's tree. It reports whether dir has c; a hybrid host's empty v2 hierarchy has none.
+func delegate(dir, c string) bool {
+	if hasController(dir, c) {
+		return true
+	}
+	runners := filepath.Dir(dir)
+	for _, d := range []string{filepath.Dir(runners), runners} {
+		if hasController(d, c) {
+			// EBUSY (the cgroup has processes of its own) leaves c unavailable below: v1 or an error.
+			_ = os.WriteFile(filepath.Join(d, "cgroup.subtree_control"), []byte("+"+c), 0)
+		}
+	}
+	return hasController(dir, c)
+}
+
+// hasController reports whether v2 cgroup dir lists c in cgroup.controllers.
+func hasController(dir, c string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	return err == nil && slices.Contains(strings.Fields(string(b)), c)
 }
 
 // cpuQuota is the quota in microseconds per cpuPeriod for cpus CPUs; the kernel's least is 1 ms.

@@ -3,6 +3,7 @@ package runner
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,6 +20,65 @@ func fakeCgroup(t *testing.T, files ...string) string {
 	return dir
 }
 
+// fakeV2 makes a runner's v2 cgroup <own>/runners/<id> holding files; its controllers (and its
+// parents') are those whose files it has, as after delegation.
+func fakeV2(t *testing.T, files ...string) string {
+	t.Helper()
+	own := t.TempDir()
+	dir := filepath.Join(own, "runners", "a1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var ctrls []string
+	for _, f := range files {
+		if c, _, ok := strings.Cut(f, "."); ok && c != "cgroup" && !slices.Contains(ctrls, c) {
+			ctrls = append(ctrls, c)
+		}
+		writeFile(t, filepath.Join(dir, f), "")
+	}
+	for _, d := range []string{own, filepath.Dir(dir), dir} {
+		writeFile(t, filepath.Join(d, "cgroup.controllers"), strings.Join(ctrls, " "))
+	}
+	return dir
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A pure v2 host whose daemon cgroup has the controllers (Delegate=yes) and whose runners'
+// directory does not pass them down yet: applyLimits enables them in the daemon's cgroup and the
+// runners' directory, never above.
+func TestDelegateEnablesControllersBelowTheDaemon(t *testing.T) {
+	above := t.TempDir()
+	own := filepath.Join(above, "own")
+	dir := filepath.Join(own, "runners", "a1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(above, "cgroup.controllers"), "cpu memory pids")
+	writeFile(t, filepath.Join(own, "cgroup.controllers"), "cpu memory pids")
+	writeFile(t, filepath.Join(own, "runners", "cgroup.controllers"), "")
+	writeFile(t, filepath.Join(dir, "cgroup.controllers"), "")
+	if delegate(dir, "memory") {
+		t.Fatal("delegate reports memory available where the fake cgroupfs did not make it so")
+	}
+	if b, _ := os.ReadFile(filepath.Join(own, "cgroup.subtree_control")); string(b) != "+memory" {
+		t.Errorf("the daemon's cgroup.subtree_control = %q, want +memory", b)
+	}
+	if _, err := os.Stat(filepath.Join(above, "cgroup.subtree_control")); err == nil {
+		t.Error("delegate wrote above the daemon's own cgroup")
+	}
+	// The runners' directory had no memory to pass down in this fake (the kernel would have
+	// added it once the daemon's cgroup enabled it), so nothing was written there.
+	if _, err := os.Stat(filepath.Join(own, "runners", "cgroup.subtree_control")); err == nil {
+		t.Error("delegate enabled a controller the runners' directory does not have")
+	}
+}
+
 func readFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -31,7 +91,7 @@ func readFiles(t *testing.T, dir string) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(b) > 0 {
+		if len(b) > 0 && e.Name() != "cgroup.controllers" {
 			out[e.Name()] = string(b)
 		}
 	}
@@ -76,7 +136,7 @@ func TestApplyLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var v2 string
 			if tc.v2 != nil {
-				v2 = fakeCgroup(t, tc.v2...)
+				v2 = fakeV2(t, tc.v2...)
 			}
 			v1 := map[string]string{}
 			for c, files := range tc.v1 {
