@@ -117,6 +117,9 @@ type Target struct {
 	Warning    string    `json:"warning,omitempty"`   // served in part: the repositories whose jobs cannot be read, and why
 	LastPass   time.Time `json:"last_pass,omitzero"`  // end of the loop's latest reconcile pass
 	ScaleSet   *ScaleSet `json:"scale_set,omitempty"` // for a target that takes demand from a scale set
+	// Failures counts the runners given up on since the daemon started, by reason
+	// (registration_timed_out, launch_failed, out_of_memory).
+	Failures map[string]int `json:"failures,omitempty"`
 }
 
 // ScaleSet is a scale-set target's listener: its set, its message session and the queue's counts.
