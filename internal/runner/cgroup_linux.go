@@ -39,13 +39,19 @@ func DetectCgroups() (*Cgroups, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read /proc/self/cgroup: %w", err)
 	}
+	return setUpCgroups(mi, self, isCgroup2, os.Getpid())
+}
+
+// setUpCgroups is DetectCgroups on given /proc/self/mountinfo and /proc/self/cgroup contents, for
+// process pid: TestSetUpCgroups runs it against a fake cgroupfs root.
+func setUpCgroups(mi, self []byte, isCgroup2 func(string) bool, pid int) (*Cgroups, error) {
 	l, err := newCgroupLayout(mi, self, isCgroup2)
 	if err != nil {
 		return nil, err
 	}
 	c := &Cgroups{layout: l}
 	if l.Leaf != "" && len(l.V1Runners) == 0 {
-		if err := enterLeaf(l.Leaf); err != nil {
+		if err := enterLeaf(l.Leaf, pid); err != nil {
 			return nil, err
 		}
 	}
@@ -72,12 +78,12 @@ func setReason(m map[string]string, k, v string) map[string]string {
 	return m
 }
 
-// enterLeaf moves the whole daemon into leaf, so its own cgroup holds only child cgroups.
-func enterLeaf(leaf string) error {
+// enterLeaf moves the whole daemon (pid) into leaf, so its own cgroup holds only child cgroups.
+func enterLeaf(leaf string, pid int) error {
 	if err := os.MkdirAll(leaf, 0o755); err != nil {
 		return fmt.Errorf("create the daemon's leaf cgroup %s (under systemd the unit needs Delegate=yes): %w", leaf, err)
 	}
-	if err := os.WriteFile(filepath.Join(leaf, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+	if err := os.WriteFile(filepath.Join(leaf, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
 		return fmt.Errorf("move the daemon into its leaf cgroup %s: %w", leaf, err)
 	}
 	return nil
@@ -218,3 +224,22 @@ func rmdirRetry(ctx context.Context, dir string) error {
 
 // Path is the v2 cgroup directory of attempt id's runner.
 func (c *Cgroups) Path(id string) string { return c.layout.paths(id).V2 }
+
+// RunnerCgroupPath is where a daemon in this process's cgroup puts attempt id's v2 cgroup (as
+// DetectCgroups lays it out), computed without creating or moving anything: for tests and tools
+// that look for a runner's cgroup from beside the daemon.
+func RunnerCgroupPath(id string) (string, error) {
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	l, err := newCgroupLayout(mi, self, isCgroup2)
+	if err != nil {
+		return "", err
+	}
+	return l.paths(id).V2, nil
+}

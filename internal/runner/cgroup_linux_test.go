@@ -204,3 +204,73 @@ func cgroupOf(t *testing.T, pid int) string {
 	}
 	return ""
 }
+
+// TestSetUpCgroups runs the start-up of the runners' cgroups against a fake cgroupfs root: on pure
+// v2 a daemon in a cgroup of its own moves into <own>/daemon and makes <own>/runners; on a hybrid
+// host it moves nowhere and makes the v1 directories too; a kernel without cgroup.kill is refused.
+func TestSetUpCgroups(t *testing.T) {
+	all := func(string) bool { return true }
+	for _, tc := range []struct {
+		name      string
+		mounts    func(root string) string
+		self      string
+		kill      bool // the fake kernel has cgroup.kill in the runners' directory
+		wantLeaf  string
+		wantDirs  []string
+		wantError string
+	}{
+		{name: "pure v2 under systemd", self: "0::/system.slice/rm.service\n", kill: true,
+			mounts:   func(r string) string { return "25 20 0:22 / " + r + " rw - cgroup2 cgroup2 rw\n" },
+			wantLeaf: "system.slice/rm.service/daemon", wantDirs: []string{"system.slice/rm.service/runners"}},
+		{name: "hybrid: no move, v1 directories made", self: "4:memory:/ctr\n8:pids:/\n0::/\n", kill: true,
+			mounts: func(r string) string {
+				return "40 30 0:37 / " + r + "/unified rw - cgroup2 cgroup2 rw\n34 30 0:31 / " + r + "/memory rw - cgroup cgroup rw,memory\n38 30 0:35 / " + r + "/pids rw - cgroup cgroup rw,pids\n"
+			},
+			wantDirs: []string{"unified/runner-manager/runners", "memory/ctr/runners", "pids/runner-manager/runners"}},
+		{name: "a kernel without cgroup.kill", self: "0::/\n", kill: false,
+			mounts:    func(r string) string { return "25 20 0:22 / " + r + " rw - cgroup2 cgroup2 rw\n" },
+			wantError: "has no cgroup.kill"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			mi := tc.mounts(root)
+			l, err := newCgroupLayout([]byte(mi), []byte(tc.self), all)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.kill { // a real cgroupfs fills every new directory; the fake one has what the test puts there
+				if err := os.MkdirAll(l.Runners, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(l.Runners, "cgroup.kill"), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, err := setUpCgroups([]byte(mi), []byte(tc.self), all, 4242)
+			if tc.wantError != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantError) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.wantError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range tc.wantDirs {
+				if info, err := os.Stat(filepath.Join(root, d)); err != nil || !info.IsDir() {
+					t.Errorf("%s was not made: %v", d, err)
+				}
+			}
+			procs, err := os.ReadFile(filepath.Join(root, tc.wantLeaf, "cgroup.procs"))
+			switch {
+			case tc.wantLeaf == "" && err == nil:
+				t.Errorf("the daemon moved into %s, want it to stay", filepath.Join(tc.wantLeaf, "cgroup.procs"))
+			case tc.wantLeaf != "" && string(procs) != "4242":
+				t.Errorf("%s/cgroup.procs = %q (%v), want the daemon's pid 4242", tc.wantLeaf, procs, err)
+			}
+			if got := c.Path("h1-7"); got != filepath.Join(root, tc.wantDirs[0], "h1-7") {
+				t.Errorf("Path = %s, want below %s", got, tc.wantDirs[0])
+			}
+		})
+	}
+}

@@ -21,3 +21,5 @@ func (c *Cgroups) Remove(context.Context, string) error { return errNoCgroups }
 func startInCgroup(cmd *exec.Cmd, _ cgroupPaths) error  { return cmd.Start() }
 
 func (c *Cgroups) Path(string) string { return "" }
+
+func RunnerCgroupPath(string) (string, error) { return "", errNoCgroups }
