@@ -204,3 +204,14 @@ func TestOOMKills(t *testing.T) {
 		t.Error("OOMKills read a malformed oom_kill without an error")
 	}
 }
+
+// A host without usable cgroups refuses to start a runner the config bounds: it would run unbounded.
+func TestNoCgroupsRefusesALimitedRunner(t *testing.T) {
+	l := &Launcher{} // no Cgroups: the host has none usable
+	if _, err := l.prepareCgroup(Spec{AttemptID: "a1", Limits: Limits{PidsMax: 100}}); err == nil || !strings.Contains(err.Error(), "no usable cgroup") {
+		t.Errorf("prepareCgroup with limits and no cgroups = %v, want a refusal saying the host has no usable cgroup", err)
+	}
+	if args, err := l.prepareCgroup(Spec{AttemptID: "a1"}); err != nil || len(args) != 0 {
+		t.Errorf("prepareCgroup without limits and no cgroups = %q, %v; want no arguments and no error", args, err)
+	}
+}
