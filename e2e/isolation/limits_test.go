@@ -3,16 +3,21 @@
 package isolation
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/e2e/harness"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/runner"
 	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 	"github.com/runner-manager/runner-manager/internal/status"
 )
@@ -156,4 +161,69 @@ echo "FORKS $n"
 		t.Error("the job did not report the bomb's end")
 	}
 	stillRuns(t, sim, cfg, d, other, otherPID, id)
+}
+
+// TestJobFillingTheDiskStopsLaunches (issue 26.4): a job fills the filesystem of its target's
+// work_dir and holds it; while it does, no other runner is launched (status names the work_dir and
+// min_free_disk, a disk-low event says so, nothing is registered for the waiting job), and once
+// the job ends and its work directory is removed, the waiting job runs. Fails on main: there the
+// second runner starts on the full filesystem.
+func TestJobFillingTheDiskStopsLaunches(t *testing.T) {
+	workDir := filepath.Join(t.TempDir(), "work")
+	if err := os.Mkdir(workDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sim, cfg, d := startLimited(t, 2, func(tg *config.Target) {
+		if err := unix.Mount("tmpfs", workDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=32m,mode=0755"); err != nil {
+			t.Fatalf("mount a 32MiB tmpfs at %s as the target's work_dir: %v (this test needs root, CAP_SYS_ADMIN)", workDir, err)
+		}
+		t.Cleanup(func() { _ = unix.Unmount(workDir, unix.MNT_DETACH) })
+		tg.WorkDir, tg.MinFreeDisk = workDir, 8<<20
+	})
+	openAncestors(t, workDir)
+	// The job fills its own work directory, <work_dir>/<attempt id>, and holds it for 15 s.
+	script := jobPrelude + fmt.Sprintf(`wd=%s/$(basename "$attempt")
+head -c 100000000 /dev/zero > "$wd/fill" 2>/dev/null
+echo "FILLED $(df -k "$wd" | awk 'NR==2 {print $4}')"
+sleep 15
+`, shq(workDir))
+	filler, err := sim.QueueJobSpec(ghsim.JobSpec{Repo: "acme/web", Labels: []string{"e2e"}, Command: script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.WaitJobStatus(t, 60*time.Second, filler, ghsim.StatusInProgress)
+	harness.Eventually(t, 30*time.Second, "the job to fill the work_dir", func() bool {
+		free, err := runner.FreeSpace(workDir)
+		return err == nil && free < 8<<20
+	})
+	regs := len(sim.RegistrationsOf("acme/web"))
+	waiting := sim.MustQueue(t, "acme/web", []string{"e2e"}, 200*time.Millisecond)
+	var shown status.Target
+	harness.Eventually(t, 30*time.Second, "status naming the full work_dir", func() bool {
+		for _, ts := range d.Status(t).Targets {
+			if ts.Name == "web" {
+				shown = ts
+			}
+		}
+		return strings.Contains(shown.LastError, "min_free_disk") && strings.Contains(shown.LastError, workDir)
+	})
+	t.Logf("while the job holds the disk: %s", shown.LastError)
+	if !slices.ContainsFunc(d.Status(t).Events, func(e status.Event) bool { return e.Kind == "disk-low" }) {
+		t.Error("status has no disk-low event while launches are refused")
+	}
+	if j := sim.MustJob(t, waiting); j.Status != ghsim.StatusQueued {
+		t.Errorf("the second job is %s while the work_dir is full, want queued", j.Status)
+	}
+	if n := len(sim.RegistrationsOf("acme/web")); n != regs {
+		t.Errorf("%d registrations made while the work_dir was full", n-regs)
+	}
+	res := waitResult(t, sim, filler)
+	checks := parseChecks(t, res)
+	checks.who(t, cfg)
+	if _, ok := checks["FILLED"]; !ok {
+		t.Error("the job did not report filling its work directory")
+	}
+	sim.WaitJobsDone(t, 2*time.Minute, waiting)
+	harness.AssertNoBusyKilled(t, sim, cfg.StateDir)
+	stopClean(t, sim, cfg, d)
 }
