@@ -54,7 +54,7 @@ type Isolation struct {
 	Cgroups    bool   `json:"cgroups"`               // each runner runs in a cgroup of its own
 	CgroupRoot string `json:"cgroup_root,omitempty"` // the v2 directory holding the runners' cgroups
 	// NoCgroups says why there are none: a runner's leftovers are then killed by its slot's uid,
-	// and no memory, CPU or process limit applies.
+	// and no memory, CPU or process limit can apply (a config setting one has its launches refused).
 	NoCgroups string `json:"no_cgroups,omitempty"`
 }
 
