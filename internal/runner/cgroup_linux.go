@@ -229,17 +229,32 @@ func (c *Cgroups) Path(id string) string { return c.layout.paths(id).V2 }
 // DetectCgroups lays it out), computed without creating or moving anything: for tests and tools
 // that look for a runner's cgroup from beside the daemon.
 func RunnerCgroupPath(id string) (string, error) {
-	mi, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return "", err
-	}
-	self, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return "", err
-	}
-	l, err := newCgroupLayout(mi, self, isCgroup2)
+	l, err := currentLayout()
 	if err != nil {
 		return "", err
 	}
 	return l.paths(id).V2, nil
+}
+
+// RemoveRunnerCgroup kills and removes attempt id's runner cgroup where a daemon in this process's
+// cgroup puts it, creating or moving nothing: for tests and tools cleaning up after a daemon that
+// is gone (the harness, after a test killed its daemon). A missing cgroup is already removed.
+func RemoveRunnerCgroup(ctx context.Context, id string) error {
+	l, err := currentLayout()
+	if err != nil {
+		return err
+	}
+	return (&Cgroups{layout: l}).Remove(ctx, id)
+}
+
+func currentLayout() (cgroupLayout, error) {
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return cgroupLayout{}, err
+	}
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return cgroupLayout{}, err
+	}
+	return newCgroupLayout(mi, self, isCgroup2)
 }

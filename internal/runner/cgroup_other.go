@@ -23,3 +23,5 @@ func startInCgroup(cmd *exec.Cmd, _ cgroupPaths) error  { return cmd.Start() }
 func (c *Cgroups) Path(string) string { return "" }
 
 func RunnerCgroupPath(string) (string, error) { return "", errNoCgroups }
+
+func RemoveRunnerCgroup(context.Context, string) error { return errNoCgroups }
