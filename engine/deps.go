@@ -84,12 +84,17 @@ type LaunchSpec struct {
 	Env        map[string]string
 	WorkDir    string
 	Slot       int // the attempt's host slot: a slot runs as its own runner user (docs/security.md)
+	// Limits bound the runner's whole process tree (its cgroup): the target's, else the daemon's.
+	Limits config.Limits
 }
 
 // ExitStatus is what the shim wrote into the runtime directory when the runner ended.
 type ExitStatus struct {
 	Exited bool // false: no status file (yet)
 	Code   int
+	// OOMKilled: the kernel killed a process of the runner's cgroup for going past memory_max
+	// (the job failed for it, whatever the runner's own exit code).
+	OOMKilled bool
 }
 
 // Launcher runs runners through the shim. Stop asks the shim to end the runner gracefully and
@@ -288,6 +293,7 @@ type Deps struct {
 	Observer  Observer // nil: nothing is reported (see Observer for what is)
 	Fleet     Fleet    // nil: this host serves its targets alone
 	Pacer     Pacer    // nil: no pacing
+	Disk      Disk     // nil: min_free_disk is not checked
 }
 
 // Options are fixed for the supervisor's life.

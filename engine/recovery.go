@@ -227,6 +227,9 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 			l.finished[a.ID] = true
 		}
 		msg := fmt.Sprintf("runner %s ended", a.RunnerName)
+		if o.Exit.OOMKilled {
+			msg = fmt.Sprintf("%s: runner %s ended: its job went past memory_max and the kernel killed it inside the runner's cgroup; raise the target's memory_max if the job needs more", ReasonOutOfMemory, a.RunnerName)
+		}
 		n, err := l.transition(ctx, a, journal.StateExited, func(x *journal.Attempt) {
 			if o.Exit.Exited {
 				code := o.Exit.Code
@@ -234,7 +237,13 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 			} else {
 				x.Reason = reasonNoExitStatus
 			}
+			if o.Exit.OOMKilled {
+				x.Reason = msg
+			}
 		}, msg)
+		if err == nil && o.Exit.OOMKilled {
+			l.runnerFailed(ReasonOutOfMemory)
+		}
 		l.sup.crash(CrashAfterExit, a.ID)
 		return n, err != nil, err
 	case stepDeregister, stepDrop:

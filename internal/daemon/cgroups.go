@@ -20,12 +20,12 @@ type cgroupState struct {
 func detectCgroups(log *slog.Logger) cgroupState {
 	cg, err := runner.DetectCgroups()
 	if err != nil {
-		log.Warn("no usable cgroups: runners do not get a cgroup of their own, so no memory, CPU or process limit applies and a runner's leftovers are ended by killing its slot user's processes (kill(-1) as that uid); with runner_user = \"daemon\" nothing ends them. Mount a cgroup2 filesystem (and under systemd set Delegate=yes) to fix this", "err", err)
+		log.Warn("no usable cgroups: runners do not get a cgroup of their own, so no memory, CPU or process limit can apply (a config that sets memory_max, cpus or pids_max has its launches refused) and a runner's leftovers are ended by killing its slot user's processes (kill(-1) as that uid); with runner_user = \"daemon\" nothing ends them. Mount a cgroup2 filesystem (and under systemd set Delegate=yes) to fix this", "err", err)
 		return cgroupState{missing: err.Error()}
 	}
 	log.Info("runners run in cgroups of their own", "cgroup_root", cg.Root())
 	for ctrl, why := range cg.V1Missing {
-		log.Warn("runners do not join this v1 controller, so its limits do not apply", "controller", ctrl, "err", why)
+		log.Warn("runners do not join this v1 controller: a config that sets its limit has its launches refused", "controller", ctrl, "err", why)
 	}
 	return cgroupState{cgroups: cg}
 }

@@ -304,6 +304,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		Crash:     o.Crash,
 		Observer:  observer{Metrics: m, sets: sets, current: func() *config.Config { return sup.Config() }},
 		Pacer:     pc,
+		Disk:      freeSpace{},
 	}
 	var woken atomic.Pointer[engine.Supervisor] // the fleet may wake a loop before the supervisor exists
 	fl, err := joinFleet(ctx, cfg, j.HostID(), log, m, gh, func(target string) {

@@ -67,6 +67,7 @@ func (l *launcher) Start(ctx context.Context, spec engine.LaunchSpec) (engine.Pr
 		JITConfig:  spec.JITConfig,
 		Env:        spec.Env,
 		WorkDir:    spec.WorkDir,
+		Limits:     runner.Limits{MemoryMax: spec.Limits.MemoryMax.Bytes(), CPUs: spec.Limits.CPUs, PidsMax: spec.Limits.PidsMax},
 	})
 	if err != nil {
 		return engine.Process{}, err
@@ -100,7 +101,7 @@ func (l *launcher) ExitStatus(dir string) (engine.ExitStatus, error) {
 	if err != nil || !ok {
 		return engine.ExitStatus{}, err
 	}
-	return engine.ExitStatus{Exited: true, Code: e.ExitCode}, nil
+	return engine.ExitStatus{Exited: true, Code: e.ExitCode, OOMKilled: e.OOMKills > 0}, nil
 }
 
 func (l *launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
@@ -139,3 +140,8 @@ func (l *launcher) RemoveCgroup(ctx context.Context, attemptID string) error {
 	}
 	return nil
 }
+
+// freeSpace is engine.Disk: statfs of the filesystems a launch writes to (min_free_disk).
+type freeSpace struct{}
+
+func (freeSpace) Free(path string) (int64, error) { return runner.FreeSpace(path) }

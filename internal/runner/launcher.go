@@ -70,9 +70,6 @@ type Launcher struct {
 	log     *slog.Logger
 	cg      *Cgroups
 	after   func(attemptID string)
-	// limits writes a runner's resource limits into its cgroup between create and start; nil
-	// until limits exist (issue 26 item 2).
-	limits func(p cgroupPaths, s Spec) error
 }
 
 // NewLauncher checks opts and fills in defaults.
@@ -123,6 +120,8 @@ type Spec struct {
 	WorkDir    string            // run.sh's working directory; default the runner's root
 	// User is who the runner runs as; nil: the daemon's own user. The shim stays the daemon's.
 	User *User
+	// Limits bound the runner's whole process tree, written into its cgroup before it starts.
+	Limits Limits
 }
 
 func (l *Launcher) checkSpec(s Spec) (dir string, err error) {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -9,16 +10,18 @@ import (
 // that place the runner in it. Without cgroups it returns none.
 func (l *Launcher) prepareCgroup(s Spec) ([]string, error) {
 	if l.cg == nil {
+		if !s.Limits.IsZero() {
+			// Never run a runner unbounded while the config says it is bounded.
+			return nil, errors.New("the config sets memory_max, cpus or pids_max, but this host has no usable cgroup to enforce them (the daemon logged why at start; status says so too): make cgroups usable, or remove those keys")
+		}
 		return nil, nil
 	}
 	p, err := l.cg.create(s.AttemptID)
 	if err != nil {
 		return nil, err
 	}
-	if l.limits != nil {
-		if err := l.limits(p, s); err != nil {
-			return nil, fmt.Errorf("write the runner's limits into its cgroup %s: %w", p.V2, err)
-		}
+	if err := applyLimits(p.V2, p.V1, s.Limits); err != nil {
+		return nil, fmt.Errorf("write the runner's limits into its cgroup %s: %w", p.V2, err)
 	}
 	if l.after != nil {
 		l.after(s.AttemptID)

@@ -247,12 +247,13 @@ func supervise(ctx context.Context, log *slog.Logger, a shimArgs, environ []stri
 	}
 	log.Info("runner started", "shim_pid", state.PID, "runner_pid", state.RunnerPID)
 	report(ready, readyReport{PID: state.PID, StartTime: state.StartTime})
-	return wait(log, a.runtimeDir, cmd, sigs, a.cgroup.V2)
+	return wait(log, a.runtimeDir, cmd, sigs, a.cgroup)
 }
 
 // wait supervises the running runner: drops deafTo signals, turns a stop ask into SIGTERM for
-// the runner, and records the exit. cgroup is the runner's v2 cgroup ("" without one).
-func wait(log *slog.Logger, runtimeDir string, cmd *exec.Cmd, sigs <-chan os.Signal, cgroup string) int {
+// the runner, and records the exit, with the out-of-memory kills of the runner's cgroup (V2 ""
+// without one).
+func wait(log *slog.Logger, runtimeDir string, cmd *exec.Cmd, sigs <-chan os.Signal, cg cgroupPaths) int {
 	done := make(chan error, 1)
 	go func() {
 		pid := cmd.Process.Pid
@@ -263,8 +264,8 @@ func wait(log *slog.Logger, runtimeDir string, cmd *exec.Cmd, sigs <-chan os.Sig
 		// it to empty before the slot's next job (Cgroups.Remove).
 		if awaitExitKeepZombie(pid) == nil {
 			_ = killGroup(pid)
-			if cgroup != "" {
-				_ = os.WriteFile(filepath.Join(cgroup, "cgroup.kill"), []byte("1"), 0)
+			if cg.V2 != "" {
+				_ = os.WriteFile(filepath.Join(cg.V2, "cgroup.kill"), []byte("1"), 0)
 			}
 		}
 		done <- cmd.Wait()
@@ -290,11 +291,20 @@ func wait(log *slog.Logger, runtimeDir string, cmd *exec.Cmd, sigs <-chan os.Sig
 			} else {
 				exit.ExitCode, exit.Signal = exitOf(cmd.ProcessState)
 			}
+			// The cgroup outlives its processes until the daemon removes it, so its count of
+			// out-of-memory kills is still there; the daemon reads out_of_memory from it.
+			if cg.V2 != "" {
+				n, err := OOMKills(cg.V2, cg.V1)
+				if err != nil {
+					log.Error("read the runner's out-of-memory kills", "err", err)
+				}
+				exit.OOMKills = n
+			}
 			if err := writeJSONAtomic(runtimeDir, ExitStatusFile, exit); err != nil {
 				log.Error("record exit status", "err", err)
 				return 1
 			}
-			log.Info("runner exited", "exit_code", exit.ExitCode, "signal", exit.Signal)
+			log.Info("runner exited", "exit_code", exit.ExitCode, "signal", exit.Signal, "oom_kills", exit.OOMKills)
 			return 0
 		}
 	}

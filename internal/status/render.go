@@ -66,7 +66,7 @@ func RenderStatus(w io.Writer, s Snapshot, now time.Time) error {
 	case i.Cgroups:
 		p.linef("isolation:  a cgroup per runner in %s", i.CgroupRoot)
 	default:
-		p.linef("isolation:  NO CGROUPS (%s): no runner limits; a slot's leftovers are killed by its uid", i.NoCgroups)
+		p.linef("isolation:  NO CGROUPS (%s): runner limits cannot apply (launches the config bounds are refused); a slot's leftovers are killed by its uid", i.NoCgroups)
 	}
 	owned := 0
 	for _, t := range s.Targets {
