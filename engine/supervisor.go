@@ -52,6 +52,11 @@ type Supervisor struct {
 	inflight   atomic.Int32    // launches under way (launching); an upgrade drain waits for them
 	leftMu     sync.Mutex      // guards left
 	left       map[string]bool // attempt ids a drain could not deregister: left for recovery (leave)
+	unsureMu   sync.Mutex      // guards unsure
+	// unsure holds, by identity, the targets this run sent a registration request to that was
+	// given up or that no journal record accounts for (doubt): the only ones a stop's last sweep
+	// reads, so a stop costs GitHub reads by what this run registered, not by its targets.
+	unsure map[string]config.Target
 
 	afterPass func(loopKey) // test hook: called after every pass, before the loop parks
 }
@@ -59,7 +64,8 @@ type Supervisor struct {
 // New returns a supervisor; nothing runs until Run.
 func New(deps Deps, opts Options) *Supervisor {
 	s := &Supervisor{deps: deps, opts: opts.withDefaults(), clock: deps.Clock, rand: deps.Rand, log: deps.Logger,
-		loops: map[loopKey]*loop{}, changed: make(chan struct{}), shutdownCh: make(chan struct{}), startedCh: make(chan struct{}), left: map[string]bool{}}
+		loops: map[loopKey]*loop{}, changed: make(chan struct{}), shutdownCh: make(chan struct{}), startedCh: make(chan struct{}), left: map[string]bool{},
+		unsure: map[string]config.Target{}}
 	s.hard, s.hardCancel = context.WithCancel(context.Background())
 	if s.clock == nil {
 		s.clock = RealClock{}
@@ -137,6 +143,23 @@ func (s *Supervisor) leave(id string) {
 	s.leftMu.Lock()
 	defer s.leftMu.Unlock()
 	s.left[id] = true
+}
+
+// doubt records that a registration request of t's identity was sent and given up, or answered
+// without its journal record being written: GitHub may hold a registration of this host that no
+// journal record names, which only a read of t's runners can find (deleteOrphans).
+func (s *Supervisor) doubt(t config.Target) {
+	s.unsureMu.Lock()
+	defer s.unsureMu.Unlock()
+	s.unsure[t.Identity()] = t
+}
+
+// doubted reports whether doubt was called for identity in this run.
+func (s *Supervisor) doubted(identity string) bool {
+	s.unsureMu.Lock()
+	defer s.unsureMu.Unlock()
+	_, ok := s.unsure[identity]
+	return ok
 }
 
 func (s *Supervisor) leftForRecovery(id string) bool {
