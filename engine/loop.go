@@ -31,6 +31,7 @@ type loop struct {
 	backoff   backoffState
 	draining  bool                 // as of the previous pass, to report the change once
 	quiet     bool                 // the pass is an empty loop's at a stop: nothing to report
+	want      int                  // runners the last pass wanted beyond what it had: its claim (room.go)
 	queuedAt  map[string]time.Time // attempt id -> queued time of the job it was launched for (observer.go)
 	online    map[string]time.Time // started attempt id -> when GitHub last listed it online or busy (startupExpired)
 	finished  map[string]bool      // attempt id -> its runner exited 0 on its own: GitHub removed the registration (observe's Gone)
@@ -285,6 +286,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 	owned := l.owned(live)
 	in := l.planInput(cfg, t, now, owned, live, gh.byName, gh.demand)
 	in.Monitor, in.Draining, in.Here = monitor, draining, gh.fleetLight
+	l.claim(cfg, t, live, &in, gh.err == nil)
 	launching := gh.err == nil && !draining && !monitor
 	out := l.decide(cctx, t, in, launching)
 	for _, r := range out.Reap {
@@ -309,6 +311,26 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 		l.publish(ctx, cfg, t, owned, live, gh.byName, launching)
 	}
 	return l.finish(now, poll, draining, gh.demand, owned, passErr), len(owned)
+}
+
+// claim tells the supervisor how many runners this pass wants beyond what the target has (none
+// while draining or observing; the last claim stands when the demand could not be read), and
+// bounds in's host room by the target's fair share on it (journal.Room.Fair). A draining loop
+// claims nothing: it may share its name with the target's new loop (an identity change).
+func (l *loop) claim(cfg *config.Config, t config.Target, live []journal.Attempt, in *planInput, read bool) {
+	if in.Draining {
+		return
+	}
+	switch {
+	case in.Monitor:
+		l.want = 0
+	case read:
+		l.want = plan(*in).Wanted
+	}
+	l.sup.claims.set(t.Name, l.want)
+	r := journal.RoomOf(0, live)
+	l.sup.rooms.Store(&r)
+	in.HostFree = l.sup.room(cfg, r, t, l.want)
 }
 
 // watch remembers the runner processes the loop owns, for the exit check between passes, and
@@ -646,12 +668,6 @@ func (l *loop) owned(live []journal.Attempt) []journal.Attempt {
 func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, owned, live []journal.Attempt, regs map[string]Runner, demand int) planInput {
 	in := planInput{Now: now, Demand: demand, MinIdle: t.MinIdle, IdleTimeout: t.IdleTimeout.D()}
 	policy := policiesFor(l.sup.opts.PolicyKey, t)
-	targetLive := 0
-	for _, a := range live {
-		if a.Target == t.Name {
-			targetLive++
-		}
-	}
 	for _, a := range owned {
 		switch a.State {
 		case journal.StatePlanned, journal.StateRegistered:
@@ -663,10 +679,11 @@ func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, own
 			in.Idle = append(in.Idle, idleRunner{ID: a.ID, IdleSince: a.UpdatedAt, Stale: !policy.matches(a.Policy)})
 		}
 	}
-	in.TargetFree = t.MaxRunners - targetLive
-	if cfg != nil {
-		in.HostFree = cfg.Daemon.MaxRunners - len(live)
-	}
+	// The one owner of room for a target (journal.Room): the target's hard room, and the host's
+	// bounded by the target's fair share of it (room.go).
+	r := journal.RoomOf(0, live)
+	in.TargetFree = t.MaxRunners - r.Held(t.Name)
+	in.HostFree = l.sup.room(cfg, r, t, l.want)
 	return in
 }
 

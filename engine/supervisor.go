@@ -57,6 +57,10 @@ type Supervisor struct {
 	// given up or that no journal record accounts for (doubt): the only ones a stop's last sweep
 	// reads, so a stop costs GitHub reads by what this run registered, not by its targets.
 	unsure map[string]config.Target
+	claims *claims                      // what each target's loop wants, for its fair room (room.go)
+	rooms  atomic.Pointer[journal.Room] // the slot leases as the last pass read them, for Deliver
+
+	began atomic.Int64 // unix nanos when Run began, on the engine's clock: settled
 
 	afterPass func(loopKey) // test hook: called after every pass, before the loop parks
 }
@@ -65,7 +69,7 @@ type Supervisor struct {
 func New(deps Deps, opts Options) *Supervisor {
 	s := &Supervisor{deps: deps, opts: opts.withDefaults(), clock: deps.Clock, rand: deps.Rand, log: deps.Logger,
 		loops: map[loopKey]*loop{}, changed: make(chan struct{}), shutdownCh: make(chan struct{}), startedCh: make(chan struct{}), left: map[string]bool{},
-		unsure: map[string]config.Target{}}
+		unsure: map[string]config.Target{}, claims: newClaims()}
 	s.hard, s.hardCancel = context.WithCancel(context.Background())
 	if s.clock == nil {
 		s.clock = RealClock{}
@@ -345,10 +349,36 @@ func (s *Supervisor) retire(l *loop) bool {
 		return false
 	}
 	delete(s.loops, l.key)
+	if !s.hasLoopLocked(l.key.name) {
+		s.claims.forget(l.key.name)
+	}
 	s.retiredLocked(l.key.name)
 	close(s.changed)
 	s.changed = make(chan struct{})
 	return true
+}
+
+// settled reports whether a runner list read at `at` shows every registration made for attempt a
+// that will ever land. This run's own requests are bounded by the call timeout from the planned
+// record (a launch's governor wait and its request); a previous run's were all sent before this
+// run began, and GitHub answers a registration within RegistrationTimeout, so those settle that
+// long after the start even though their planned record is older.
+func (s *Supervisor) settled(a journal.Attempt, at time.Time) bool {
+	if at.Sub(a.CreatedAt) >= s.opts.CallTimeout {
+		return true
+	}
+	began := time.Unix(0, s.began.Load())
+	return s.began.Load() != 0 && a.CreatedAt.Before(began) && at.Sub(began) >= RegistrationTimeout
+}
+
+// hasLoopLocked reports whether a loop of target name runs.
+func (s *Supervisor) hasLoopLocked(name string) bool {
+	for k := range s.loops {
+		if k.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Wake asks every loop of the named target for a pass now (a webhook delivery, for instance).
@@ -390,6 +420,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		return fmt.Errorf("read the journal for startup recovery: %w; check the state dir", err)
 	}
 	s.runCtx, s.cancel = context.WithCancel(ctx)
+	s.began.Store(s.clock.Now().UnixNano())
 	if s.cfg.Load() != nil {
 		s.syncLoopsLocked(wakeAll)
 	}

@@ -229,6 +229,17 @@ const maxRateWaits = 3
 // call runs fn under the retry policy: 5xx and connection errors back off exponentially with
 // jitter (bounded), a rate limit waits for its reset only when within MaxRateWait, a 401 re-reads
 // the credential once, and everything else is returned classified.
+type sentTimeoutKey struct{}
+
+// WithSentTimeout bounds ctx's calls to d from the moment their first attempt leaves the host:
+// the wait for the request governor before it is not counted (it is the caller's own deadline's),
+// so a call given up while waiting is still ErrNotSent. A registration uses it (the engine's
+// RegistrationTimeout): GitHub answers it in seconds or not at all, and an attempt whose request
+// never reached GitHub must be settled soon, not after the pass's general call timeout.
+func WithSentTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, sentTimeoutKey{}, d)
+}
+
 func (c *Client) call(ctx context.Context, s Scope, o op, fn func(ctx context.Context) (*gh.Response, error)) error {
 	ctx = withOwner(withEndpoint(ctx, o.endpoint), s.Owner)
 	b := retry.WithMaxRetries(c.o.MaxRetries, retry.WithJitterPercent(20, retry.NewExponential(c.o.RetryBase)))
@@ -242,6 +253,13 @@ func (c *Client) call(ctx context.Context, s Scope, o op, fn func(ctx context.Co
 		}
 		if err != nil {
 			return fmt.Errorf("target %s: %s: waiting for the request governor: %w", s, o.what, err)
+		}
+		if d, ok := ctx.Value(sentTimeoutKey{}).(time.Duration); ok && !sent {
+			// From the first attempt on, the call (its retries and their waits) has d.
+			var stop context.CancelFunc
+			ctx, stop = context.WithTimeout(ctx, d)
+			defer stop()
+			gctx = context.WithValue(ctx, admittedKey{}, true)
 		}
 		sent = true
 		actx, cancel := context.WithTimeout(gctx, c.o.RequestTimeout)
