@@ -29,6 +29,7 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 		return fmt.Errorf("lease a runner slot for target %s: %w; check the state dir", t.Name, err)
 	}
 	l.launched[a.ID] = true
+	l.ownedLast = -1 // a light pass inside a full one's read launched: the full pass does not know
 	l.emit(slog.LevelInfo, a.ID, EventPlanned, fmt.Sprintf("launching runner %s in slot %d", a.RunnerName, a.Slot))
 	s.crash(CrashAfterPlan, a.ID)
 

@@ -32,6 +32,7 @@ type loop struct {
 	draining  bool                 // as of the previous pass, to report the change once
 	quiet     bool                 // the pass is an empty loop's at a stop: nothing to report
 	want      int                  // runners the last pass wanted beyond what it had: its claim (room.go)
+	ownedLast int                  // attempts it owned after its last pass; -1 unknown (ownsNothing)
 	queuedAt  map[string]time.Time // attempt id -> queued time of the job it was launched for (observer.go)
 	online    map[string]time.Time // started attempt id -> when GitHub last listed it online or busy (startupExpired)
 	finished  map[string]bool      // attempt id -> its runner exited 0 on its own: GitHub removed the registration (observe's Gone)
@@ -48,7 +49,7 @@ type loop struct {
 
 func newLoop(s *Supervisor, key loopKey, last config.Target) *loop {
 	l := &loop{sup: s, key: key, wake: make(chan struct{}, 1), news: make(chan struct{}, 1), done: make(chan struct{}), book: newJobBook(),
-		last: last, queuedAt: map[string]time.Time{}, online: map[string]time.Time{}, finished: map[string]bool{}, launched: map[string]bool{}}
+		last: last, ownedLast: -1, queuedAt: map[string]time.Time{}, online: map[string]time.Time{}, finished: map[string]bool{}, launched: map[string]bool{}}
 	l.status.set(func(st *TargetStatus) { st.Name, st.Identity = key.name, key.identity })
 	return l
 }
@@ -110,6 +111,7 @@ func (l *loop) run(ctx context.Context) {
 	recovering := true
 	for {
 		wait, owned, full := l.pass(ctx, recovering, light)
+		l.ownedLast = owned
 		if ctx.Err() != nil {
 			return
 		}
@@ -215,7 +217,10 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 	shutdown := s.drain.Load() == drainShutdown
 	empty := draining && (shutdown || !s.doubted(l.key.identity)) && l.ownsNothing(ctx)
 	l.quiet = empty && shutdown
-	if draining && !l.draining && !l.quiet {
+	if l.quiet {
+		return s.opts.DrainPoll, 0, true // it retires now: nothing to conclude, plan or report
+	}
+	if draining && !l.draining {
 		l.emit(slog.LevelInfo, "", EventLoop, "target loop draining: starting nothing new, deregistering idle runners, letting busy ones finish")
 	}
 	l.draining = draining
@@ -434,9 +439,14 @@ func (l *loop) readServing(ctx, cctx context.Context, t config.Target, draining,
 	}
 }
 
-// ownsNothing reports whether the journal holds no live attempt of this loop. A failed read
-// answers false: the pass then reads as usual and reports the journal's failure.
+// ownsNothing reports whether the journal holds no live attempt of this loop. Only the loop's own
+// launches add one, so a loop whose last pass ended owning none (or that started owning none)
+// knows without a read: a stop of thousands of idle targets costs no journal read each. A failed
+// read answers false: the pass then reads as usual and reports the journal's failure.
 func (l *loop) ownsNothing(ctx context.Context) bool {
+	if l.ownedLast == 0 {
+		return true
+	}
 	live, err := l.sup.deps.Journal.Live(ctx)
 	return err == nil && len(l.owned(live)) == 0
 }

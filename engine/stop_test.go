@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/runner-manager/runner-manager/config"
@@ -13,7 +14,8 @@ import (
 // Of 40 targets, only t00 sent a registration request whose answer was not what its journal
 // record says (a 409: an earlier try had landed); the 39 others own nothing. The stop reads no
 // runner list of the 39, and says nothing about them; t00's identity is swept once every loop
-// ended.
+// ended. An empty loop knows it owns nothing from its last pass, so the stop does not even read
+// the journal once per target.
 func TestStopReadsOnlyDoubtedTargets(t *testing.T) {
 	h := newHarness(t)
 	var ts []config.Target
@@ -26,6 +28,13 @@ func TestStopReadsOnlyDoubtedTargets(t *testing.T) {
 	lists := map[string]int{}
 	for _, tg := range ts {
 		lists[tg.Name] = h.w.callCount("Runners", tg.Identity())
+	}
+	var reads atomic.Int32 // journal reads from here on
+	h.j.Fail = func(op string) error {
+		if op == "live" {
+			reads.Add(1)
+		}
+		return nil
 	}
 	rep, err := h.s.Shutdown(context.Background())
 	if err != nil || rep.TimedOut {
@@ -41,6 +50,9 @@ func TestStopReadsOnlyDoubtedTargets(t *testing.T) {
 				t.Errorf("the stop reported on empty target %s: %q", tg.Name, ev.Message)
 			}
 		}
+	}
+	if n := reads.Load(); n >= int32(len(ts)) {
+		t.Errorf("the stop read the journal %d times for %d targets: an empty loop needs no read", n, len(ts))
 	}
 	if n := h.w.callCount("Runners", "repo:acme/t00") - lists["t00"]; n < 1 {
 		t.Errorf("the doubted target t00 was not swept at the stop")

@@ -57,7 +57,11 @@ type Supervisor struct {
 	// given up or that no journal record accounts for (doubt): the only ones a stop's last sweep
 	// reads, so a stop costs GitHub reads by what this run registered, not by its targets.
 	unsure map[string]config.Target
-	claims *claims                      // what each target's loop wants, for its fair room (room.go)
+	claims *claims        // what each target's loop wants, for its fair room (room.go)
+	names  map[string]int // loops per target name, under mu
+	// owning is, while Run starts the loops, the loops that own live attempts: the others start
+	// knowing they own nothing (loop.ownedLast), so a stop before their first pass reads nothing.
+	owning map[loopKey]bool
 	rooms  atomic.Pointer[journal.Room] // the slot leases as the last pass read them, for Deliver
 
 	began atomic.Int64 // unix nanos when Run began, on the engine's clock: settled
@@ -69,7 +73,7 @@ type Supervisor struct {
 func New(deps Deps, opts Options) *Supervisor {
 	s := &Supervisor{deps: deps, opts: opts.withDefaults(), clock: deps.Clock, rand: deps.Rand, log: deps.Logger,
 		loops: map[loopKey]*loop{}, changed: make(chan struct{}), shutdownCh: make(chan struct{}), startedCh: make(chan struct{}), left: map[string]bool{},
-		unsure: map[string]config.Target{}, claims: newClaims()}
+		unsure: map[string]config.Target{}, claims: newClaims(), names: map[string]int{}}
 	s.hard, s.hardCancel = context.WithCancel(context.Background())
 	if s.clock == nil {
 		s.clock = RealClock{}
@@ -332,7 +336,11 @@ func (r Report) affected() func(name string) bool {
 
 func (s *Supervisor) startLoopLocked(key loopKey, last config.Target) {
 	l := newLoop(s, key, last)
+	if s.owning != nil && !s.owning[key] {
+		l.ownedLast = 0
+	}
 	s.loops[key] = l
+	s.names[key.name]++
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -349,6 +357,9 @@ func (s *Supervisor) retire(l *loop) bool {
 		return false
 	}
 	delete(s.loops, l.key)
+	if s.names[l.key.name]--; s.names[l.key.name] <= 0 {
+		delete(s.names, l.key.name)
+	}
 	if !s.hasLoopLocked(l.key.name) {
 		s.claims.forget(l.key.name)
 	}
@@ -372,14 +383,7 @@ func (s *Supervisor) settled(a journal.Attempt, at time.Time) bool {
 }
 
 // hasLoopLocked reports whether a loop of target name runs.
-func (s *Supervisor) hasLoopLocked(name string) bool {
-	for k := range s.loops {
-		if k.name == name {
-			return true
-		}
-	}
-	return false
-}
+func (s *Supervisor) hasLoopLocked(name string) bool { return s.names[name] > 0 }
 
 // Wake asks every loop of the named target for a pass now (a webhook delivery, for instance).
 func (s *Supervisor) Wake(target string) {
@@ -421,10 +425,15 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 	s.runCtx, s.cancel = context.WithCancel(ctx)
 	s.began.Store(s.clock.Now().UnixNano())
+	s.owning = map[loopKey]bool{}
+	for _, a := range live {
+		s.owning[loopKey{a.Target, policyIdentity(a.Policy)}] = true
+	}
 	if s.cfg.Load() != nil {
 		s.syncLoopsLocked(wakeAll)
 	}
 	s.recoverLeftoversLocked(live)
+	s.owning = nil
 	close(s.startedCh)
 	runCtx := s.runCtx
 	s.mu.Unlock()
