@@ -230,6 +230,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 			// The journal's copy is written by the engine once per successful pass, not per response.
 			Contacted:       m.GitHubContact,
 			TargetContacted: m.TargetContact,
+			Ledger:          governorLedger{j: j, log: log},
 		})
 	})
 	m.SetRateLimitSource(gh.rateLimits)

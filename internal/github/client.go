@@ -54,6 +54,9 @@ type Options struct {
 	// MaxRateWait is the longest a call waits for a rate-limit reset before returning
 	// *RateLimitedError instead (default 0: never wait, fail fast, let the engine reschedule).
 	MaxRateWait time.Duration
+	// Ledger, when set, journals what the request governor grants before it is spent and restores
+	// it into each new governor, so a restart does not start at a full minute (ledger.go).
+	Ledger Ledger
 	// Installation lists repositories through GET /installation/repositories (App auth) instead of
 	// GET /orgs/{org}/repos. Set by NewFromConfig for App credentials.
 	Installation bool
@@ -121,6 +124,15 @@ func newBare(o Options) *Client {
 	}
 	b := NewBudget(o.Clock)
 	c := &Client{o: o, budget: b, gov: NewGovernor(o.Governor, o.Clock, o.Sleep), groups: map[string]int64{}}
+	if o.Ledger != nil {
+		// A new governor starts owing what the last one spent in the minute before it (ledger.go).
+		if grants, err := o.Ledger.Load(context.Background()); err == nil {
+			c.gov.Restore(grants)
+		} else {
+			o.Logger.Warn("could not read the request governor's last minute from the journal; starting with a full minute", "err", err)
+		}
+		c.gov.SetLedger(o.Ledger)
+	}
 	c.wire = &governedTransport{c: c, next: &meter{next: o.Transport, budget: b, clock: o.Clock, observe: o.Observer, contacted: o.Contacted, targetContacted: o.TargetContacted}}
 	return c
 }
