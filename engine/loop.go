@@ -318,26 +318,6 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 	return l.finish(now, poll, draining, gh.demand, owned, passErr), len(owned)
 }
 
-// claim tells the supervisor how many runners this pass wants beyond what the target has (none
-// while draining or observing; the last claim stands when the demand could not be read), and
-// bounds in's host room by the target's fair share on it (journal.Room.Fair). A draining loop
-// claims nothing: it may share its name with the target's new loop (an identity change).
-func (l *loop) claim(cfg *config.Config, t config.Target, live []journal.Attempt, in *planInput, read bool) {
-	if in.Draining {
-		return
-	}
-	switch {
-	case in.Monitor:
-		l.want = 0
-	case read:
-		l.want = plan(*in).Wanted
-	}
-	l.sup.claims.set(t.Name, l.want)
-	r := journal.RoomOf(0, live)
-	l.sup.rooms.Store(&r)
-	in.HostFree = l.sup.room(cfg, r, t, l.want)
-}
-
 // watch remembers the runner processes the loop owns, for the exit check between passes, and
 // lets the book forget what deliveries said of runners that are gone. It also decides whether the
 // next full pass must read the runner list: after a launch or an exit (what the loop owns
