@@ -46,6 +46,32 @@ func TestCrashLoopKeepsTheGovernorsMinute(t *testing.T) {
 	harness.AssertNoLeaks(t, sim, cfg.StateDir)
 }
 
+// TestRestartKeepsThePollPlansStretch: the poll plan's stretch survives a restart. An
+// organization of 300 repositories stretches the plan once it is listed; after a stop the next
+// daemon plans it at that size from its start, before listing it again, instead of as one
+// repository (no stretch) until then.
+func TestRestartKeepsThePollPlansStretch(t *testing.T) {
+	sim, cfg := governed(t, numbered("big/b%03d", 300), 0, 0)
+	cfg.Add(harness.OrgTarget("big", "big", e2eLabels, 1))
+	path := cfg.Write(t)
+	d := harness.StartDaemon(t, path)
+	var first float64
+	harness.Eventually(t, 30*time.Second, "the organization listed and the plan stretched", func() bool {
+		p := d.Status(t).GitHubPolling
+		first = p.Stretch
+		return p != nil && p.Stretch > 1
+	})
+	stopWithin(t, d, drainBound(cfg))
+	// The next daemon's listing of the organization takes 10 s: its status is read before it.
+	sim.AddFault(ghsim.Fault{Method: "GET", Path: "/orgs/*/repos", Kind: ghsim.FaultLatency, Latency: 10 * time.Second, Count: 1})
+	d = harness.StartDaemon(t, path)
+	p := d.Status(t).GitHubPolling
+	if p == nil || p.Stretch != first {
+		t.Fatalf("the restarted daemon's plan: %+v, want the last run's stretch %.2f from its start", p, first)
+	}
+	stopWithin(t, d, drainBound(cfg))
+}
+
 // numbered is n names made from format and 0..n-1.
 func numbered(format string, n int) []string {
 	out := make([]string, n)

@@ -47,3 +47,29 @@ func (l governorLedger) Load(ctx context.Context) (map[string][]github.Spent, er
 	}
 	return out, nil
 }
+
+// seedRepoCounts gives a new client the organizations' repository counts the journal kept, so its
+// first poll plan has the last run's stretch (github.Client.SeedRepoCounts).
+func seedRepoCounts(j *journal.Journal, c *github.Client, log *slog.Logger) {
+	b, err := j.PollPlan(context.Background())
+	if err != nil {
+		log.Warn("could not read the last poll plan from the journal; organizations are planned as one repository until listed", "err", err)
+		return
+	}
+	c.SeedRepoCounts(b.RepoCounts)
+}
+
+// recordPollPlan journals what plan p was built from (each new plan: a reload, an organization's
+// count changed), for seedRepoCounts after a restart.
+func recordPollPlan(j *journal.Journal, gh *gitHub, p github.PollPlan, log *slog.Logger) {
+	gh.mu.Lock()
+	c := gh.client
+	gh.mu.Unlock()
+	if c == nil {
+		return
+	}
+	b := journal.PollPlanBasis{Stretch: p.Stretch, RepoCounts: c.RepoCounts()}
+	if err := j.RecordPollPlan(context.Background(), b); err != nil {
+		log.Warn("could not journal the poll plan; a restart plans organizations as one repository until listed", "err", err)
+	}
+}
