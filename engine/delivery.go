@@ -63,10 +63,15 @@ func (s *Supervisor) Deliver(ev JobEvent, targets []string) {
 	}
 }
 
-// hasRoom reports whether the loop's last pass left its target below max_runners.
+// hasRoom reports whether the target has room for one more runner (journal.Room, fair share
+// included) on the slot leases the last pass of any loop read.
 func (l *loop) hasRoom(cfg *config.Config) bool {
 	t, ok := cfg.Target(l.key.name)
-	return ok && l.status.get().Owned < t.MaxRunners
+	r := l.sup.rooms.Load()
+	if !ok || r == nil {
+		return ok && l.status.get().Owned < t.MaxRunners // no pass yet: what this loop owns
+	}
+	return l.sup.room(cfg, *r, t, l.sup.claims.wantOf(t.Name)+1) > 0
 }
 
 // jobBook is one loop's knowledge of its target's jobs between polls: the queued ones (from the

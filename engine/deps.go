@@ -319,6 +319,15 @@ type Options struct {
 	ExitCheck time.Duration
 }
 
+// RegistrationTimeout bounds a JIT registration once its request left the host (the wait for the
+// request governor before it is the pass's CallTimeout's): GitHub answers one in well under a
+// second, or not at all. It is also what settles an attempt a previous run of the daemon left
+// planned (killed between its planned record and the registration's answer): any request that
+// process sent was sent before this one started, so a runner list read RegistrationTimeout after
+// the start shows it if it ever landed (observe, Settled), and the attempt's slot is freed then,
+// not two minutes after its planned record (TestStarvedTargetGetsItsShare; docs/engine.md).
+const RegistrationTimeout = 30 * time.Second
+
 func (o Options) withDefaults() Options {
 	if o.EventLimit <= 0 {
 		o.EventLimit = 512

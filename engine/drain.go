@@ -55,7 +55,6 @@ type ShutdownReport struct {
 // is cancelled, so Shutdown returns right after it. What is left is in the report.
 func (s *Supervisor) Shutdown(ctx context.Context) (ShutdownReport, error) {
 	s.mu.Lock()
-	swept := s.sweepTargetsLocked() // before the drain lets any loop retire
 	if s.drain.Swap(drainShutdown) != drainShutdown {
 		close(s.shutdownCh)
 	}
@@ -96,7 +95,7 @@ wait:
 	s.mu.Unlock()
 	s.wg.Wait()
 	if !rep.TimedOut && s.deps.Registrar != nil {
-		s.sweep(bctx, swept)
+		s.sweep(bctx, s.sweepTargets())
 	}
 
 	if s.deps.Journal != nil {
@@ -115,35 +114,26 @@ wait:
 	return rep, nil
 }
 
-// sweepTargetsLocked is one target per identity the loops register under (monitor-mode targets
-// excepted: they observe only), taken when the shutdown begins.
-func (s *Supervisor) sweepTargetsLocked() []config.Target {
-	cfg := s.config()
-	seen := map[string]bool{}
-	var out []config.Target
-	for key := range s.loops {
-		if seen[key.identity] {
-			continue
-		}
-		seen[key.identity] = true
-		t := targetForIdentity(key.name, key.identity)
-		if cfg != nil {
-			if ct, ok := cfg.Target(key.name); ok && ct.Identity() == key.identity {
-				if ct.Mode == "monitor" {
-					continue
-				}
-				t = ct
-			}
-		}
+// sweepTargets is one target per identity that this run sent a registration request to that was
+// given up or that no journal record accounts for (doubt), taken once every loop has stopped. A
+// target this run registered nothing at, or whose every registration the journal names, needs no
+// read: the journal's records are concluded by the loops and the next start's recovery, so a stop
+// reads GitHub by what this run registered, never once per target (TestStopReadsOnlyDoubtedTargets).
+func (s *Supervisor) sweepTargets() []config.Target {
+	s.unsureMu.Lock()
+	out := make([]config.Target, 0, len(s.unsure))
+	for _, t := range s.unsure {
 		out = append(out, t)
 	}
+	s.unsureMu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
 // sweep deletes, once every loop has stopped, the registrations of this host that no live attempt
 // accounts for: a registration request that GitHub answered only after its attempt was concluded
-// would otherwise stay registered after a clean exit. ctx carries the shutdown bound.
+// (given up, then landed) would otherwise stay registered after a clean exit. ctx carries the
+// shutdown bound.
 func (s *Supervisor) sweep(ctx context.Context, targets []config.Target) {
 	for _, t := range targets {
 		if ctx.Err() != nil {

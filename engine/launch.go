@@ -29,6 +29,7 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 		return fmt.Errorf("lease a runner slot for target %s: %w; check the state dir", t.Name, err)
 	}
 	l.launched[a.ID] = true
+	l.ownedLast = -1 // a light pass inside a full one's read launched: the full pass does not know
 	l.emit(slog.LevelInfo, a.ID, EventPlanned, fmt.Sprintf("launching runner %s in slot %d", a.RunnerName, a.Slot))
 	s.crash(CrashAfterPlan, a.ID)
 
@@ -47,12 +48,15 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	reg, err := s.deps.Registrar.JITConfig(jctx, t, JITRequest{Name: a.RunnerName, Labels: t.Labels, RunnerGroup: t.RunnerGroup, WorkDir: workDir})
 	cancel()
 	if errors.Is(err, ErrRunnerNameTaken) {
+		s.doubt(t)
 		return l.nameTaken(ctx, t, a, err)
 	}
 	if errors.Is(err, ErrNotSent) {
 		return l.notSent(ctx, a, err)
 	}
 	if err != nil {
+		s.doubt(t) // it may land after its attempt is concluded: the stop's sweep reads t
+
 		err = fmt.Errorf("create JIT registration for %s of target %s: %w", a.RunnerName, t.Name, err)
 		// The request may have reached GitHub; a later pass looks the name up and deletes it.
 		return l.abandon(ctx, t, a, err, ReasonLaunchFailed)
@@ -71,6 +75,7 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	}, fmt.Sprintf("runner %s registered (id %d)", a.RunnerName, reg.RunnerID))
 	if err != nil {
 		// Not journaled: the planned record still leads recovery to the registration by name.
+		s.doubt(t)
 		return err
 	}
 	s.crash(CrashAfterRegistered, a.ID)

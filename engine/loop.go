@@ -30,6 +30,9 @@ type loop struct {
 	last      config.Target // last snapshot of this target with this identity (used while draining)
 	backoff   backoffState
 	draining  bool                 // as of the previous pass, to report the change once
+	quiet     bool                 // the pass is an empty loop's at a stop: nothing to report
+	want      int                  // runners the last pass wanted beyond what it had: its claim (room.go)
+	ownedLast int                  // attempts it owned after its last pass; -1 unknown (ownsNothing)
 	queuedAt  map[string]time.Time // attempt id -> queued time of the job it was launched for (observer.go)
 	online    map[string]time.Time // started attempt id -> when GitHub last listed it online or busy (startupExpired)
 	finished  map[string]bool      // attempt id -> its runner exited 0 on its own: GitHub removed the registration (observe's Gone)
@@ -47,7 +50,7 @@ type loop struct {
 
 func newLoop(s *Supervisor, key loopKey, last config.Target) *loop {
 	l := &loop{sup: s, key: key, wake: make(chan struct{}, 1), news: make(chan struct{}, 1), done: make(chan struct{}), book: newJobBook(),
-		last: last, queuedAt: map[string]time.Time{}, online: map[string]time.Time{}, finished: map[string]bool{}, launched: map[string]bool{}}
+		last: last, ownedLast: -1, queuedAt: map[string]time.Time{}, online: map[string]time.Time{}, finished: map[string]bool{}, launched: map[string]bool{}}
 	l.status.set(func(st *TargetStatus) { st.Name, st.Identity = key.name, key.identity })
 	return l
 }
@@ -109,6 +112,7 @@ func (l *loop) run(ctx context.Context) {
 	recovering := true
 	for {
 		wait, owned, full := l.pass(ctx, recovering, light)
+		l.ownedLast = owned
 		if ctx.Err() != nil {
 			return
 		}
@@ -123,7 +127,9 @@ func (l *loop) run(ctx context.Context) {
 			h(l.key)
 		}
 		if retired {
-			l.emit(slog.LevelInfo, "", EventLoop, "target loop drained and ended")
+			if !l.quiet {
+				l.emit(slog.LevelInfo, "", EventLoop, "target loop drained and ended")
+			}
 			return
 		}
 		var ok bool
@@ -202,6 +208,19 @@ func (l *loop) ended() bool {
 func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration, int, bool) {
 	cfg, t, draining := l.snapshot()
 	s := l.sup
+	// A draining loop that owns nothing has nothing to ask GitHub, unless this run gave up a
+	// registration request of its identity (doubt): its list read then finds a late one. At a
+	// shutdown not even that, since the stop's last sweep reads the doubted targets, and such a
+	// loop ends silently: a stop with thousands of empty targets logs nothing per target and sends
+	// nothing to GitHub for them (TestStopReadsOnlyDoubtedTargets; e2e TestGovernorAtScale: 100
+	// empty targets' reads at 1 point a second held an organization's ended runner past the
+	// bound, left for recovery).
+	shutdown := s.drain.Load() == drainShutdown
+	empty := draining && (shutdown || !s.doubted(l.key.identity)) && l.ownsNothing(ctx)
+	l.quiet = empty && shutdown
+	if l.quiet {
+		return s.opts.DrainPoll, 0, true // it retires now: nothing to conclude, plan or report
+	}
 	if draining && !l.draining {
 		l.emit(slog.LevelInfo, "", EventLoop, "target loop draining: starting nothing new, deregistering idle runners, letting busy ones finish")
 	}
@@ -223,12 +242,7 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 				gh.demand = len(gh.jobs)
 			}
 		}
-	case draining && s.drain.Load() == drainShutdown && l.ownsNothing(ctx):
-		// A shutdown ends with a sweep of this host's registrations (Shutdown), so a loop that
-		// owns nothing has nothing to ask GitHub. Its list read would only queue in the governor
-		// ahead of the loops that must conclude an ended runner within the drain bound (e2e
-		// TestGovernorAtScale: 100 empty targets' reads at 1 point a second held an
-		// organization's ended runner past the bound, left for recovery).
+	case empty:
 		gh = githubView{at: now}
 	default:
 		list, age := l.listNow(recovering, draining), time.Duration(0)
@@ -278,6 +292,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 	owned := l.owned(live)
 	in := l.planInput(cfg, t, now, owned, live, gh.byName, gh.demand)
 	in.Monitor, in.Draining, in.Here = monitor, draining, gh.fleetLight
+	l.claim(cfg, t, live, &in, gh.err == nil)
 	launching := gh.err == nil && !draining && !monitor
 	out := l.decide(cctx, t, in, launching)
 	for _, r := range out.Reap {
@@ -405,9 +420,14 @@ func (l *loop) readServing(ctx, cctx context.Context, t config.Target, draining,
 	}
 }
 
-// ownsNothing reports whether the journal holds no live attempt of this loop. A failed read
-// answers false: the pass then reads as usual and reports the journal's failure.
+// ownsNothing reports whether the journal holds no live attempt of this loop. Only the loop's own
+// launches add one, so a loop whose last pass ended owning none (or that started owning none)
+// knows without a read: a stop of thousands of idle targets costs no journal read each. A failed
+// read answers false: the pass then reads as usual and reports the journal's failure.
 func (l *loop) ownsNothing(ctx context.Context) bool {
+	if l.ownedLast == 0 {
+		return true
+	}
 	live, err := l.sup.deps.Journal.Live(ctx)
 	return err == nil && len(l.owned(live)) == 0
 }
@@ -645,12 +665,6 @@ func (l *loop) owned(live []journal.Attempt) []journal.Attempt {
 func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, owned, live []journal.Attempt, regs map[string]Runner, demand int) planInput {
 	in := planInput{Now: now, Demand: demand, MinIdle: t.MinIdle, IdleTimeout: t.IdleTimeout.D()}
 	policy := policiesFor(l.sup.opts.PolicyKey, t)
-	targetLive := 0
-	for _, a := range live {
-		if a.Target == t.Name {
-			targetLive++
-		}
-	}
 	for _, a := range owned {
 		switch a.State {
 		case journal.StatePlanned, journal.StateRegistered:
@@ -662,10 +676,11 @@ func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, own
 			in.Idle = append(in.Idle, idleRunner{ID: a.ID, IdleSince: a.UpdatedAt, Stale: !policy.matches(a.Policy)})
 		}
 	}
-	in.TargetFree = t.MaxRunners - targetLive
-	if cfg != nil {
-		in.HostFree = cfg.Daemon.MaxRunners - len(live)
-	}
+	// The one owner of room for a target (journal.Room): the target's hard room, and the host's
+	// bounded by the target's fair share of it (room.go).
+	r := journal.RoomOf(0, live)
+	in.TargetFree = t.MaxRunners - r.Held(t.Name)
+	in.HostFree = l.sup.room(cfg, r, t, l.want)
 	return in
 }
 

@@ -174,10 +174,8 @@ func (l *loop) observeBusy(a journal.Attempt, now time.Time) {
 // retiredLocked runs under s.mu once loop name's key was removed: when no loop of that name is
 // left and the config no longer enables it, its series are dropped (or zeroed).
 func (s *Supervisor) retiredLocked(name string) {
-	for k := range s.loops {
-		if k.name == name {
-			return
-		}
+	if s.hasLoopLocked(name) {
+		return
 	}
 	if cfg := s.config(); cfg != nil {
 		if t, ok := cfg.Target(name); ok && t.IsEnabled() {

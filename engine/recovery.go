@@ -22,8 +22,8 @@ type observation struct {
 	Listed     bool // a registration with the attempt's runner name exists
 	ListedID   int64
 	ListedBusy bool
-	// Settled: the list was taken at least the call timeout after the attempt's planned record, so
-	// a registration request made for it has been answered or given up on: absence is final.
+	// Settled: the list was taken late enough that a registration request made for the attempt has
+	// been answered or given up on: absence is final (Supervisor.settled).
 	Settled bool
 	// StartupExpired: started, and GitHub has not listed it online or busy for the target's
 	// startup_timeout (since its start, or since it was last listed online).
@@ -155,7 +155,7 @@ func (l *loop) observe(a journal.Attempt, v *githubView) observation {
 		o.Exit = st
 	}
 	o.ListKnown = v.listed
-	o.Settled = v.listed && v.at.Sub(a.CreatedAt) >= l.sup.opts.CallTimeout
+	o.Settled = v.listed && l.sup.settled(a, v.at)
 	if r, ok := v.byName[a.RunnerName]; ok {
 		o.Listed, o.ListedID, o.ListedBusy = true, r.ID, r.Busy
 	}

@@ -52,6 +52,19 @@ type Supervisor struct {
 	inflight   atomic.Int32    // launches under way (launching); an upgrade drain waits for them
 	leftMu     sync.Mutex      // guards left
 	left       map[string]bool // attempt ids a drain could not deregister: left for recovery (leave)
+	unsureMu   sync.Mutex      // guards unsure
+	// unsure holds, by identity, the targets this run sent a registration request to that was
+	// given up or that no journal record accounts for (doubt): the only ones a stop's last sweep
+	// reads, so a stop costs GitHub reads by what this run registered, not by its targets.
+	unsure map[string]config.Target
+	claims *claims        // what each target's loop wants, for its fair room (room.go)
+	names  map[string]int // loops per target name, under mu
+	// owning is, while Run starts the loops, the loops that own live attempts: the others start
+	// knowing they own nothing (loop.ownedLast), so a stop before their first pass reads nothing.
+	owning map[loopKey]bool
+	rooms  atomic.Pointer[journal.Room] // the slot leases as the last pass read them, for Deliver
+
+	began atomic.Int64 // unix nanos when Run began, on the engine's clock: settled
 
 	afterPass func(loopKey) // test hook: called after every pass, before the loop parks
 }
@@ -59,7 +72,8 @@ type Supervisor struct {
 // New returns a supervisor; nothing runs until Run.
 func New(deps Deps, opts Options) *Supervisor {
 	s := &Supervisor{deps: deps, opts: opts.withDefaults(), clock: deps.Clock, rand: deps.Rand, log: deps.Logger,
-		loops: map[loopKey]*loop{}, changed: make(chan struct{}), shutdownCh: make(chan struct{}), startedCh: make(chan struct{}), left: map[string]bool{}}
+		loops: map[loopKey]*loop{}, changed: make(chan struct{}), shutdownCh: make(chan struct{}), startedCh: make(chan struct{}), left: map[string]bool{},
+		unsure: map[string]config.Target{}, claims: newClaims(), names: map[string]int{}}
 	s.hard, s.hardCancel = context.WithCancel(context.Background())
 	if s.clock == nil {
 		s.clock = RealClock{}
@@ -137,6 +151,23 @@ func (s *Supervisor) leave(id string) {
 	s.leftMu.Lock()
 	defer s.leftMu.Unlock()
 	s.left[id] = true
+}
+
+// doubt records that a registration request of t's identity was sent and given up, or answered
+// without its journal record being written: GitHub may hold a registration of this host that no
+// journal record names, which only a read of t's runners can find (deleteOrphans).
+func (s *Supervisor) doubt(t config.Target) {
+	s.unsureMu.Lock()
+	defer s.unsureMu.Unlock()
+	s.unsure[t.Identity()] = t
+}
+
+// doubted reports whether doubt was called for identity in this run.
+func (s *Supervisor) doubted(identity string) bool {
+	s.unsureMu.Lock()
+	defer s.unsureMu.Unlock()
+	_, ok := s.unsure[identity]
+	return ok
 }
 
 func (s *Supervisor) leftForRecovery(id string) bool {
@@ -305,7 +336,11 @@ func (r Report) affected() func(name string) bool {
 
 func (s *Supervisor) startLoopLocked(key loopKey, last config.Target) {
 	l := newLoop(s, key, last)
+	if s.owning != nil && !s.owning[key] {
+		l.ownedLast = 0
+	}
 	s.loops[key] = l
+	s.names[key.name]++
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -322,11 +357,33 @@ func (s *Supervisor) retire(l *loop) bool {
 		return false
 	}
 	delete(s.loops, l.key)
+	if s.names[l.key.name]--; s.names[l.key.name] <= 0 {
+		delete(s.names, l.key.name)
+	}
+	if !s.hasLoopLocked(l.key.name) {
+		s.claims.forget(l.key.name)
+	}
 	s.retiredLocked(l.key.name)
 	close(s.changed)
 	s.changed = make(chan struct{})
 	return true
 }
+
+// settled reports whether a runner list read at `at` shows every registration made for attempt a
+// that will ever land. This run's own requests are bounded by the call timeout from the planned
+// record (a launch's governor wait and its request); a previous run's were all sent before this
+// run began, and GitHub answers a registration within RegistrationTimeout, so those settle that
+// long after the start even though their planned record is older.
+func (s *Supervisor) settled(a journal.Attempt, at time.Time) bool {
+	if at.Sub(a.CreatedAt) >= s.opts.CallTimeout {
+		return true
+	}
+	began := time.Unix(0, s.began.Load())
+	return s.began.Load() != 0 && a.CreatedAt.Before(began) && at.Sub(began) >= RegistrationTimeout
+}
+
+// hasLoopLocked reports whether a loop of target name runs.
+func (s *Supervisor) hasLoopLocked(name string) bool { return s.names[name] > 0 }
 
 // Wake asks every loop of the named target for a pass now (a webhook delivery, for instance).
 func (s *Supervisor) Wake(target string) {
@@ -368,10 +425,16 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 	s.runCtx, s.cancel = context.WithCancel(ctx)
 	s.sweepCgroups(ctx, live)
+	s.began.Store(s.clock.Now().UnixNano())
+	s.owning = map[loopKey]bool{}
+	for _, a := range live {
+		s.owning[loopKey{a.Target, policyIdentity(a.Policy)}] = true
+	}
 	if s.cfg.Load() != nil {
 		s.syncLoopsLocked(wakeAll)
 	}
 	s.recoverLeftoversLocked(live)
+	s.owning = nil
 	close(s.startedCh)
 	runCtx := s.runCtx
 	s.mu.Unlock()

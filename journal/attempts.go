@@ -29,7 +29,7 @@ func (f Filter) match(a Attempt) bool {
 
 // Plan leases a slot for a new attempt and records it as planned, in one synced batch. It returns
 // ErrNoCapacity, writing nothing, if the host already holds HostMax live attempts or the target
-// TargetMax (a limit of 0 or less pauses launches). The slot is the lowest index in [0, HostMax)
+// TargetMax (a limit of 0 or less pauses launches): Room.Hard, the one rule of room for a target. The slot is the lowest index in [0, HostMax)
 // no live attempt holds. The write lock is held from counting to commit, so concurrent Plans
 // (any target loop, recovery) can never together exceed a limit.
 func (j *Journal) Plan(ctx context.Context, req PlanRequest) (Attempt, error) {
@@ -46,16 +46,14 @@ func (j *Journal) Plan(ctx context.Context, req PlanRequest) (Attempt, error) {
 	if err != nil {
 		return Attempt{}, err
 	}
-	host, target, used := len(live), 0, make(map[int]bool, len(live))
+	room, used := Room{HostMax: req.HostMax, held: make(map[string]int), total: len(live)}, make(map[int]bool, len(live))
 	for _, e := range live {
 		used[e.Slot] = true
-		if e.Target == req.Target {
-			target++
-		}
+		room.held[e.Target]++
 	}
-	if host >= req.HostMax || target >= req.TargetMax {
+	if room.Hard(req.Target, req.TargetMax) <= 0 {
 		return Attempt{}, fmt.Errorf("plan runner for target %q: host has %d/%d, target %d/%d: %w",
-			req.Target, host, req.HostMax, target, req.TargetMax, ErrNoCapacity)
+			req.Target, room.Total(), req.HostMax, room.Held(req.Target), req.TargetMax, ErrNoCapacity)
 	}
 	slot := 0
 	for used[slot] { // terminates below HostMax: fewer than HostMax slots are in use

@@ -17,16 +17,8 @@ import (
 // secondary limit, and queued jobs still start, the organization's too: the plan stretches the
 // polls, and a delivery starts its job's runner without a read of GitHub.
 func TestGovernorAtScale(t *testing.T) {
-	var repos []string
-	for i := range 100 {
-		repos = append(repos, fmt.Sprintf("acme/r%03d", i))
-	}
-	for i := range 30 {
-		repos = append(repos, fmt.Sprintf("big/b%02d", i))
-	}
-	sim := harness.StartSim(t, harness.SimOptions{Repos: repos, Limits: ghsim.Limits{PointsPerMinute: 90}})
-	cfg := harness.NewConfig(t, sim)
-	cfg.File.GitHub.PointsPerMinute = 60
+	repos := append(numbered("acme/r%03d", 100), numbered("big/b%02d", 30)...)
+	sim, cfg := governed(t, repos, 90, 60)
 	hookURL := cfg.WithWebhook(t, 30*time.Second)
 	for i := range 100 {
 		cfg.Add(harness.RepoTarget(fmt.Sprintf("r%03d", i), repos[i], e2eLabels, 1))

@@ -58,16 +58,19 @@ func (j *Journal) Plan(ctx context.Context, req journal.PlanRequest) (journal.At
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	host, target := j.countLocked(req.Target)
-	if host >= req.HostMax || target >= req.TargetMax {
-		return journal.Attempt{}, journal.ErrNoCapacity
-	}
+	all := make([]journal.Attempt, 0, len(j.attempts))
 	used := map[int]bool{}
 	for _, a := range j.attempts {
+		all = append(all, a)
 		if !a.State.Terminal() {
 			used[a.Slot] = true
 		}
 	}
+	room := journal.RoomOf(req.HostMax, all) // the journal's own rule (journal.Room)
+	if room.Hard(req.Target, req.TargetMax) <= 0 {
+		return journal.Attempt{}, journal.ErrNoCapacity
+	}
+	host := room.Total()
 	slot := 0
 	for used[slot] {
 		slot++
@@ -187,19 +190,6 @@ func (j *Journal) MaxHostLive() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.maxHost
-}
-
-func (j *Journal) countLocked(target string) (host, tgt int) {
-	for _, a := range j.attempts {
-		if a.State.Terminal() {
-			continue
-		}
-		host++
-		if a.Target == target {
-			tgt++
-		}
-	}
-	return host, tgt
 }
 
 // RecordGitHubContact keeps the newest time it is given.

@@ -237,7 +237,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	}
 
 	gh := newGitHub(cfg.GitHub, func(gc config.GitHub) (*github.Client, error) {
-		return github.NewFromConfig(gc, stateDir, github.Options{
+		c, err := github.NewFromConfig(gc, stateDir, github.Options{
 			Logger: log,
 			Observer: func(ri github.RequestInfo) {
 				m.ObserveGitHubRequest(ri.Endpoint, ri.Status, ri.Duration)
@@ -245,12 +245,18 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 			// The journal's copy is written by the engine once per successful pass, not per response.
 			Contacted:       m.GitHubContact,
 			TargetContacted: m.TargetContact,
+			Ledger:          governorLedger{j: j, log: log},
 		})
+		if err == nil {
+			seedRepoCounts(j, c, log)
+		}
+		return c, err
 	})
 	m.SetRateLimitSource(gh.rateLimits)
 	m.SetGovernorShareSource(gh.sharePerMinute)
 	pc := &pacer{gh: gh, onPlan: func(p github.PollPlan) {
 		m.PollPlan(p.Ceiling, p.Need, p.Stretch)
+		recordPollPlan(j, gh, p, log)
 		if p.Message != "" {
 			log.Warn("GitHub request governor: poll intervals stretched", "detail", p.Message)
 		}

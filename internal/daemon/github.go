@@ -165,7 +165,10 @@ func (g *gitHub) JITConfig(ctx context.Context, t config.Target, req engine.JITR
 			return engine.Registration{}, classify(err)
 		}
 	}
-	jit, err := c.GenerateJITConfig(ctx, s, req.Name, withSelfHosted(req.Labels), group, req.WorkDir)
+	// Its own short bound once sent, so the engine's settling of a registration that never
+	// reached GitHub can count on it (engine.RegistrationTimeout).
+	jctx := github.WithSentTimeout(ctx, engine.RegistrationTimeout)
+	jit, err := c.GenerateJITConfig(jctx, s, req.Name, withSelfHosted(req.Labels), group, req.WorkDir)
 	if err != nil {
 		return engine.Registration{}, jitError(err)
 	}

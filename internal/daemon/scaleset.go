@@ -580,20 +580,21 @@ func (s *scaleSets) ownCapacity(ctx context.Context, name string) (int, int, boo
 	s.mu.Lock()
 	cfg := s.cfg
 	s.mu.Unlock()
-	targetLive, busy := 0, 0
+	busy := 0
 	for _, a := range live {
-		if a.Target == name {
-			targetLive++
-			if a.State == journal.StateBusy {
-				busy++
-			}
+		if a.Target == name && a.State == journal.StateBusy {
+			busy++
 		}
 	}
 	t, ok := cfg.Target(name)
 	if !ok || !t.IsEnabled() || s.draining.Load() || t.Mode == "monitor" {
 		return busy, busy, false
 	}
-	return max(min(t.MaxRunners, targetLive+cfg.Daemon.MaxRunners-len(live)), 0), busy, true
+	// What it holds and the hard room the journal's one rule gives it (journal.Room). The fair
+	// share among targets bounds the engine's launches, not the jobs the service may assign: a job
+	// assigned here waits for a slot of this target as a polled job waits for its target's share.
+	room := journal.RoomOf(cfg.Daemon.MaxRunners, live)
+	return room.Held(name) + room.Hard(name, t.MaxRunners), busy, true
 }
 
 func (s *scaleSets) target(name string) *setTarget {

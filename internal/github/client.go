@@ -55,6 +55,9 @@ type Options struct {
 	// MaxRateWait is the longest a call waits for a rate-limit reset before returning
 	// *RateLimitedError instead (default 0: never wait, fail fast, let the engine reschedule).
 	MaxRateWait time.Duration
+	// Ledger, when set, journals what the request governor grants before it is spent and restores
+	// it into each new governor, so a restart does not start at a full minute (ledger.go).
+	Ledger Ledger
 	// Installation lists repositories through GET /installation/repositories (App auth) instead of
 	// GET /orgs/{org}/repos. Set by NewFromConfig for App credentials.
 	Installation bool
@@ -122,6 +125,15 @@ func newBare(o Options) *Client {
 	}
 	b := NewBudget(o.Clock)
 	c := &Client{o: o, budget: b, gov: NewGovernor(o.Governor, o.Clock, o.Sleep), groups: map[string]int64{}}
+	if o.Ledger != nil {
+		// A new governor starts owing what the last one spent in the minute before it (ledger.go).
+		if grants, err := o.Ledger.Load(context.Background()); err == nil {
+			c.gov.Restore(grants)
+		} else {
+			o.Logger.Warn("could not read the request governor's last minute from the journal; starting with a full minute", "err", err)
+		}
+		c.gov.SetLedger(o.Ledger)
+	}
 	c.wire = &governedTransport{c: c, next: &meter{next: o.Transport, budget: b, clock: o.Clock, observe: o.Observer, contacted: o.Contacted, targetContacted: o.TargetContacted}}
 	return c
 }
@@ -230,6 +242,17 @@ const maxRateWaits = 3
 // call runs fn under the retry policy: 5xx and connection errors back off exponentially with
 // jitter (bounded), a rate limit waits for its reset only when within MaxRateWait, a 401 re-reads
 // the credential once, and everything else is returned classified.
+type sentTimeoutKey struct{}
+
+// WithSentTimeout bounds ctx's calls to d from the moment their first attempt leaves the host:
+// the wait for the request governor before it is not counted (it is the caller's own deadline's),
+// so a call given up while waiting is still ErrNotSent. A registration uses it (the engine's
+// RegistrationTimeout): GitHub answers it in seconds or not at all, and an attempt whose request
+// never reached GitHub must be settled soon, not after the pass's general call timeout.
+func WithSentTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, sentTimeoutKey{}, d)
+}
+
 func (c *Client) call(ctx context.Context, s Scope, o op, fn func(ctx context.Context) (*gh.Response, error)) error {
 	ctx = withOwner(withEndpoint(ctx, o.endpoint), s.Owner)
 	b := retry.WithMaxRetries(c.o.MaxRetries, retry.WithJitterPercent(20, retry.NewExponential(c.o.RetryBase)))
@@ -243,6 +266,13 @@ func (c *Client) call(ctx context.Context, s Scope, o op, fn func(ctx context.Co
 		}
 		if err != nil {
 			return fmt.Errorf("target %s: %s: waiting for the request governor: %w", s, o.what, err)
+		}
+		if d, ok := ctx.Value(sentTimeoutKey{}).(time.Duration); ok && !sent {
+			// From the first attempt on, the call (its retries and their waits) has d.
+			var stop context.CancelFunc
+			ctx, stop = context.WithTimeout(ctx, d)
+			defer stop()
+			gctx = context.WithValue(ctx, admittedKey{}, true)
 		}
 		sent = true
 		actx, cancel := context.WithTimeout(gctx, c.o.RequestTimeout)

@@ -66,6 +66,9 @@ type Governor struct {
 	accounts map[string]*governed
 	fleet    *FleetShare   // nil: this host has the whole ceiling (no fleet, or not joined)
 	wants    chan struct{} // signalled when an account starts waiting for points (Wants)
+
+	ledgerMu sync.Mutex // one grant at a time, held across its journal write (ledger.go)
+	ledger   Ledger
 }
 
 type governed struct {
@@ -79,6 +82,9 @@ type governed struct {
 	sent     minute    // points sent in the last minute, what a fleet host publishes
 	lastWait time.Time // the last time a request waited for points
 	share    int       // points a minute this host may spend now: the ceiling, or its fleet share
+	grants   minute    // points granted ahead and journaled (ledger.go)
+	grantAt  time.Time // the last grant
+	advance  int       // its points not spent yet
 }
 
 // NewGovernor returns a governor on clock; sleep waits (injected so tests never wait).
@@ -168,6 +174,7 @@ func (g *Governor) admit(ctx context.Context, account, method string) (release f
 			return nil, err
 		}
 	}
+	g.grant(ctx, a, points(method)) // journaled before it is sent
 	g.mu.Lock()
 	a.sent.add(g.clock.Now(), points(method))
 	g.mu.Unlock()

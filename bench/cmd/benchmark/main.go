@@ -32,6 +32,7 @@ type options struct {
 	setJobs                        int
 	setSpacing, setIdle            time.Duration
 	startWindow                    time.Duration
+	stopWindow                     time.Duration
 	fleetJobs                      int
 	fleetSpacing, fleetPoll        time.Duration
 	fleetPhases                    string
@@ -56,7 +57,7 @@ func goBenches() map[string]goBench {
 	}
 }
 
-var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset", "start10k", "fleet1", "fleet2", "fleet3", "alone1", "alone3",
+var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset", "start10k", "stop10000", "fleet1", "fleet2", "fleet3", "alone1", "alone3",
 	"cost-repo-webhook", "cost-org100-webhook", "cost-org300-webhook", "cost-repo-poll", "cost-org100-poll", "cost-org300-poll", "limits1000", "limits5000", "idle5000"}
 
 func main() {
@@ -78,6 +79,7 @@ func main() {
 	flag.IntVar(&o.setJobs, "scaleset-jobs", 20, "jobs queued in the scale-set run")
 	flag.DurationVar(&o.setSpacing, "scaleset-spacing", time.Second, "time between two queued jobs in the scale-set run")
 	flag.DurationVar(&o.setIdle, "scaleset-idle-window", 2*time.Minute, "idle window of the scale-set run (a few 50 s long polls)")
+	flag.DurationVar(&o.stopWindow, "stop-window", 20*time.Second, "how long the 10,000-target daemon of stop10000 runs after its ready line before SIGTERM")
 	flag.DurationVar(&o.startWindow, "start-window", time.Minute, "how long the 10,000-target daemon runs after its ready line (its first passes) before its peak RSS is read")
 	flag.IntVar(&o.fleetJobs, "fleet-jobs", 24, "jobs queued in each fleet run")
 	flag.DurationVar(&o.fleetSpacing, "fleet-spacing", 2*time.Second, "time between two queued jobs in the fleet runs")
@@ -178,6 +180,19 @@ func run(o options, argv []string) error {
 		logf("start with %d targets (TOML, YAML), window %s after ready", startTargets, o.startWindow)
 		if r.Start, err = (env{bin: bin, dir: work, log: logf}).runStart(o.startWindow); err != nil {
 			fail("start10k", err)
+		}
+	}
+	if parts["stop10000"] {
+		bin, err := filepath.Abs(o.bin)
+		if err != nil {
+			return err
+		}
+		logf("stop with %d idle targets, %s after ready", stopTargets, o.stopWindow)
+		st, err := (env{bin: bin, dir: work, log: logf}).runStop(o.stopWindow)
+		if err != nil {
+			fail("stop10000", err)
+		} else {
+			r.Stop = &st
 		}
 	}
 	r.Machine.LoadEnd = loadAvg()

@@ -33,6 +33,7 @@ type results struct {
 	Go       []goBench
 	Validate []validateRun
 	Start    []startRun
+	Stop     *stopRun
 	Burst    *burst
 	ScaleSet *scaleSetRun
 	Fleet    []fleetRun
@@ -92,6 +93,7 @@ func (r results) render(w io.Writer) {
 	r.renderGo(p)
 	r.renderBurst(p)
 	r.renderStart(p)
+	r.renderStop(p)
 	r.renderCost(p, "webhook")
 	r.renderCost(p, "poll")
 	r.renderLimits(p)
