@@ -1,0 +1,82 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+)
+
+// notHere is why a check of this kernel is skipped under --root ("" on the host itself).
+func (e *Env) notHere() string {
+	if e.Root != "" {
+		return "not checked under --root: the tree's kernel and service manager are not this host's"
+	}
+	return ""
+}
+
+// checkCgroups says whether runners get a cgroup of their own (killed whole, limits applied).
+func checkCgroups(_ context.Context, e *Env) []Finding {
+	f := Finding{Check: "cgroups"}
+	if why := e.notHere(); why != "" || e.Cgroups == nil {
+		f.Status, f.Detail = Skip, why
+		return []Finding{f}
+	}
+	dir, err := e.Cgroups()
+	if err != nil {
+		f.Status, f.Detail = Warn, "no usable cgroup v2: runners get no cgroup of their own and no resource limit; a runner's leftovers are ended by its slot user's uid ("+err.Error()+")"
+		f.Do = "mount a cgroup2 filesystem (Linux 5.14 or later for cgroup.kill); under systemd the unit sets Delegate=yes"
+		return []Finding{f}
+	}
+	f.Status, f.Subject, f.Detail = OK, dir, "cgroup v2 with cgroup.kill: each runner gets a cgroup of its own"
+	return []Finding{f}
+}
+
+// checkDocker is the Docker socket check of container targets. No container executor exists yet
+// (issue 27), so no target can need the socket; the finding says so rather than pass silently.
+func checkDocker(_ context.Context, _ *Env) []Finding {
+	return []Finding{{Check: "docker socket", Status: Skip, Detail: "no container targets (this version runs runners on the host only)"}}
+}
+
+// MinFreeBytes is the free space below which doctor fails the state dir's filesystem: 1 GiB, the
+// default of daemon.min_free_disk below which the daemon refuses to launch runners (a runner
+// package is about 200 MB unpacked, and each job's work directory lives there too).
+const MinFreeBytes = 1 << 30
+
+// checkFreeDisk checks the free space of the filesystem holding the state dir (the package cache
+// and, beside it, the runtime directories).
+func checkFreeDisk(_ context.Context, e *Env) []Finding {
+	state := e.daemon().StateDir
+	f := Finding{Check: "free disk", Subject: state}
+	if e.FreeBytes == nil {
+		f.Status, f.Detail = Skip, "not measured on this platform"
+		return []Finding{f}
+	}
+	path := e.onDisk(state)
+	free, err := e.FreeBytes(path)
+	for errors.Is(err, fs.ErrNotExist) && filepath.Dir(path) != path { // not created yet: its filesystem
+		path = filepath.Dir(path)
+		free, err = e.FreeBytes(path)
+	}
+	switch {
+	case err != nil:
+		f.Status, f.Detail = Fail, e.shown(err.Error())
+	case free < MinFreeBytes:
+		f.Status, f.Detail = Fail, fmt.Sprintf("%s free, less than %s: the daemon launches no runner until there is more", bytes(free), bytes(MinFreeBytes))
+		f.Do = "free space on that filesystem, or move daemon.state_dir to a larger one"
+	default:
+		f.Status, f.Detail = OK, fmt.Sprintf("%s free (at least %s needed)", bytes(free), bytes(MinFreeBytes))
+	}
+	return []Finding{f}
+}
+
+func bytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

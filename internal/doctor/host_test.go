@@ -1,0 +1,82 @@
+package doctor
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestCheckCgroups(t *testing.T) {
+	tests := []struct {
+		name   string
+		root   bool
+		probe  func() (string, error)
+		status Status
+	}{
+		{"usable", false, func() (string, error) { return "/sys/fs/cgroup/system.slice/x", nil }, OK},
+		{"none", false, func() (string, error) { return "", errors.New("no cgroup2 filesystem") }, Warn},
+		{"not asked under --root", true, func() (string, error) { panic("probed the host for a tree") }, Skip},
+		{"no probe on this platform", false, nil, Skip},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &Env{Cgroups: tt.probe}
+			if tt.root {
+				e.Root = t.TempDir()
+			}
+			f := checkCgroups(t.Context(), e)[0]
+			if f.Status != tt.status || f.Status == Warn && f.Do == "" {
+				t.Errorf("got %+v, want %s", f, tt.status)
+			}
+		})
+	}
+}
+
+func TestCheckDockerSaysThereAreNoContainerTargets(t *testing.T) {
+	f := checkDocker(t.Context(), &Env{})[0]
+	if f.Status != Skip || !strings.Contains(f.Detail, "no container targets") {
+		t.Errorf("got %+v", f)
+	}
+}
+
+// TestCheckFreeDisk measures the state dir's filesystem, or its nearest existing parent's.
+func TestCheckFreeDisk(t *testing.T) {
+	tests := []struct {
+		name   string
+		exists bool
+		free   uint64
+		err    error
+		status Status
+		detail string
+	}{
+		{name: "plenty", exists: true, free: 5 << 30, status: OK, detail: "5.0 GiB free"},
+		{name: "below the bound", exists: true, free: 300 << 20, status: Fail, detail: "300.0 MiB free, less than 1.0 GiB"},
+		{name: "not created yet: its parent", free: 2 << 30, status: OK, detail: "2.0 GiB free"},
+		{name: "statfs fails", exists: true, err: errors.New("input/output error"), status: Fail, detail: "input/output error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := treeEnv(t, nil)
+			if tt.exists {
+				mkdir(t, e, "/var/lib/runner-manager", 0o700)
+			} else {
+				mkdir(t, e, "/var/lib", 0o755)
+			}
+			var asked []string
+			e.FreeBytes = func(p string) (uint64, error) {
+				asked = append(asked, p)
+				if _, err := os.Stat(p); err != nil {
+					return 0, fmt.Errorf("statfs: %w", fs.ErrNotExist)
+				}
+				return tt.free, tt.err
+			}
+			f := checkFreeDisk(t.Context(), e)[0]
+			if f.Status != tt.status || !strings.Contains(f.Detail, tt.detail) {
+				t.Errorf("got %+v, want %s with %q (asked %v)", f, tt.status, tt.detail, asked)
+			}
+		})
+	}
+}
