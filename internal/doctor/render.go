@@ -24,7 +24,11 @@ func (r Report) Render(w io.Writer) error {
 			fmt.Fprintf(&b, "      do: %s\n", f.Do)
 		}
 	}
-	fmt.Fprintf(&b, "doctor: %d failed, %d warnings, %d ok, %d skipped\n", r.Count(Fail), r.Count(Warn), r.Count(OK), r.Count(Skip))
+	warnings := "warnings"
+	if r.Count(Warn) == 1 {
+		warnings = "warning"
+	}
+	fmt.Fprintf(&b, "doctor: %d failed, %d %s, %d ok, %d skipped\n", r.Count(Fail), r.Count(Warn), warnings, r.Count(OK), r.Count(Skip))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
