@@ -127,6 +127,7 @@ var checks = []check{
 	checkFreeDisk,
 	checkUnit,
 	checkService,
+	checkHeartbeat,
 	checkUpgradeSource,
 	checkOnline,
 }
