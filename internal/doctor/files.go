@@ -64,9 +64,10 @@ func checkSecretFiles(_ context.Context, e *Env) []Finding {
 }
 
 // modeProblem reports whether path is a regular file whose only fault is that others may read or
-// write it: what chmod 0600 repairs without touching anything else.
+// write it: what chmod 0600 repairs without touching anything else. A symlink is not followed:
+// --fix must not be led to chmod whatever file a link names.
 func modeProblem(path string) bool {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o026 != 0
 }
 

@@ -42,6 +42,7 @@ func TestCheckSecretFiles(t *testing.T) {
 		name   string
 		mode   os.FileMode // 0: no file
 		dir    bool
+		link   bool // the setting names a link to the file
 		fix    bool
 		status Status
 		mode2  os.FileMode
@@ -53,6 +54,7 @@ func TestCheckSecretFiles(t *testing.T) {
 		{name: "group writable fixed", mode: 0o620, fix: true, status: OK, mode2: 0o600},
 		{name: "missing", status: Fail},
 		{name: "directory is not fixed", dir: true, mode: 0o755, fix: true, status: Fail, mode2: 0o755},
+		{name: "a link is not followed by --fix", link: true, mode: 0o644, fix: true, status: Fail, mode2: 0o644},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,6 +64,12 @@ func TestCheckSecretFiles(t *testing.T) {
 			switch {
 			case tt.dir:
 				p = mkdir(t, e, "/etc/runner-manager/token", tt.mode)
+			case tt.link:
+				p = write(t, e, "/etc/passwd", "root:x:0:0::/root:/bin/sh\n", tt.mode)
+				mkdir(t, e, "/etc/runner-manager", 0o755)
+				if err := os.Symlink(p, e.onDisk("/etc/runner-manager/token")); err != nil {
+					t.Fatal(err)
+				}
 			case tt.mode != 0:
 				p = write(t, e, "/etc/runner-manager/token", "ghp_secret", tt.mode)
 			}

@@ -80,3 +80,14 @@ func TestCheckFreeDisk(t *testing.T) {
 		})
 	}
 }
+
+// TestStatfsFree measures a real filesystem, and a missing path is fs.ErrNotExist, which
+// checkFreeDisk follows up to the nearest existing parent.
+func TestStatfsFree(t *testing.T) {
+	if free, err := StatfsFree(t.TempDir()); err != nil || free == 0 {
+		t.Errorf("StatfsFree(temp dir) = %d, %v", free, err)
+	}
+	if _, err := StatfsFree(t.TempDir() + "/absent"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("StatfsFree(absent) = %v, want fs.ErrNotExist", err)
+	}
+}
