@@ -101,6 +101,9 @@ type Env struct {
 	CreateUsers func(ctx context.Context, n int) ([]string, error)
 	// FreeBytes is the space left to unprivileged users on path's filesystem.
 	FreeBytes func(path string) (uint64, error)
+	// MinFreeDisk is the config's daemon.min_free_disk, below which the daemon launches no runner
+	// (0: it does not check); nil until that key exists in this tree: MinFreeBytes, its default.
+	MinFreeDisk *uint64
 	// Cgroups says where the runners' cgroups go, or why there are none (see cgroups.go).
 	Cgroups func() (string, error)
 	// Service is `service status`: the install, the service manager's and the daemon's view.

@@ -39,9 +39,10 @@ func checkDocker(_ context.Context, _ *Env) []Finding {
 	return []Finding{{Check: "docker socket", Status: Skip, Detail: "no container targets (this version runs runners on the host only)"}}
 }
 
-// MinFreeBytes is the free space below which doctor fails the state dir's filesystem: 1 GiB, the
-// default of daemon.min_free_disk below which the daemon refuses to launch runners (a runner
-// package is about 200 MB unpacked, and each job's work directory lives there too).
+// MinFreeBytes is the free space below which doctor fails the state dir's filesystem when the
+// config does not say (Env.MinFreeDisk): 1 GiB, the default of daemon.min_free_disk below which
+// the daemon refuses to launch runners (a runner package is about 200 MB unpacked, and each job's
+// work directory lives there too).
 const MinFreeBytes = 1 << 30
 
 // checkFreeDisk checks the free space of the filesystem holding the state dir (the package cache
@@ -53,6 +54,10 @@ func checkFreeDisk(_ context.Context, e *Env) []Finding {
 		f.Status, f.Detail = Skip, "not measured on this platform"
 		return []Finding{f}
 	}
+	need := uint64(MinFreeBytes)
+	if e.MinFreeDisk != nil {
+		need = *e.MinFreeDisk
+	}
 	path := e.onDisk(state)
 	free, err := e.FreeBytes(path)
 	for errors.Is(err, fs.ErrNotExist) && filepath.Dir(path) != path { // not created yet: its filesystem
@@ -62,11 +67,16 @@ func checkFreeDisk(_ context.Context, e *Env) []Finding {
 	switch {
 	case err != nil:
 		f.Status, f.Detail = Fail, e.shown(err.Error())
-	case free < MinFreeBytes:
-		f.Status, f.Detail = Fail, fmt.Sprintf("%s free, less than %s: the daemon launches no runner until there is more", bytes(free), bytes(MinFreeBytes))
+	case need == 0 && free < MinFreeBytes:
+		f.Status, f.Detail = Warn, fmt.Sprintf("%s free, less than %s, and daemon.min_free_disk = 0: runners are launched until the disk is full", bytes(free), bytes(MinFreeBytes))
 		f.Do = "free space on that filesystem, or move daemon.state_dir to a larger one"
+	case free < need:
+		f.Status, f.Detail = Fail, fmt.Sprintf("%s free, less than %s: the daemon launches no runner until there is more", bytes(free), bytes(need))
+		f.Do = "free space on that filesystem, or move daemon.state_dir to a larger one"
+	case need == 0:
+		f.Status, f.Detail = OK, fmt.Sprintf("%s free", bytes(free))
 	default:
-		f.Status, f.Detail = OK, fmt.Sprintf("%s free (at least %s needed)", bytes(free), bytes(MinFreeBytes))
+		f.Status, f.Detail = OK, fmt.Sprintf("%s free (at least %s needed)", bytes(free), bytes(need))
 	}
 	return []Finding{f}
 }

@@ -48,6 +48,7 @@ func TestCheckFreeDisk(t *testing.T) {
 		name   string
 		exists bool
 		free   uint64
+		min    *uint64 // daemon.min_free_disk; nil: the default
 		err    error
 		status Status
 		detail string
@@ -55,11 +56,14 @@ func TestCheckFreeDisk(t *testing.T) {
 		{name: "plenty", exists: true, free: 5 << 30, status: OK, detail: "5.0 GiB free"},
 		{name: "below the bound", exists: true, free: 300 << 20, status: Fail, detail: "300.0 MiB free, less than 1.0 GiB"},
 		{name: "not created yet: its parent", free: 2 << 30, status: OK, detail: "2.0 GiB free"},
+		{name: "below the config's bound", exists: true, min: ptr(8 << 30), free: 5 << 30, status: Fail, detail: "5.0 GiB free, less than 8.0 GiB"},
+		{name: "no bound configured, low", exists: true, min: ptr(0), free: 100 << 20, status: Warn, detail: "min_free_disk = 0"},
 		{name: "statfs fails", exists: true, err: errors.New("input/output error"), status: Fail, detail: "input/output error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := treeEnv(t, nil)
+			e.MinFreeDisk = tt.min
 			if tt.exists {
 				mkdir(t, e, "/var/lib/runner-manager", 0o700)
 			} else {
@@ -91,3 +95,5 @@ func TestStatfsFree(t *testing.T) {
 		t.Errorf("StatfsFree(absent) = %v, want fs.ErrNotExist", err)
 	}
 }
+
+func ptr(n uint64) *uint64 { return &n }
