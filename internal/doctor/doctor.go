@@ -1,8 +1,9 @@
 // Package doctor checks a host before it is trusted with jobs and says, for each finding, what to
 // do (docs/operations.md, "doctor"). It owns the list of checks and the safe repairs of --fix
 // (modes, missing slot users); every rule it applies belongs to the package that enforces it
-// (config.CheckSecretFile, selfupdate.CheckSource, internal/service, internal/verify), so doctor
-// can never pass what the daemon refuses. It never changes ownership and never deletes.
+// (config.CheckSecretFile, selfupdate.CheckSource, internal/service, internal/verify,
+// internal/heartbeat), so doctor can never pass what the daemon refuses. It never changes
+// ownership, never deletes and never follows a link it repairs.
 package doctor
 
 import (
@@ -172,7 +173,7 @@ func (e *Env) daemon() config.Daemon {
 	return config.Daemon{StateDir: config.DefaultStateDir, MaxRunners: config.DefaultMaxRunners, RunnerUserPrefix: config.DefaultRunnerUserPrefix}
 }
 
-// perm is p's mode; a missing path gives ok false and no error.
+// lstat is p's own file info (a link is not followed); a missing path gives ok false and no error.
 func lstat(p string) (fs.FileInfo, bool, error) {
 	fi, err := os.Lstat(p)
 	if err != nil {
