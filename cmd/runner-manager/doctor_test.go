@@ -13,6 +13,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/internal/doctor"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/verify"
 )
 
 // doctorTree is a tree (--root) with the service installed from selfupdate's stand-in binary
@@ -176,5 +177,32 @@ func TestDoctorOnline(t *testing.T) {
 	out, code := runDoctor(t, deps(0), "--config", good)
 	if code != exitNotAuthed || !strings.Contains(out, "no usable GitHub credential") {
 		t.Errorf("without a token: exit %d, want %d\n%s", code, exitNotAuthed, out)
+	}
+}
+
+// TestDoctorExit maps the worst finding to docs/exit-codes.md: 4 before 1 before 6 before 7.
+func TestDoctorExit(t *testing.T) {
+	fail := func(p verify.Problem) doctor.Finding { return doctor.Finding{Status: doctor.Fail, Problem: p} }
+	tests := []struct {
+		name string
+		fs   []doctor.Finding
+		code int
+	}{
+		{"warnings only", []doctor.Finding{{Status: doctor.Warn}, {Status: doctor.Skip}}, exitOK},
+		{"a host check", []doctor.Finding{fail(verify.ProblemAccess), fail("")}, exitFailure},
+		{"the credential", []doctor.Finding{fail(""), fail(verify.ProblemCredential)}, exitNotAuthed},
+		{"access", []doctor.Finding{fail(verify.ProblemUnavailable), fail(verify.ProblemAccess)}, exitNotReady},
+		{"unavailable", []doctor.Finding{fail(verify.ProblemUnavailable)}, exitUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code := exitOK
+			if err := doctorExit(doctor.Report{Findings: tt.fs}); err != nil {
+				code = err.(*exitError).code
+			}
+			if code != tt.code {
+				t.Errorf("exit %d, want %d", code, tt.code)
+			}
+		})
 	}
 }
