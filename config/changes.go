@@ -38,6 +38,10 @@ var classes = map[string]Class{
 	"daemon.status_token_file":      Restart, // the file is re-read live; another path needs a restart
 	"daemon.runner_user":            Restart, // resolved once, when the launcher is built
 	"daemon.runner_user_prefix":     Restart,
+	"daemon.memory_max":             NextPass, // written into the cgroups of runners launched after the change
+	"daemon.cpus":                   NextPass,
+	"daemon.pids_max":               NextPass,
+	"daemon.min_free_disk":          NextPass, // checked before each launch
 
 	"github.api_url":                 Live, // the GitHub client is rebuilt when the reload is applied
 	"github.token_file":              Live,
@@ -83,6 +87,10 @@ var classes = map[string]Class{
 	"target.env":                        NextPass,
 	"target.env_file":                   NextPass, // read at each reload; its values change target.env
 	"target.ephemeral":                  NextPass,
+	"target.memory_max":                 NextPass,
+	"target.cpus":                       NextPass,
+	"target.pids_max":                   NextPass,
+	"target.min_free_disk":              NextPass,
 }
 
 // ClassOf returns the class of the key at schema path ("daemon.log_level", "target.labels").

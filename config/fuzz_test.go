@@ -29,6 +29,8 @@ func fuzzLoad(f *testing.F, name, glob string) {
 		"daemon: {max_runners: 2}\ntarget:\n  - &t {name: a, repository: o/a}\n  - <<: *t\n    name: b\n",
 		"[[target]]\nname = 'a'\n[target.env]\nA = 'x'\n[[target]]\nname = 'b'\n",
 		"target = [{ name = \"a\", labels = [\"x\", 1] }]\n",
+		"[daemon]\nmemory_max = '1.5GiB'\ncpus = 1.5\npids_max = 4096\nmin_free_disk = 0\n[[target]]\nname = 'a'\nmemory_max = 536870912\n",
+		"daemon: {memory_max: 20GB, cpus: 2}\ntarget:\n  - {name: a, repository: o/a, pids_max: 64, min_free_disk: 1TiB}\n",
 	} {
 		f.Add([]byte(seed))
 	}

@@ -68,6 +68,7 @@ var daemonEnvKeys = map[string]string{
 	"poll_interval": "duration", "idle_poll_interval": "duration", "shutdown_drain_timeout": "duration", "reload_settle": "duration",
 	"metrics_listen": "string", "status_listen": "string",
 	"status_token_file": "string", "runner_user": "string", "runner_user_prefix": "string",
+	"memory_max": "size", "min_free_disk": "size", "cpus": "float", "pids_max": "int",
 }
 
 // Load reads, parses and validates the config file at path with the process environment. It is the
@@ -123,8 +124,8 @@ func LoadBytes(name string, data []byte, opts Options) (*Config, error) {
 		"daemon.state_dir": DefaultStateDir, "daemon.log_level": "info", "daemon.log_format": "auto",
 		"daemon.max_runners": DefaultMaxRunners, "daemon.poll_interval": DefaultPollInterval,
 		"daemon.shutdown_drain_timeout": DefaultShutdownDrainTimeout, "daemon.reload_settle": DefaultReloadSettle,
-		"daemon.runner_user_prefix": DefaultRunnerUserPrefix,
-		"github.api_url":            DefaultAPIURL,
+		"daemon.runner_user_prefix": DefaultRunnerUserPrefix, "daemon.min_free_disk": int64(DefaultMinFreeDisk),
+		"github.api_url": DefaultAPIURL,
 	}, "."), nil)
 	if loadErr == nil {
 		loadErr = k.Load(parsed(raw), nil)
@@ -280,6 +281,20 @@ func (c *checker) envOverride(name, value string) (string, any) {
 			c.skip[path] = true
 			return "", nil
 		}
+	case "size":
+		if !c.checkSizeValue(strings.TrimSpace(value), path) {
+			c.skip[path] = true
+			return "", nil
+		}
+		return path, strings.TrimSpace(value)
+	case "float":
+		f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			c.add(SeverityError, path, fmt.Sprintf("%s must be a number such as 1.5 (got %q)", path, value))
+			c.skip[path] = true
+			return "", nil
+		}
+		return path, f
 	}
 	return path, value
 }

@@ -49,13 +49,15 @@ func TestEnvOverrides(t *testing.T) {
 		"RUNNER_MANAGER_STATE_DIR=/srv/rm", "RUNNER_MANAGER_LOG_LEVEL=debug", "RUNNER_MANAGER_LOG_FORMAT=json",
 		"RUNNER_MANAGER_MAX_RUNNERS=12", "RUNNER_MANAGER_POLL_INTERVAL=5s", "RUNNER_MANAGER_SHUTDOWN_DRAIN_TIMEOUT=2m", "RUNNER_MANAGER_RELOAD_SETTLE=300ms",
 		"RUNNER_MANAGER_METRICS_LISTEN=:9464", "RUNNER_MANAGER_STATUS_LISTEN=unix", "OTHER=1",
+		"RUNNER_MANAGER_MEMORY_MAX=2GiB", "RUNNER_MANAGER_CPUS=1.5", "RUNNER_MANAGER_PIDS_MAX=512", "RUNNER_MANAGER_MIN_FREE_DISK=5GB",
 	}
 	cfg, err := loadIn(t, "c.toml", auth+"[daemon]\nmax_runners = 2\nlog_level = \"warn\"\n", env...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Daemon{StateDir: "/srv/rm", LogLevel: "debug", LogFormat: "json", MaxRunners: 12,
-		PollInterval: Duration(5 * time.Second), ShutdownDrainTimeout: Duration(2 * time.Minute), ReloadSettle: Duration(300 * time.Millisecond), MetricsListen: ":9464", StatusListen: "unix", RunnerUserPrefix: DefaultRunnerUserPrefix}
+		PollInterval: Duration(5 * time.Second), ShutdownDrainTimeout: Duration(2 * time.Minute), ReloadSettle: Duration(300 * time.Millisecond), MetricsListen: ":9464", StatusListen: "unix", RunnerUserPrefix: DefaultRunnerUserPrefix,
+		MemoryMax: 2 << 30, CPUs: 1.5, PidsMax: 512, MinFreeDisk: 5e9}
 	if cfg.Daemon != want {
 		t.Errorf("got %+v\nwant %+v", cfg.Daemon, want)
 	}
@@ -65,6 +67,9 @@ func TestEnvOverrides(t *testing.T) {
 		// A rule failing on an overridden value points at the variable, not at the file's line.
 		{"RUNNER_MANAGER_MAX_RUNNERS=0", `environment RUNNER_MANAGER_MAX_RUNNERS: daemon.max_runners must be at least 1 (got 0)`},
 		{"RUNNER_MANAGER_MAX_RUNNER=3", `environment RUNNER_MANAGER_MAX_RUNNER: warning: not a runner-manager setting`},
+		{"RUNNER_MANAGER_MEMORY_MAX=lots", `environment RUNNER_MANAGER_MEMORY_MAX: daemon.memory_max: "lots" is not a size`},
+		{"RUNNER_MANAGER_CPUS=two", `environment RUNNER_MANAGER_CPUS: daemon.cpus must be a number such as 1.5 (got "two")`},
+		{"RUNNER_MANAGER_MIN_FREE_DISK=1PiB", `environment RUNNER_MANAGER_MIN_FREE_DISK: daemon.min_free_disk: "1PiB" is not a size`},
 	} {
 		got := problemsOf(loadIn(t, "c.toml", auth+"[daemon]\nmax_runners = 2\n", tc.env))
 		if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {

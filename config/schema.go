@@ -72,6 +72,20 @@ type Daemon struct {
 	RunnerUser string `koanf:"runner_user" json:"runner_user,omitempty" toml:"runner_user,omitempty" jsonschema:"enum=per-slot,enum=daemon"`
 	// Name prefix of the per-slot runner users (slot N runs as PREFIXN).
 	RunnerUserPrefix string `koanf:"runner_user_prefix" json:"runner_user_prefix,omitempty" toml:"runner_user_prefix,omitempty" jsonschema:"default=runner-manager-r"`
+	// Memory (RAM, no swap beyond it) each runner's whole process tree may use, enforced by its
+	// cgroup; a job past it is killed and its attempt fails with out_of_memory. Targets may
+	// override it; absent: no limit.
+	MemoryMax ByteSize `koanf:"memory_max" json:"memory_max,omitempty" toml:"memory_max,omitempty"`
+	// CPUs each runner may use (a decimal number such as 1.5), enforced by its cgroup's CPU quota.
+	// Targets may override it; absent: no limit.
+	CPUs float64 `koanf:"cpus" json:"cpus,omitempty" toml:"cpus,omitempty" jsonschema:"minimum=0,maximum=1024"`
+	// Processes and threads each runner may have at once (its cgroup's pids.max), so a fork bomb
+	// stops there. Targets may override it; absent: no limit.
+	PidsMax int `koanf:"pids_max" json:"pids_max,omitempty" toml:"pids_max,omitempty" jsonschema:"minimum=0,maximum=4194304"`
+	// No runner is launched while the filesystem of the state dir, the runtime root or a target's
+	// work_dir has less free space than this; status, an event and a metric say so. Targets may
+	// override it; absent: 1GiB.
+	MinFreeDisk ByteSize `koanf:"min_free_disk" json:"min_free_disk" toml:"min_free_disk" jsonschema_extras:"default=1GiB"`
 }
 
 // GitHub selects the API endpoint and exactly one way to authenticate.
@@ -199,6 +213,14 @@ type Target struct {
 	// A file of KEY=VALUE lines added to env (a chmod 600 credential file, like token_file): keeps
 	// secrets out of the config file. A name in both is an error. Read at each load and reload.
 	EnvFile string `koanf:"env_file" json:"env_file,omitempty" toml:"env_file,omitempty"`
+	// Overrides daemon.memory_max for this target's runners; absent uses the daemon's.
+	MemoryMax ByteSize `koanf:"memory_max" json:"memory_max,omitempty" toml:"memory_max,omitempty"`
+	// Overrides daemon.cpus for this target's runners; absent uses the daemon's.
+	CPUs float64 `koanf:"cpus" json:"cpus,omitempty" toml:"cpus,omitempty" jsonschema:"minimum=0,maximum=1024"`
+	// Overrides daemon.pids_max for this target's runners; absent uses the daemon's.
+	PidsMax int `koanf:"pids_max" json:"pids_max,omitempty" toml:"pids_max,omitempty" jsonschema:"minimum=0,maximum=4194304"`
+	// Overrides daemon.min_free_disk for this target's launches; absent uses the daemon's.
+	MinFreeDisk ByteSize `koanf:"min_free_disk" json:"min_free_disk,omitempty" toml:"min_free_disk,omitempty"`
 	// Must be absent or true: just-in-time runners are always ephemeral.
 	Ephemeral *bool `koanf:"ephemeral" json:"ephemeral,omitempty" toml:"ephemeral,omitempty"`
 }

@@ -100,6 +100,7 @@ func display(path string) string {
 
 var (
 	durationType = reflect.TypeFor[Duration]()
+	byteSizeType = reflect.TypeFor[ByteSize]()
 	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
@@ -170,10 +171,15 @@ func (c *checker) checkValue(v any, t reflect.Type, path string) bool {
 		}
 		return true
 	}
+	if t == byteSizeType {
+		return c.checkSizeValue(v, path)
+	}
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch t.Kind() {
+	case reflect.Float64:
+		return c.checkFloatValue(v, path)
 	case reflect.String:
 		if _, ok := v.(string); !ok {
 			return bad("a string")

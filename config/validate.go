@@ -135,6 +135,7 @@ func (c *checker) validateDaemon(d Daemon) {
 		c.secretFile("daemon.status_token_file", d.StatusTokenFile)
 	}
 	c.validateRunnerUser(d)
+	c.validateLimits("daemon", d.MemoryMax, d.MinFreeDisk, d.CPUs, d.PidsMax)
 }
 
 // runnerUserName is what useradd accepts portably (shadow-utils' default NAME_REGEX).
@@ -357,6 +358,7 @@ func (c *checker) validateTarget(t Target, p string) {
 	}
 	c.checkDurationBound(p+".poll_interval", t.PollInterval)
 	c.checkDurationBound(p+".idle_poll_interval", t.IdlePollInterval)
+	c.validateLimits(p, t.MemoryMax, t.MinFreeDisk, t.CPUs, t.PidsMax)
 	c.oneOf(p+".mode", t.Mode, "autoscale", "monitor")
 	if t.RunnerVersion != "latest" && !semver.MatchString(t.RunnerVersion) {
 		c.add(SeverityError, p+".runner_version", fmt.Sprintf(`runner_version must be "latest" or an actions/runner version such as "2.321.0" (got %q)`, t.RunnerVersion))

@@ -84,12 +84,17 @@ type LaunchSpec struct {
 	Env        map[string]string
 	WorkDir    string
 	Slot       int // the attempt's host slot: a slot runs as its own runner user (docs/security.md)
+	// Limits bound the runner's whole process tree (its cgroup): the target's, else the daemon's.
+	Limits config.Limits
 }
 
 // ExitStatus is what the shim wrote into the runtime directory when the runner ended.
 type ExitStatus struct {
 	Exited bool // false: no status file (yet)
 	Code   int
+	// OOMKilled: the kernel killed a process of the runner's cgroup for going past memory_max
+	// (the job failed for it, whatever the runner's own exit code).
+	OOMKilled bool
 }
 
 // Launcher runs runners through the shim. Stop asks the shim to end the runner gracefully and
@@ -109,6 +114,21 @@ type Launcher interface {
 	// RemoveWorkDir removes an attempt's own work directory (journal.Attempt.WorkDir) after its
 	// runtime directory; a missing one is nothing to remove.
 	RemoveWorkDir(ctx context.Context, dir string) error
+}
+
+// CgroupLauncher is a Launcher that runs each runner in a cgroup of its own (internal/runner's, on
+// Linux). The engine journals an attempt's cgroup in its registered record, before Start creates
+// it; removes it (every process in it killed, waited for until it is empty) before the attempt is
+// cleaned; and at startup removes the cgroups no live attempt names. A Launcher without it, or
+// whose CgroupPath is "", runs runners without cgroups.
+type CgroupLauncher interface {
+	// CgroupPath is the cgroup attempt id's runner would run in; "" when the host has none usable.
+	CgroupPath(attemptID string) string
+	// Cgroups lists this host's runner cgroups by attempt id.
+	Cgroups() ([]string, error)
+	// RemoveCgroup kills every process in attempt id's cgroup, waits until it is empty and removes
+	// it; a missing one is already removed.
+	RemoveCgroup(ctx context.Context, attemptID string) error
 }
 
 // PeerSupply is one host's runners of a target as the fleet counts them: Starting and Idle cover
@@ -237,6 +257,11 @@ const (
 	CrashAfterExit       CrashPoint = "after-exit"
 	CrashAfterDeregister CrashPoint = "after-deregister"
 	CrashMidClean        CrashPoint = "mid-clean"
+	// CrashAfterCgroup: the runner's cgroup exists (and holds its limits), the runner is not started.
+	// The launcher fires it (Options.Crash reaches it through internal/daemon), not the engine.
+	CrashAfterCgroup CrashPoint = "after-cgroup"
+	// CrashAfterCgroupRemoved: the runner's cgroup is killed and removed, its directories are not.
+	CrashAfterCgroupRemoved CrashPoint = "after-cgroup-removed"
 )
 
 // CrashHook is called at every CrashPoint with the attempt concerned; nil means no hook.
@@ -268,6 +293,7 @@ type Deps struct {
 	Observer  Observer // nil: nothing is reported (see Observer for what is)
 	Fleet     Fleet    // nil: this host serves its targets alone
 	Pacer     Pacer    // nil: no pacing
+	Disk      Disk     // nil: min_free_disk is not checked
 }
 
 // Options are fixed for the supervisor's life.

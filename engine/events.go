@@ -27,6 +27,7 @@ const (
 	EventBackoff       EventKind = "backoff"
 	EventDemandPartial EventKind = "demand-partial" // some repositories' jobs could not be read; the rest are served
 	EventDrain         EventKind = "drain"          // shutdown or upgrade drain began or ended
+	EventDiskLow       EventKind = "disk-low"       // launches stopped for min_free_disk, or resumed
 )
 
 // Event is one operator-visible change, kept for `status` and logged.

@@ -31,7 +31,8 @@ type world struct {
 	procs   map[string]*fproc // by runtime dir
 	nextPID int
 	dirs    map[string]bool
-	work    map[string]string // work directory given to Start -> the runtime directory it was started in
+	work    map[string]string        // work directory given to Start -> the runtime directory it was started in
+	limits  map[string]config.Limits // attempt id -> the limits Start was given
 
 	starts     map[string]int // attempt id -> Start calls
 	stops      map[string]int // runner name -> Stop calls
@@ -72,11 +73,12 @@ type fproc struct {
 	target string
 	alive  bool
 	exit   *int
+	oom    bool // the kernel killed a process of its cgroup past memory_max
 }
 
 func newWorld(t *testing.T, j *enginetest.Journal) *world {
 	return &world{t: t, j: j, queued: map[string]int{}, since: map[string]time.Time{}, regs: map[int64]*ghRunner{}, procs: map[string]*fproc{},
-		dirs: map[string]bool{}, work: map[string]string{}, starts: map[string]int{}, stops: map[string]int{}, calls: map[string]int{},
+		dirs: map[string]bool{}, work: map[string]string{}, limits: map[string]config.Limits{}, starts: map[string]int{}, stops: map[string]int{}, calls: map[string]int{},
 		perTarget: map[string]int{}, maxPer: map[string]int{}, fail: map[string]error{}, block: map[string]chan struct{}{},
 		hang: map[string]bool{}, late: map[string]bool{}, nameTaken: map[string]bool{}, offline: map[string]bool{}, partial: map[string]error{}, nextID: 100, nextPID: 1000}
 }
@@ -241,6 +243,7 @@ func (w *world) Start(_ context.Context, spec LaunchSpec) (Process, error) {
 		w.violations = append(w.violations, "start without its JIT config")
 	}
 	w.starts[spec.AttemptID]++
+	w.limits[spec.AttemptID] = spec.Limits
 	if spec.WorkDir != "" {
 		w.work[spec.WorkDir] = spec.RuntimeDir
 	}
@@ -309,7 +312,7 @@ func (w *world) ExitStatus(dir string) (ExitStatus, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if fp, ok := w.procs[dir]; ok && fp.exit != nil {
-		return ExitStatus{Exited: true, Code: *fp.exit}, nil
+		return ExitStatus{Exited: true, Code: *fp.exit, OOMKilled: fp.oom}, nil
 	}
 	return ExitStatus{}, nil
 }

@@ -38,6 +38,9 @@ type harness struct {
 	policyKey   []byte        // Options.PolicyKey of the next newSupervisor
 	callTimeout time.Duration // Options.CallTimeout of the next newSupervisor (0: the default)
 	pacer       Pacer         // Deps.Pacer of the next newSupervisor (nil: no pacing)
+	disk        Disk          // Deps.Disk of the next newSupervisor (nil: no disk check)
+	observer    Observer      // Deps.Observer of the next newSupervisor
+	launcher    Launcher      // Deps.Launcher of the next newSupervisor (nil: the world)
 }
 
 func newHarness(t *testing.T) *harness {
@@ -51,7 +54,11 @@ func newHarness(t *testing.T) *harness {
 }
 
 func (h *harness) newSupervisor() *Supervisor {
-	s := New(Deps{Journal: h.j, Demand: h.w, Registrar: h.w, Launcher: h.w, Clock: h.clock, Rand: halfRand{}, Pacer: h.pacer,
+	var lc Launcher = h.w
+	if h.launcher != nil {
+		lc = h.launcher
+	}
+	s := New(Deps{Journal: h.j, Demand: h.w, Registrar: h.w, Launcher: lc, Clock: h.clock, Rand: halfRand{}, Pacer: h.pacer, Disk: h.disk, Observer: h.observer,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Crash: func(p CrashPoint, _ string) {
 			h.mu.Lock()

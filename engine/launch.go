@@ -62,6 +62,9 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	dir := filepath.Join(s.opts.RuntimeRoot, a.ID)
 	a, err = l.transition(ctx, a, journal.StateRegistered, func(x *journal.Attempt) {
 		x.RunnerID, x.RuntimeDir = reg.RunnerID, dir
+		if cl, ok := s.deps.Launcher.(CgroupLauncher); ok {
+			x.Cgroup = cl.CgroupPath(a.ID) // journaled before Start creates it
+		}
 		if own {
 			x.WorkDir = workDir // journaled before Start creates it, so cleanup and recovery remove it
 		}
@@ -75,7 +78,7 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 	// The package and process must be up within startup_timeout of the registered record, as the
 	// runner must then come online within it of the started one (startupExpired).
 	sctx, cancel := s.clockContext(ctx, startupTimeout(t))
-	proc, err := l.start(sctx, t, a, reg)
+	proc, err := l.start(sctx, t, a, reg, cfg.LimitsOf(t))
 	expired := sctx.Err() != nil && ctx.Err() == nil
 	cancel()
 	if expired {
@@ -101,13 +104,14 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 
 // start has no deadline of its own: the first use of a runner version downloads it, and the
 // launcher bounds that itself; a stop cancels ctx.
-func (l *loop) start(ctx context.Context, t config.Target, a journal.Attempt, reg Registration) (Process, error) {
+func (l *loop) start(ctx context.Context, t config.Target, a journal.Attempt, reg Registration, limits config.Limits) (Process, error) {
 	lc := l.sup.deps.Launcher
 	if err := lc.Prepare(ctx, t, a.RuntimeDir); err != nil {
 		return Process{}, fmt.Errorf("prepare runner %s (version %s) for target %s: %w", a.RunnerName, t.RunnerVersion, t.Name, err)
 	}
 	workDir, _ := attemptWorkDir(t, a.ID)
-	proc, err := lc.Start(ctx, LaunchSpec{AttemptID: a.ID, RuntimeDir: a.RuntimeDir, JITConfig: reg.JITConfig, Env: t.Env, WorkDir: workDir, Slot: a.Slot})
+	proc, err := lc.Start(ctx, LaunchSpec{AttemptID: a.ID, RuntimeDir: a.RuntimeDir, JITConfig: reg.JITConfig, Env: t.Env, WorkDir: workDir, Slot: a.Slot,
+		Limits: limits})
 	if err != nil {
 		return Process{}, fmt.Errorf("start runner %s for target %s: %w", a.RunnerName, t.Name, err)
 	}

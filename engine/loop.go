@@ -40,6 +40,7 @@ type loop struct {
 	listAfter int                  // full passes until the list is read anyway (listNow)
 	took      int64                // runners that took a job (left starting or idle for busy or an end): PeerSupply.Took
 	unseen    int                  // of those, the ones this pass's fleet view was read before (planInput.Unseen)
+	diskLow   bool                 // the last launch was refused for min_free_disk (diskRoom)
 
 	status targetStatusBox
 }
@@ -573,6 +574,12 @@ func (l *loop) readGitHub(ctx context.Context, t config.Target, draining, list b
 // soon as a drain begins or the loop is stopped. The i-th runner is for the job queued at
 // waits[i], if there is one (scale-up latency, observer.go).
 func (l *loop) launchN(ctx context.Context, cfg *config.Config, t config.Target, n int, waits []time.Time) error {
+	if n <= 0 {
+		return nil
+	}
+	if err := l.diskRoom(cfg, t); err != nil {
+		return err
+	}
 	policy := fingerprintWith(l.sup.opts.PolicyKey, t)
 	for i := range n {
 		var queuedAt time.Time

@@ -60,6 +60,9 @@ const (
 	ReasonRegistrationTimedOut = "registration_timed_out"
 	// ReasonLaunchFailed: registration, runner package or process start failed.
 	ReasonLaunchFailed = "launch_failed"
+	// ReasonOutOfMemory: the runner's job went past memory_max and the kernel killed a process
+	// of it inside the runner's cgroup (the runner ends; its attempt is concluded as exited).
+	ReasonOutOfMemory = "out_of_memory"
 )
 
 // RunnerFailureObserver is the optional Observer extension told of every runner given up on

@@ -227,6 +227,9 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 			l.finished[a.ID] = true
 		}
 		msg := fmt.Sprintf("runner %s ended", a.RunnerName)
+		if o.Exit.OOMKilled {
+			msg = fmt.Sprintf("%s: runner %s ended: its job went past memory_max and the kernel killed it inside the runner's cgroup; raise the target's memory_max if the job needs more", ReasonOutOfMemory, a.RunnerName)
+		}
 		n, err := l.transition(ctx, a, journal.StateExited, func(x *journal.Attempt) {
 			if o.Exit.Exited {
 				code := o.Exit.Code
@@ -234,7 +237,13 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 			} else {
 				x.Reason = reasonNoExitStatus
 			}
+			if o.Exit.OOMKilled {
+				x.Reason = msg
+			}
 		}, msg)
+		if err == nil && o.Exit.OOMKilled {
+			l.runnerFailed(ReasonOutOfMemory)
+		}
 		l.sup.crash(CrashAfterExit, a.ID)
 		return n, err != nil, err
 	case stepDeregister, stepDrop:
@@ -273,6 +282,12 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 		}
 		return a, true, nil // it ends on its own time; the next pass sees the exit
 	case stepClean:
+		if cl, ok := d.Launcher.(CgroupLauncher); ok && a.Cgroup != "" {
+			if err := cl.RemoveCgroup(ctx, a.ID); err != nil {
+				return a, true, fmt.Errorf("end the processes of %s in its cgroup %s: %w", a.RunnerName, a.Cgroup, err)
+			}
+			l.sup.crash(CrashAfterCgroupRemoved, a.ID)
+		}
 		if a.RuntimeDir != "" {
 			if err := d.Launcher.RemoveRuntimeDir(ctx, a.RuntimeDir); err != nil {
 				return a, true, fmt.Errorf("remove runtime directory %s of %s: %w; check permissions under the state dir", a.RuntimeDir, a.RunnerName, err)

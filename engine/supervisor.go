@@ -367,6 +367,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		return fmt.Errorf("read the journal for startup recovery: %w; check the state dir", err)
 	}
 	s.runCtx, s.cancel = context.WithCancel(ctx)
+	s.sweepCgroups(ctx, live)
 	if s.cfg.Load() != nil {
 		s.syncLoopsLocked(wakeAll)
 	}

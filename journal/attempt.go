@@ -50,23 +50,27 @@ func (s State) Terminal() bool { return s == StateCleaned }
 // sequence) and the runner's GitHub name is "runner-manager-<ID>", so a registration made just before
 // a crash can be found by name even if its runner id was never journaled.
 type Attempt struct {
-	ID         string    `json:"id"`
-	Target     string    `json:"target"`      // config target name
-	Policy     string    `json:"policy"`      // fingerprint of the launch-relevant policy (labels, group, version, env)
-	Slot       int       `json:"slot"`        // host-wide slot index, 0 <= Slot < host max at lease time
-	RunnerName string    `json:"runner_name"` // "runner-manager-<ID>"
-	RunnerID   int64     `json:"runner_id,omitempty"`
-	Labels     []string  `json:"labels,omitempty"`
-	RuntimeDir string    `json:"runtime_dir,omitempty"`
-	WorkDir    string    `json:"work_dir,omitempty"` // the attempt's own work directory outside RuntimeDir, removed with it; "" when none
-	ShimPID    int       `json:"shim_pid,omitempty"`
-	ShimStart  uint64    `json:"shim_start,omitempty"` // process start time as the OS reports it (Linux: clock ticks since boot)
-	JobID      int64     `json:"job_id,omitempty"`
-	ExitCode   *int      `json:"exit_code,omitempty"`
-	State      State     `json:"state"`
-	Reason     string    `json:"reason,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	ID         string   `json:"id"`
+	Target     string   `json:"target"`      // config target name
+	Policy     string   `json:"policy"`      // fingerprint of the launch-relevant policy (labels, group, version, env)
+	Slot       int      `json:"slot"`        // host-wide slot index, 0 <= Slot < host max at lease time
+	RunnerName string   `json:"runner_name"` // "runner-manager-<ID>"
+	RunnerID   int64    `json:"runner_id,omitempty"`
+	Labels     []string `json:"labels,omitempty"`
+	RuntimeDir string   `json:"runtime_dir,omitempty"`
+	WorkDir    string   `json:"work_dir,omitempty"` // the attempt's own work directory outside RuntimeDir, removed with it; "" when none
+	// Cgroup is the runner's cgroup v2 directory, journaled in the registered record before Start
+	// creates it and removed (every process in it killed) before cleaned; "" on a host without
+	// usable cgroups, where the slot's uid is killed instead (docs/runner-processes.md).
+	Cgroup    string    `json:"cgroup,omitempty"`
+	ShimPID   int       `json:"shim_pid,omitempty"`
+	ShimStart uint64    `json:"shim_start,omitempty"` // process start time as the OS reports it (Linux: clock ticks since boot)
+	JobID     int64     `json:"job_id,omitempty"`
+	ExitCode  *int      `json:"exit_code,omitempty"`
+	State     State     `json:"state"`
+	Reason    string    `json:"reason,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // RunnerNamePrefix is prepended to the attempt id to form the GitHub runner name.

@@ -43,6 +43,8 @@ var crashPoints = []struct {
 	{engine.CrashAfterBusy, engine.EventBusy, nil, 3 * time.Second},
 	{engine.CrashAfterExit, engine.EventExited, nil, 1500 * time.Millisecond},
 	{engine.CrashAfterDeregister, engine.EventDeregistered, &evidence{"runtime directory still there", (*scenario).hasDir}, 1500 * time.Millisecond},
+	{engine.CrashAfterCgroup, engine.EventRegistered, &evidence{"a runner cgroup, no process", func(s *scenario, a string) bool { return s.hasCgroup(a) && !s.alive(a) }}, 1500 * time.Millisecond},
+	{engine.CrashAfterCgroupRemoved, engine.EventDeregistered, &evidence{"runner cgroup removed, runtime directory still there", func(s *scenario, a string) bool { return !s.hasCgroup(a) && s.hasDir(a) }}, 1500 * time.Millisecond},
 	{engine.CrashMidClean, engine.EventDeregistered, &evidence{"runtime directory removed", func(s *scenario, a string) bool { return !s.hasDir(a) }}, 1500 * time.Millisecond},
 }
 
@@ -51,7 +53,7 @@ var crashPoints = []struct {
 // directory, and checks that recovery finishes every job and leaves nothing behind (promises 1-3).
 func TestCrashPoints(t *testing.T) {
 	t.Parallel()
-	if len(crashPoints) < 9 {
+	if len(crashPoints) < 11 {
 		t.Fatalf("only %d crash points covered", len(crashPoints))
 	}
 	for _, cp := range crashPoints {
@@ -147,6 +149,20 @@ func (s *scenario) alive(attempt string) bool {
 		s.t.Fatalf("list runner processes: %v", err)
 	}
 	return live[attempt]
+}
+
+// hasCgroup reports whether attempt's runner cgroup exists (the daemon runs in the test's cgroup,
+// so its runner cgroups are where this process's layout puts them).
+func (s *scenario) hasCgroup(attempt string) bool {
+	dir, err := runner.RunnerCgroupPath(attempt)
+	if err != nil {
+		s.t.Fatalf("the crash suite needs the host's cgroups (the daemon uses them): %v", err)
+	}
+	_, err = os.Stat(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.t.Fatalf("stat the runner cgroup of %s: %v", attempt, err)
+	}
+	return err == nil
 }
 
 // hasDir reports whether attempt's runtime directory exists (runner.RuntimeRootFor(state_dir)/<id>).

@@ -119,6 +119,7 @@ func (s *scenario) settle(d *harness.Daemon) {
 	harness.AssertNoBusyKilled(t, s.sim, s.cfg.StateDir)
 	s.assertRanOnce()
 	harness.AssertNoLeaks(t, s.sim, s.cfg.StateDir)
+	s.assertNoCgroups(d)
 	s.assertJournalEmpty(d)
 	d.Signal(syscall.SIGTERM)
 	if code, out := d.Wait(t, stopTimeout); code != 0 {
@@ -129,6 +130,20 @@ func (s *scenario) settle(d *harness.Daemon) {
 	}
 	s.mon.Stop()
 	s.mon.AssertWithin(t, s.host, s.perScope)
+}
+
+// assertNoCgroups checks that no runner cgroup of any attempt the daemons logged is left.
+func (s *scenario) assertNoCgroups(d *harness.Daemon) {
+	s.t.Helper()
+	seen := map[string]bool{}
+	for _, l := range d.Logs() {
+		if l.Attempt != "" && !seen[l.Attempt] {
+			seen[l.Attempt] = true
+			if s.hasCgroup(l.Attempt) {
+				s.t.Errorf("the runner cgroup of attempt %s is left after recovery%s", l.Attempt, s.replay)
+			}
+		}
+	}
 }
 
 // waitOwed waits until every owed job completed, as long as one completes at least every

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,7 +16,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runner-manager/runner-manager/e2e/harness"
+	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/runner"
+	"github.com/runner-manager/runner-manager/internal/status"
 )
 
 // stateFSSize is the size of the tmpfs the full-disk test puts the state directory on: room for
@@ -97,11 +100,14 @@ func halfWritten(t *testing.T, stateDir string) []string {
 // TestFullStateDir: the state directory sits on a small tmpfs.
 //   - Started on a full filesystem, the daemon exits 5 with a clear message, and starts normally
 //     once space is freed (what it wrote before failing does not poison the journal).
-//   - Running on a full filesystem, a runner from the cached package still starts (it is hardlinked,
-//     or copied when the runtime root, beside the state dir, is on another filesystem, as here).
-//   - A new runner version cannot be downloaded: the launch fails with a clear error in log and
-//     status, nothing is left half-written (no temp file, no runtime directory, no registration),
-//     the daemon keeps running, and once space is freed the job runs by itself.
+//   - Running on a filesystem with less than min_free_disk free, no runner is launched (issue 26.4;
+//     before it, a runner from the cached package still started there): status, a disk-low event
+//     and the log say why, nothing is registered, the job stays queued and runs by itself once
+//     space is freed.
+//   - With min_free_disk = 0 (reloaded, next pass), a new runner version cannot be downloaded onto
+//     the full disk: the launch fails with a clear error in log and status, nothing is left
+//     half-written (no temp file, no runtime directory, no registration), the daemon keeps
+//     running, and once space is freed the job runs by itself.
 //   - A restart after that opens the journal and ends with nothing leaked.
 func TestFullStateDir(t *testing.T) {
 	t.Parallel()
@@ -110,6 +116,9 @@ func TestFullStateDir(t *testing.T) {
 	cfg := harness.NewConfig(t, sim)
 	cfg.File.Daemon.StateDir = stateDir
 	cfg.StateDir = stateDir
+	// The tmpfs holds 64MiB: the default 1GiB would refuse every launch. 8MiB is what a full disk
+	// (a few KiB left) is short of.
+	cfg.File.Daemon.MinFreeDisk = 8 << 20
 	cfg.Add(harness.RepoTarget("web", "acme/web", e2eLabels, 2))
 	path := cfg.Write(t)
 
@@ -129,19 +138,41 @@ func TestFullStateDir(t *testing.T) {
 	d := harness.StartDaemon(t, path)
 	sim.WaitJobsDone(t, jobTimeout, sim.MustQueue(t, "acme/web", e2eLabels, 200*time.Millisecond))
 
-	// A full disk does not stop runners that need no new space on it: the cached package is
-	// hardlinked, or copied to the runtime root beside the (mounted) state dir.
+	// Short of min_free_disk on the state dir's filesystem, no runner is launched (issue 26.4):
+	// status, an event and the log say why, and nothing is registered while the job waits.
 	filler = fill(t, stateDir)
-	sim.WaitJobsDone(t, jobTimeout, sim.MustQueue(t, "acme/web", e2eLabels, 200*time.Millisecond))
+	mark := d.Mark()
+	waiting := sim.MustQueue(t, "acme/web", e2eLabels, 200*time.Millisecond)
+	refused := d.WaitLog(t, mark, `min_free_disk`, 30*time.Second)
+	t.Logf("full disk, launches refused: %s", refused.Raw)
+	shown := waitTarget(t, d, "web", 30*time.Second, "last_error naming min_free_disk", func(ts status.Target) bool {
+		return strings.Contains(ts.LastError, "min_free_disk") && strings.Contains(ts.LastError, stateDir)
+	})
+	if !slices.ContainsFunc(d.Status(t).Events, func(e status.Event) bool { return e.Kind == "disk-low" && e.Target == "web" }) {
+		t.Errorf("status has no disk-low event for web; last_error %q", shown.LastError)
+	}
+	if regs := unremovedRegistrations(sim, "acme/web"); len(regs) != 0 {
+		t.Errorf("registrations made while the disk was short of min_free_disk: %+v", regs)
+	}
+	if j := sim.MustJob(t, waiting); j.Status != ghsim.StatusQueued {
+		t.Errorf("the job waiting for a runner is %s while launches are refused, want queued", j.Status)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	// The refused pass backs off as retryable (5 s, doubling): the job runs soon after.
+	sim.WaitJobsDone(t, 2*time.Minute, waiting)
 
-	// A new runner version must be downloaded onto the full disk. (Intact bytes under a new version:
-	// only the space is missing.)
+	// A new runner version must be downloaded onto the full disk, min_free_disk off. (Intact bytes
+	// under a new version: only the space is missing.)
+	filler = fill(t, stateDir)
 	next := sim.Package
 	next.Version = "2.318.0"
 	next.Filename = strings.Replace(sim.Package.Filename, sim.Package.Version, next.Version, 1)
 	sim.ServeRunnerPackage(next)
 	cfg.Target(t, "web").RunnerVersion = next.Version
-	mark := d.Mark()
+	cfg.File.Daemon.MinFreeDisk = 0
+	mark = d.Mark()
 	harness.WriteConfigViaRename(t, path, cfg.Render(t))
 	d.WaitLog(t, mark, `"msg":"config reloaded"`, 30*time.Second)
 	job := sim.MustQueue(t, "acme/web", e2eLabels, 200*time.Millisecond)
@@ -154,7 +185,7 @@ func TestFullStateDir(t *testing.T) {
 	harness.Eventually(t, 15*time.Second, "the failed launch to be undone", func() bool {
 		return len(unremovedRegistrations(sim, "acme/web")) == 0 && len(halfWritten(t, stateDir)) == 0
 	})
-	shown := targetStatus(t, d.Status(t), "web")
+	shown = targetStatus(t, d.Status(t), "web")
 	if !strings.Contains(shown.LastError, "no space left on device") {
 		var evs []string
 		for _, e := range d.Status(t).Events {

@@ -40,6 +40,7 @@ func NewConfig(t testing.TB, sim *Sim) *Config {
 		StateDir: c.StateDir, LogLevel: "info", LogFormat: "json", MaxRunners: 4,
 		PollInterval: config.Duration(time.Second), ShutdownDrainTimeout: config.Duration(10 * time.Second),
 		ReloadSettle: config.Duration(time.Second), // the default: the file is rendered whole, so say it
+		MinFreeDisk:  config.DefaultMinFreeDisk,    // the default, as ReloadSettle
 		StatusListen: "unix",
 		// Opted out of per-slot runner users: only the isolation suite (e2e/isolation) tests them.
 		RunnerUser: config.RunnerUserDaemon, RunnerUserPrefix: config.DefaultRunnerUserPrefix,

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -81,6 +82,14 @@ func KillRunnerProcesses(stateDir string) {
 	ps, _ := RunnerProcesses(stateDir)
 	for _, p := range ps {
 		_ = syscall.Kill(p.PID, syscall.SIGKILL)
+	}
+	// The runner cgroups of attempts a test left unconcluded: killed (a job's leftovers too) and
+	// removed, so a shared host does not collect them. A host without cgroups has none.
+	entries, _ := os.ReadDir(runtimeRoot(stateDir))
+	for _, e := range entries {
+		if e.IsDir() {
+			_ = runner.RemoveRunnerCgroup(context.Background(), e.Name())
+		}
 	}
 }
 

@@ -74,6 +74,12 @@ func TestRunnersRunAsTheirSlotUsers(t *testing.T) {
 // root, as per-slot users need a root daemon.
 func startIsolated(t *testing.T, maxRunners int) (*harness.Sim, *harness.Config, *harness.Daemon) {
 	t.Helper()
+	return startIsolatedWith(t, maxRunners, harness.DaemonOptions{})
+}
+
+// startIsolatedWith is startIsolated with the daemon started by o (another binary, a wrapper).
+func startIsolatedWith(t *testing.T, maxRunners int, o harness.DaemonOptions) (*harness.Sim, *harness.Config, *harness.Daemon) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("per-slot runner users need a root daemon (CI runs as root); run the e2e suite as root to run this test")
 	}
@@ -83,7 +89,7 @@ func startIsolated(t *testing.T, maxRunners int) (*harness.Sim, *harness.Config,
 	cfg.File.Daemon.RunnerUserPrefix = runnerusertest.Prefix()
 	cfg.Add(harness.RepoTarget("web", "acme/web", []string{"e2e"}, maxRunners))
 	openAncestors(t, filepath.Dir(cfg.StateDir))
-	return sim, cfg, harness.StartDaemon(t, cfg.Write(t))
+	return sim, cfg, harness.StartDaemonWith(t, cfg.Write(t), o)
 }
 
 // stopClean stops the daemon with SIGTERM and checks it exited 0 and left nothing behind.

@@ -178,6 +178,7 @@ type daemon struct {
 	fleet   *fleet.Fleet      // nil without a [fleet]
 	guard   *selfupdate.Guard // nil when self-update is off
 	started time.Time
+	cgroups cgroupState // the runners' cgroups, or why there are none
 
 	watcher *config.Watcher // nil when no watch could be made (SIGHUP still reloads)
 
@@ -283,8 +284,10 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}
+	cg := detectCgroups(log)
 	proc, err := runner.NewLauncher(runner.LauncherOptions{RuntimeRoot: runtimeRoot,
-		LegacyRoots: []string{filepath.Join(stateDir, "runners")}, ShimExecutable: o.ShimExecutable, Logger: log})
+		LegacyRoots: []string{filepath.Join(stateDir, "runners")}, ShimExecutable: o.ShimExecutable, Logger: log,
+		Cgroups: cg.cgroups, AfterCgroup: cg.crashHook(o.Crash)})
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}
@@ -296,11 +299,12 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		Journal:   j,
 		Demand:    demand,
 		Registrar: demand,
-		Launcher:  newLauncher(cache, proc, gh, users, time.Now),
+		Launcher:  newLauncher(cache, proc, gh, users, j.HostID(), time.Now),
 		Logger:    log,
 		Crash:     o.Crash,
 		Observer:  observer{Metrics: m, sets: sets, current: func() *config.Config { return sup.Config() }},
 		Pacer:     pc,
+		Disk:      freeSpace{},
 	}
 	var woken atomic.Pointer[engine.Supervisor] // the fleet may wake a loop before the supervisor exists
 	fl, err := joinFleet(ctx, cfg, j.HostID(), log, m, gh, func(target string) {
@@ -335,7 +339,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	sets.apply(cfg)
 	m.InitTargets(targetNames(cfg))
 	m.ConfigReload(true, rep.Generation, time.Now()) // the startup load counts as a reload
-	d := &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sets: sets, sup: sup, fleet: fl, cfg: cfg, started: time.Now()}
+	d := &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sets: sets, sup: sup, fleet: fl, cfg: cfg, started: time.Now(), cgroups: cg}
 	m.SetTargetSource(d.targetGauges)
 	return d, nil
 }

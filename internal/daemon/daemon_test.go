@@ -41,9 +41,12 @@ func TestEngineStagesAreTheMetricsStages(t *testing.T) {
 // The series metrics creates at 0 for every target name exactly the engine's failure reasons and
 // the journal's non-terminal states.
 func TestMetricsLabelValuesAreTheEngines(t *testing.T) {
-	reasons := []string{engine.ReasonRegistrationTimedOut, engine.ReasonLaunchFailed}
+	reasons := []string{engine.ReasonRegistrationTimedOut, engine.ReasonLaunchFailed, engine.ReasonOutOfMemory}
 	if !slices.Equal(metrics.FailureReasons, reasons) {
 		t.Errorf("metrics.FailureReasons = %q, engine's reasons are %q", metrics.FailureReasons, reasons)
+	}
+	if refusals := []string{engine.RefusalLowDisk}; !slices.Equal(metrics.RefusalReasons, refusals) {
+		t.Errorf("metrics.RefusalReasons = %q, engine's refusals are %q", metrics.RefusalReasons, refusals)
 	}
 	var states []string
 	for _, s := range []journal.State{journal.StatePlanned, journal.StateRegistered, journal.StateStarted, journal.StateBusy,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/runner-manager/runner-manager/config"
@@ -20,10 +21,11 @@ type launcher struct {
 	proc     *runner.Launcher
 	gh       *gitHub
 	users    *runner.SlotUsers // nil: runners run as the daemon's user
+	host     string            // this host's id: its attempt ids, so its runner cgroups, start with it
 }
 
-func newLauncher(cache *runner.Cache, proc *runner.Launcher, gh *gitHub, users *runner.SlotUsers, now func() time.Time) *launcher {
-	return &launcher{cache: cache, packages: runner.NewPackages(cache, now), proc: proc, gh: gh, users: users}
+func newLauncher(cache *runner.Cache, proc *runner.Launcher, gh *gitHub, users *runner.SlotUsers, host string, now func() time.Time) *launcher {
+	return &launcher{cache: cache, packages: runner.NewPackages(cache, now), proc: proc, gh: gh, users: users, host: host}
 }
 
 func (l *launcher) Prepare(ctx context.Context, t config.Target, dir string) error {
@@ -65,6 +67,7 @@ func (l *launcher) Start(ctx context.Context, spec engine.LaunchSpec) (engine.Pr
 		JITConfig:  spec.JITConfig,
 		Env:        spec.Env,
 		WorkDir:    spec.WorkDir,
+		Limits:     runner.Limits{MemoryMax: spec.Limits.MemoryMax.Bytes(), CPUs: spec.Limits.CPUs, PidsMax: spec.Limits.PidsMax},
 	})
 	if err != nil {
 		return engine.Process{}, err
@@ -98,7 +101,7 @@ func (l *launcher) ExitStatus(dir string) (engine.ExitStatus, error) {
 	if err != nil || !ok {
 		return engine.ExitStatus{}, err
 	}
-	return engine.ExitStatus{Exited: true, Code: e.ExitCode}, nil
+	return engine.ExitStatus{Exited: true, Code: e.ExitCode, OOMKilled: e.OOMKills > 0}, nil
 }
 
 func (l *launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
@@ -108,3 +111,37 @@ func (l *launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
 func (l *launcher) RemoveWorkDir(ctx context.Context, dir string) error {
 	return runner.RemoveWorkDir(ctx, dir)
 }
+
+func (l *launcher) CgroupPath(attemptID string) string { return l.proc.CgroupPath(attemptID) }
+
+// Cgroups lists this host's runner cgroups: another daemon (another state dir) beside this one in
+// the same cgroup has runners there too, and they are not this host's orphans.
+func (l *launcher) Cgroups() ([]string, error) {
+	cg := l.proc.Cgroups()
+	if cg == nil {
+		return nil, nil
+	}
+	names, err := cg.List()
+	if err != nil {
+		return nil, err
+	}
+	mine := names[:0]
+	for _, n := range names {
+		if strings.HasPrefix(n, l.host+"-") {
+			mine = append(mine, n)
+		}
+	}
+	return mine, nil
+}
+
+func (l *launcher) RemoveCgroup(ctx context.Context, attemptID string) error {
+	if cg := l.proc.Cgroups(); cg != nil {
+		return cg.Remove(ctx, attemptID)
+	}
+	return nil
+}
+
+// freeSpace is engine.Disk: statfs of the filesystems a launch writes to (min_free_disk).
+type freeSpace struct{}
+
+func (freeSpace) Free(path string) (int64, error) { return runner.FreeSpace(path) }

@@ -114,9 +114,10 @@ func (e *env) statusCLI(args ...string) string {
 }
 
 var (
-	reAge  = regexp.MustCompile(`\b(\d+[dhm])?\d+[smhd]\b`)
-	rePID  = regexp.MustCompile(`\bpid \d+\b`)
-	reCell = regexp.MustCompile(` {2,}`)
+	reAge       = regexp.MustCompile(`\b(\d+[dhm])?\d+[smhd]\b`)
+	rePID       = regexp.MustCompile(`\bpid \d+\b`)
+	reCell      = regexp.MustCompile(` {2,}`)
+	reIsolation = regexp.MustCompile(`(?m)^isolation:  .*$`)
 )
 
 // normalize makes status output comparable across runs: the temp dir, host id, pids, ages and
@@ -128,6 +129,7 @@ func (e *env) normalize(out, host, version string) string {
 	out = strings.Replace(out, "runner-manager "+version+",", "runner-manager VERSION,", 1)
 	out = rePID.ReplaceAllString(out, "pid PID")
 	out = reAge.ReplaceAllString(out, "AGE")
+	out = reIsolation.ReplaceAllString(out, "isolation:  ISOLATION") // the host's cgroups, or why none
 	var b strings.Builder
 	var tw *tabwriter.Writer
 	for line := range strings.Lines(out) {

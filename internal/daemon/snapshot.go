@@ -63,7 +63,7 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 		t := status.Target{
 			Name: ts.Name, Scope: ts.Identity, Mode: ts.Mode, Enabled: true,
 			Demand: ts.Demand, Owned: ts.Owned, Starting: ts.Starting, Busy: ts.Busy, Idle: ts.Idle,
-			Draining: ts.Draining, LastError: ts.LastError, Warning: ts.Warning, LastPass: ts.LastPass,
+			Draining: ts.Draining, LastError: ts.LastError, Warning: ts.Warning, LastPass: ts.LastPass, Failures: ts.Failures,
 			Backoff: status.Backoff{Active: ts.Backoff != "", Until: ts.BackoffUntil, Reason: ts.Backoff},
 		}
 		if ss, ok := d.sets.status(ts.Name); ok && ts.Identity == ss.identity {
@@ -93,6 +93,11 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 	}
 	if d.fleet != nil {
 		snap.Fleet = d.fleet.Status()
+	}
+	if cg := d.cgroups; cg.cgroups != nil {
+		snap.Isolation = &status.Isolation{Cgroups: true, CgroupRoot: cg.cgroups.Root()}
+	} else {
+		snap.Isolation = &status.Isolation{NoCgroups: cg.missing}
 	}
 	return snap, nil
 }

@@ -52,6 +52,7 @@ func populate(m *Metrics) {
 	m.SetRunners("web", map[string]int{"busy": 1})
 	m.JobPickedUp("web")
 	m.RunnerFailed("web", "registration_timed_out")
+	m.LaunchRefused("web", "low_disk")
 	m.ObserveScaleUp("web", StageQueuedToInProgress, time.Second)
 	m.ObserveGitHubRequest("GET /rate_limit", 200, time.Millisecond)
 	m.SetRateLimitSource(func() map[string]RateLimit { return map[string]RateLimit{"core": {Limit: 1, Remaining: 1, Reset: t0}} })

@@ -42,6 +42,7 @@ type Metrics struct {
 	runners          *prometheus.GaugeVec
 	jobsPickedUp     *prometheus.CounterVec
 	runnerFailures   *prometheus.CounterVec
+	launchRefusals   *prometheus.CounterVec
 	scaleUpLatency   *prometheus.HistogramVec
 	githubRequests   *prometheus.CounterVec
 	githubDuration   *prometheus.HistogramVec
@@ -96,7 +97,11 @@ func New(version string) *Metrics {
 	}, []string{"target"})
 	m.runnerFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "runner_failures_total",
-		Help: "Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout).",
+		Help: "Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout; out_of_memory: its job went past memory_max).",
+	}, []string{"target", "reason"})
+	m.launchRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "launches_refused_total",
+		Help: "Passes of a target that wanted runners and launched none for a host condition, by target and reason (low_disk: less than min_free_disk free).",
 	}, []string{"target", "reason"})
 	m.scaleUpLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "scale_up_latency_seconds",
@@ -204,6 +209,7 @@ func New(version string) *Metrics {
 		newZeroed(m.runners, dto.MetricType_GAUGE, nil, []string{"target", "state"}, RunnerStates, m.initialised),
 		newZeroed(m.jobsPickedUp, dto.MetricType_COUNTER, nil, target, nil, m.initialised),
 		newZeroed(m.runnerFailures, dto.MetricType_COUNTER, nil, []string{"target", "reason"}, FailureReasons, m.initialised),
+		newZeroed(m.launchRefusals, dto.MetricType_COUNTER, nil, []string{"target", "reason"}, RefusalReasons, m.initialised),
 		newZeroed(m.scaleUpLatency, dto.MetricType_HISTOGRAM, latencyBuckets, []string{"target", "stage"}, scaleUpStages, m.initialised),
 		newZeroed(m.reconcileSeconds, dto.MetricType_HISTOGRAM, reconcileBuckets, target, nil, m.initialised),
 		newZeroed(m.reconcileErrors, dto.MetricType_COUNTER, nil, target, nil, m.initialised),
@@ -258,6 +264,7 @@ func (m *Metrics) ForgetTarget(target string) {
 	m.runners.DeletePartialMatch(l)
 	m.jobsPickedUp.DeletePartialMatch(l)
 	m.runnerFailures.DeletePartialMatch(l)
+	m.launchRefusals.DeletePartialMatch(l)
 	m.scaleUpLatency.DeletePartialMatch(l)
 	m.reconcileSeconds.DeletePartialMatch(l)
 	m.reconcileErrors.DeletePartialMatch(l)
@@ -272,6 +279,11 @@ func (m *Metrics) ScaleSet(target string, open bool, assigned, running, availabl
 	m.setJobs.WithLabelValues(target, "assigned").Set(float64(assigned))
 	m.setJobs.WithLabelValues(target, "running").Set(float64(running))
 	m.setJobs.WithLabelValues(target, "available").Set(float64(available))
+}
+
+// LaunchRefused counts one pass of target that launched nothing for reason (engine.Refusal* values).
+func (m *Metrics) LaunchRefused(target, reason string) {
+	m.launchRefusals.WithLabelValues(target, reason).Inc()
 }
 
 // RunnerFailed counts one runner of target given up on for reason (engine.Reason* values).

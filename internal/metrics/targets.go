@@ -8,10 +8,12 @@ import (
 )
 
 // Label values every target's series start with (InitTargets), so that increase() and absent()
-// alerts see a 0 before the first event. FailureReasons equal engine's Reason* constants and
-// RunnerStates the journal's non-terminal states (internal/daemon's tests pin both).
+// alerts see a 0 before the first event. FailureReasons equal engine's Reason* constants,
+// RefusalReasons its Refusal* constants and RunnerStates the journal's non-terminal states
+// (internal/daemon's tests pin them).
 var (
-	FailureReasons = []string{"registration_timed_out", "launch_failed"}
+	FailureReasons = []string{"registration_timed_out", "launch_failed", "out_of_memory"}
+	RefusalReasons = []string{"low_disk"}
 	RunnerStates   = []string{"planned", "registered", "started", "busy", "exited", "deregistered", "failed"}
 	scaleUpStages  = []string{StageQueuedToStarted, StageStartedToInProgress, StageQueuedToInProgress}
 )

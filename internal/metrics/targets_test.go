@@ -28,12 +28,18 @@ func TestTargetsStartAtZero(t *testing.T) {
 # TYPE runner_manager_reconcile_errors_total counter
 runner_manager_reconcile_errors_total{target="infra"} 0
 runner_manager_reconcile_errors_total{target="web"} 0
-# HELP runner_manager_runner_failures_total Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout).
+# HELP runner_manager_runner_failures_total Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout; out_of_memory: its job went past memory_max).
 # TYPE runner_manager_runner_failures_total counter
 runner_manager_runner_failures_total{reason="launch_failed",target="infra"} 0
 runner_manager_runner_failures_total{reason="launch_failed",target="web"} 1
+runner_manager_runner_failures_total{reason="out_of_memory",target="infra"} 0
+runner_manager_runner_failures_total{reason="out_of_memory",target="web"} 0
 runner_manager_runner_failures_total{reason="registration_timed_out",target="infra"} 0
 runner_manager_runner_failures_total{reason="registration_timed_out",target="web"} 0
+# HELP runner_manager_launches_refused_total Passes of a target that wanted runners and launched none for a host condition, by target and reason (low_disk: less than min_free_disk free).
+# TYPE runner_manager_launches_refused_total counter
+runner_manager_launches_refused_total{reason="low_disk",target="infra"} 0
+runner_manager_launches_refused_total{reason="low_disk",target="web"} 0
 # HELP runner_manager_jobs_picked_up_total Workflow jobs that a runner started by this host picked up, by target.
 # TYPE runner_manager_jobs_picked_up_total counter
 runner_manager_jobs_picked_up_total{target="infra"} 0
@@ -51,7 +57,7 @@ runner_manager_target_max_runners{target="web"} 4
 runner_manager_target_last_github_contact_timestamp_seconds{target="infra"} 0
 runner_manager_target_last_github_contact_timestamp_seconds{target="web"} 1.79622e+09
 `
-	names := []string{"runner_manager_reconcile_errors_total", "runner_manager_runner_failures_total", "runner_manager_jobs_picked_up_total",
+	names := []string{"runner_manager_reconcile_errors_total", "runner_manager_runner_failures_total", "runner_manager_launches_refused_total", "runner_manager_jobs_picked_up_total",
 		"runner_manager_target_demand", "runner_manager_target_max_runners", "runner_manager_target_last_github_contact_timestamp_seconds"}
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), names...); err != nil {
 		t.Fatal(err)
@@ -97,13 +103,14 @@ func TestInitTargetsStoresNoSeries(t *testing.T) {
 	}
 	m.InitTargets(names)
 	m.ObserveReconcile("t1", time.Second, nil)
-	for _, vec := range []prometheus.Collector{m.runners, m.jobsPickedUp, m.runnerFailures, m.scaleUpLatency, m.reconcileSeconds, m.reconcileErrors} {
+	for _, vec := range []prometheus.Collector{m.runners, m.jobsPickedUp, m.runnerFailures, m.launchRefusals, m.scaleUpLatency, m.reconcileSeconds, m.reconcileErrors} {
 		if n := testutil.CollectAndCount(vec); n > 1 {
 			t.Errorf("a vector holds %d series after InitTargets of %d targets and one pass; want at most the one observed", n, len(names))
 		}
 	}
 	for name, per := range map[string]int{"runner_manager_runners": len(RunnerStates), "runner_manager_reconcile_duration_seconds": 1,
-		"runner_manager_scale_up_latency_seconds": 3, "runner_manager_runner_failures_total": len(FailureReasons)} {
+		"runner_manager_scale_up_latency_seconds": 3, "runner_manager_runner_failures_total": len(FailureReasons),
+		"runner_manager_launches_refused_total": len(RefusalReasons)} {
 		if n, err := testutil.GatherAndCount(m.Registry(), name); err != nil || n != len(names)*per {
 			t.Errorf("%s: %d series (%v), want %d", name, n, err, len(names)*per)
 		}

@@ -50,6 +50,13 @@ type LauncherOptions struct {
 	// allowlisted variables (PATH, HOME, USER, LANG, ...) of the daemon's own environment.
 	BaseEnv []string
 	Logger  *slog.Logger // default slog.Default()
+	// Cgroups, when set, runs each runner in a cgroup of its own (DetectCgroups), killed whole
+	// by RemoveRuntimeDir. nil: the host has no usable cgroups, and a runner's leftovers are
+	// ended by its slot's uid (KillUID) before the slot's next job.
+	Cgroups *Cgroups
+	// AfterCgroup is called once a runner's cgroup exists and before the runner starts (the
+	// crash tests' kill point); nil in production.
+	AfterCgroup func(attemptID string)
 }
 
 // Launcher starts runners under the shim and stops them on request.
@@ -61,6 +68,8 @@ type Launcher struct {
 	timeout time.Duration
 	env     []string
 	log     *slog.Logger
+	cg      *Cgroups
+	after   func(attemptID string)
 }
 
 // NewLauncher checks opts and fills in defaults.
@@ -73,7 +82,7 @@ func NewLauncher(opts LauncherOptions) (*Launcher, error) {
 		return nil, fmt.Errorf("runner launcher: runtime root %q: %w", opts.RuntimeRoot, err)
 	}
 	l := &Launcher{root: root, legacy: opts.LegacyRoots, exe: opts.ShimExecutable, args: opts.ShimArgs, timeout: opts.StartTimeout,
-		env: opts.BaseEnv, log: opts.Logger}
+		env: opts.BaseEnv, log: opts.Logger, cg: opts.Cgroups, after: opts.AfterCgroup}
 	if l.exe == "" {
 		if l.exe, err = os.Executable(); err != nil {
 			return nil, fmt.Errorf("runner launcher: find own executable to run the shim: %w", err)
@@ -111,6 +120,8 @@ type Spec struct {
 	WorkDir    string            // run.sh's working directory; default the runner's root
 	// User is who the runner runs as; nil: the daemon's own user. The shim stays the daemon's.
 	User *User
+	// Limits bound the runner's whole process tree, written into its cgroup before it starts.
+	Limits Limits
 }
 
 func (l *Launcher) checkSpec(s Spec) (dir string, err error) {
@@ -220,6 +231,11 @@ func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 
 	args := append(slices.Clone(l.args), "--runtime-dir", dir, "--attempt", s.AttemptID, "--workdir", workDir)
 	args = append(args, userArgs...)
+	cgArgs, err := l.prepareCgroup(s)
+	if err != nil {
+		return Handle{}, fmt.Errorf("start runner for attempt %s: %w", s.AttemptID, err)
+	}
+	args = append(args, cgArgs...)
 	cmd := exec.Command(l.exe, args...)
 	cmd.Dir = dir
 	cmd.Env = l.environ(s.Env)
@@ -234,7 +250,7 @@ func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 	}
 	h, err := l.handshake(ctx, cmd, cfgW, readyR, s.JITConfig)
 	if err != nil {
-		l.abandon(cmd, dir)
+		l.abandon(ctx, cmd, dir, s.AttemptID)
 		return Handle{}, fmt.Errorf("start runner for attempt %s: %w (see %s)", s.AttemptID, err, logPath)
 	}
 	l.log.Debug("runner started", "attempt", s.AttemptID, "shim_pid", h.PID, "runtime_dir", dir)
@@ -330,10 +346,16 @@ func parseReady(data []byte) (readyReport, bool) {
 // abandon kills whatever a failed Start left: the first stage if still running, and a
 // supervisor and runner that got far enough to write shim.json. Nothing was confirmed to the
 // caller, so nothing here can be a runner the engine believes in.
-func (l *Launcher) abandon(cmd *exec.Cmd, dir string) {
+func (l *Launcher) abandon(ctx context.Context, cmd *exec.Cmd, dir, attemptID string) {
 	if cmd.ProcessState == nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
+	}
+	if l.cg != nil {
+		// The runner and all it forked, whether or not its shim got to say so.
+		if err := l.cg.Remove(context.WithoutCancel(ctx), attemptID); err != nil {
+			l.log.Warn("a runner that failed to start left its cgroup; it is removed with its runtime directory", "attempt", attemptID, "err", err)
+		}
 	}
 	st, err := ReadShimState(dir)
 	if err != nil {

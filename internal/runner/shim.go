@@ -39,6 +39,7 @@ type shimArgs struct {
 	supervise                      bool
 	uid, gid                       int // -1: run the runner as the shim's own user
 	user, home                     string
+	cgroup                         cgroupPaths // the runner's cgroup; V2 "" when the host has none usable
 }
 
 func parseShimArgs(args []string, stderr io.Writer) (shimArgs, error) {
@@ -53,6 +54,18 @@ func parseShimArgs(args []string, stderr io.Writer) (shimArgs, error) {
 	set.IntVar(&a.gid, "gid", -1, "the runner's gid, with --uid")
 	set.StringVar(&a.user, "user", "", "the runner user's name (USER, LOGNAME), with --uid")
 	set.StringVar(&a.home, "home", "", "the runner user's home (HOME), with --uid")
+	set.StringVar(&a.cgroup.V2, "cgroup", "", "the runner's cgroup v2 directory, which the runner is started in")
+	set.Func("cgroup-v1", "controller=directory: a v1 cgroup the runner is started in too (repeatable)", func(v string) error {
+		c, dir, ok := strings.Cut(v, "=")
+		if !ok || c == "" || !filepath.IsAbs(dir) {
+			return fmt.Errorf("want controller=/absolute/dir, got %q", v)
+		}
+		if a.cgroup.V1 == nil {
+			a.cgroup.V1 = map[string]string{}
+		}
+		a.cgroup.V1[c] = dir
+		return nil
+	})
 	if err := set.Parse(args); err != nil {
 		return a, err
 	}
@@ -61,6 +74,9 @@ func parseShimArgs(args []string, stderr io.Writer) (shimArgs, error) {
 	}
 	if a.workDir == "" {
 		a.workDir = RunnerRoot(a.runtimeDir)
+	}
+	if (a.cgroup.V2 != "" && !filepath.IsAbs(a.cgroup.V2)) || (a.cgroup.V2 == "" && len(a.cgroup.V1) > 0) {
+		return a, fmt.Errorf("--cgroup must be an absolute path, and --cgroup-v1 needs --cgroup")
 	}
 	if (a.uid >= 0) != (a.gid >= 0) || (a.uid >= 0 && (a.uid == 0 || a.gid == 0 || a.user == "" || a.home == "")) {
 		return a, fmt.Errorf("--uid and --gid go together, with --user and --home, and never name root")
@@ -221,7 +237,7 @@ func supervise(ctx context.Context, log *slog.Logger, a shimArgs, environ []stri
 		cmd.Env = append(cmd.Env, "HOME="+a.home, "USER="+a.user, "LOGNAME="+a.user)
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(a.uid), Gid: uint32(a.gid), Groups: []uint32{}}
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startInCgroup(cmd, a.cgroup); err != nil {
 		return fail(fmt.Errorf("start runner %s: %w", cmd.Path, err))
 	}
 	state.RunnerPID = cmd.Process.Pid
@@ -231,20 +247,26 @@ func supervise(ctx context.Context, log *slog.Logger, a shimArgs, environ []stri
 	}
 	log.Info("runner started", "shim_pid", state.PID, "runner_pid", state.RunnerPID)
 	report(ready, readyReport{PID: state.PID, StartTime: state.StartTime})
-	return wait(log, a.runtimeDir, cmd, sigs)
+	return wait(log, a.runtimeDir, cmd, sigs, a.cgroup)
 }
 
 // wait supervises the running runner: drops deafTo signals, turns a stop ask into SIGTERM for
-// the runner, and records the exit.
-func wait(log *slog.Logger, runtimeDir string, cmd *exec.Cmd, sigs <-chan os.Signal) int {
+// the runner, and records the exit, with the out-of-memory kills of the runner's cgroup (V2 ""
+// without one).
+func wait(log *slog.Logger, runtimeDir string, cmd *exec.Cmd, sigs <-chan os.Signal, cg cgroupPaths) int {
 	done := make(chan error, 1)
 	go func() {
 		pid := cmd.Process.Pid
 		// run.sh has exited, so no job is running: whatever is left in its process group is a
 		// leftover of a finished job and must not outlive the attempt. The unreaped zombie keeps
 		// the group id from being reused while we signal it.
+		// The cgroup holds what left the group (setsid, double forks); the daemon still waits for
+		// it to empty before the slot's next job (Cgroups.Remove).
 		if awaitExitKeepZombie(pid) == nil {
 			_ = killGroup(pid)
+			if cg.V2 != "" {
+				_ = os.WriteFile(filepath.Join(cg.V2, "cgroup.kill"), []byte("1"), 0)
+			}
 		}
 		done <- cmd.Wait()
 	}()
@@ -269,11 +291,20 @@ func wait(log *slog.Logger, runtimeDir string, cmd *exec.Cmd, sigs <-chan os.Sig
 			} else {
 				exit.ExitCode, exit.Signal = exitOf(cmd.ProcessState)
 			}
+			// The cgroup outlives its processes until the daemon removes it, so its count of
+			// out-of-memory kills is still there; the daemon reads out_of_memory from it.
+			if cg.V2 != "" {
+				n, err := OOMKills(cg.V2, cg.V1)
+				if err != nil {
+					log.Error("read the runner's out-of-memory kills", "err", err)
+				}
+				exit.OOMKills = n
+			}
 			if err := writeJSONAtomic(runtimeDir, ExitStatusFile, exit); err != nil {
 				log.Error("record exit status", "err", err)
 				return 1
 			}
-			log.Info("runner exited", "exit_code", exit.ExitCode, "signal", exit.Signal)
+			log.Info("runner exited", "exit_code", exit.ExitCode, "signal", exit.Signal, "oom_kills", exit.OOMKills)
 			return 0
 		}
 	}

@@ -58,6 +58,9 @@ type Exit struct {
 	FinishedAt    time.Time `json:"finished_at"`
 	StopRequested bool      `json:"stop_requested,omitempty"` // the daemon had asked the shim to stop the runner
 	Error         string    `json:"error,omitempty"`          // the runner could not be started at all
+	// OOMKills is how many processes of the runner's cgroup the kernel killed for going past its
+	// memory limit (OOMKills, read by the shim once the runner has exited).
+	OOMKills uint64 `json:"oom_kills,omitempty"`
 }
 
 // ReadShimState reads runtimeDir/shim.json. A shim that never started leaves no file: the error

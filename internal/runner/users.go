@@ -170,7 +170,7 @@ func CleanUser(ctx context.Context, u User) error {
 	if u.UID == 0 || uint32(os.Geteuid()) == u.UID {
 		return fmt.Errorf("clean runner user %s: uid %d is root or the daemon's own", u.Name, u.UID)
 	}
-	if err := killUID(ctx, u.UID); err != nil {
+	if err := killUID(ctx, u.UID, u.GID); err != nil {
 		return fmt.Errorf("clean runner user %s: %w", u.Name, err)
 	}
 	if err := scrubUser(u); err != nil {

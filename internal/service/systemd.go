@@ -58,6 +58,9 @@ func (s Spec) check() error {
 //     restarts, not a failure that marks the unit failed.
 //   - KillMode=process: stop signals the daemon only; runners (in their own shim sessions, but in
 //     this cgroup) keep running their jobs and recovery adopts them.
+//   - Delegate=yes: the unit's cgroup subtree is the daemon's to manage, so it can move itself into
+//     <unit>/daemon and give each runner a cgroup of its own under <unit>/runners (tracked, limited
+//     and killed whole: docs/runner-processes.md, "cgroups"); systemd leaves that subtree alone.
 //   - Type=notify: the daemon says READY=1 once the journal is open, live runners are adopted and
 //     the target loops run (not after GitHub answered), keeps STATUS= current, and on stop says
 //     STOPPING=1 with EXTEND_TIMEOUT_USEC covering the drain.
@@ -88,6 +91,7 @@ RestartSec=5s
 SuccessExitStatus=75
 RestartForceExitStatus=75
 KillMode=process
+Delegate=yes
 KillSignal=SIGTERM
 TimeoutStopSec={{.StopTimeoutSeconds}}s
 ConfigurationDirectory=runner-manager

@@ -61,6 +61,13 @@ func RenderStatus(w io.Writer, s Snapshot, now time.Time) error {
 			p.linef("            fleet NOT JOINED: this host uses the whole ceiling alone (the hosts together may exceed it)")
 		}
 	}
+	switch i := s.Isolation; {
+	case i == nil:
+	case i.Cgroups:
+		p.linef("isolation:  a cgroup per runner in %s", i.CgroupRoot)
+	default:
+		p.linef("isolation:  NO CGROUPS (%s): runner limits cannot apply (launches the config bounds are refused); a slot's leftovers are killed by its uid", i.NoCgroups)
+	}
 	owned := 0
 	for _, t := range s.Targets {
 		owned += t.Owned

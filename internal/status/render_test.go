@@ -84,6 +84,18 @@ func inFleet(hosts int) Snapshot {
 	return s
 }
 
+// isolated is a host whose runners run in cgroups, or (cgroups false) one without usable cgroups.
+func isolated(cgroups bool) Snapshot {
+	s := fixture()
+	s.Events = nil
+	if cgroups {
+		s.Isolation = &Isolation{Cgroups: true, CgroupRoot: "/sys/fs/cgroup/unified/runner-manager/runners"}
+	} else {
+		s.Isolation = &Isolation{NoCgroups: "no cgroup2 filesystem is mounted where this process's cgroup \"/\" can be reached"}
+	}
+	return s
+}
+
 func TestGoldenRenderings(t *testing.T) {
 	for _, tc := range []struct {
 		golden string
@@ -98,6 +110,8 @@ func TestGoldenRenderings(t *testing.T) {
 		{"status-stretched.txt", func(b *bytes.Buffer) error { return RenderStatus(b, stretched(), now) }},
 		{"status-fleet.txt", func(b *bytes.Buffer) error { return RenderStatus(b, inFleet(3), now) }},
 		{"status-fleet-degraded.txt", func(b *bytes.Buffer) error { return RenderStatus(b, inFleet(0), now) }},
+		{"status-cgroups.txt", func(b *bytes.Buffer) error { return RenderStatus(b, isolated(true), now) }},
+		{"status-no-cgroups.txt", func(b *bytes.Buffer) error { return RenderStatus(b, isolated(false), now) }},
 		{"status.json", func(b *bytes.Buffer) error { return WriteJSON(b, fixture()) }},
 		{"runners.txt", func(b *bytes.Buffer) error { return RenderRunners(b, fixture().Runners, now) }},
 		{"runners-none.txt", func(b *bytes.Buffer) error { return RenderRunners(b, nil, now) }},

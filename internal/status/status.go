@@ -44,6 +44,18 @@ type Snapshot struct {
 	Runners           []Runner  `json:"runners"`
 	Events            []Event   `json:"events"`          // recent operator-visible events, oldest first
 	Fleet             *Fleet    `json:"fleet,omitempty"` // with a [fleet] only
+	// Isolation says how runners are contained: a cgroup each, or (none usable) only their slot
+	// users, ended by uid. Absent from a daemon older than it.
+	Isolation *Isolation `json:"isolation,omitempty"`
+}
+
+// Isolation is how this daemon ends runners and bounds them (docs/runner-processes.md, "cgroups").
+type Isolation struct {
+	Cgroups    bool   `json:"cgroups"`               // each runner runs in a cgroup of its own
+	CgroupRoot string `json:"cgroup_root,omitempty"` // the v2 directory holding the runners' cgroups
+	// NoCgroups says why there are none: a runner's leftovers are then killed by its slot's uid,
+	// and no memory, CPU or process limit can apply (a config setting one has its launches refused).
+	NoCgroups string `json:"no_cgroups,omitempty"`
 }
 
 // Polling is the request governor's plan for the configured targets (docs/github.md).
@@ -105,6 +117,9 @@ type Target struct {
 	Warning    string    `json:"warning,omitempty"`   // served in part: the repositories whose jobs cannot be read, and why
 	LastPass   time.Time `json:"last_pass,omitzero"`  // end of the loop's latest reconcile pass
 	ScaleSet   *ScaleSet `json:"scale_set,omitempty"` // for a target that takes demand from a scale set
+	// Failures counts the runners given up on since the daemon started, by reason
+	// (registration_timed_out, launch_failed, out_of_memory).
+	Failures map[string]int `json:"failures,omitempty"`
 }
 
 // ScaleSet is a scale-set target's listener: its set, its message session and the queue's counts.
