@@ -51,7 +51,7 @@ FAIL or SKIP) with what to do: the config; every credential file (the rule valid
 regular, readable only by its owner); the state dir (0700), its package cache and the runtime
 root (0711), owned by root; the per-slot runner users and their homes (0700, their own); cgroup
 v2 for the runners; the Docker socket of container targets; free disk on the state dir's
-filesystem (1 GiB, the default of daemon.min_free_disk); the service unit installed and enabled, and service status's
+filesystem (daemon.min_free_disk, 1 GiB by default); the service unit installed and enabled, and service status's
 verdict; the upgrade source binary (only root may change it or the directories above it); and,
 online, what verify checks (the credential, each target's access) and the clock against the
 Date header of GitHub's answers (warn from 10 s, fail from 60 s).

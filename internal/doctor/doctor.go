@@ -102,9 +102,6 @@ type Env struct {
 	CreateUsers func(ctx context.Context, n int) ([]string, error)
 	// FreeBytes is the space left to unprivileged users on path's filesystem.
 	FreeBytes func(path string) (uint64, error)
-	// MinFreeDisk is the config's daemon.min_free_disk, below which the daemon launches no runner
-	// (0: it does not check); nil until that key exists in this tree: MinFreeBytes, its default.
-	MinFreeDisk *uint64
 	// Cgroups says where the runners' cgroups go, or why there are none (see cgroups.go).
 	Cgroups func() (string, error)
 	// Service is `service status`: the install, the service manager's and the daemon's view.
@@ -170,7 +167,8 @@ func (e *Env) daemon() config.Daemon {
 	if e.Config != nil {
 		return e.Config.Daemon
 	}
-	return config.Daemon{StateDir: config.DefaultStateDir, MaxRunners: config.DefaultMaxRunners, RunnerUserPrefix: config.DefaultRunnerUserPrefix}
+	return config.Daemon{StateDir: config.DefaultStateDir, MaxRunners: config.DefaultMaxRunners, RunnerUserPrefix: config.DefaultRunnerUserPrefix,
+		MinFreeDisk: config.DefaultMinFreeDisk}
 }
 
 // lstat is p's own file info (a link is not followed); a missing path gives ok false and no error.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+
+	"github.com/runner-manager/runner-manager/config"
 )
 
 // notHere is why a check of this kernel is skipped under --root ("" on the host itself).
@@ -25,7 +27,7 @@ func checkCgroups(_ context.Context, e *Env) []Finding {
 	}
 	dir, err := e.Cgroups()
 	if err != nil {
-		f.Status, f.Detail = Warn, "no usable cgroup v2: runners get no cgroup of their own and no resource limit; a runner's leftovers are ended by its slot user's uid ("+err.Error()+")"
+		f.Status, f.Detail = Warn, "no usable cgroup v2 ("+err.Error()+"): runners get no cgroup of their own, a config that sets memory_max, cpus or pids_max has its launches refused, and a runner's leftovers are ended by its slot user's uid"
 		f.Do = "mount a cgroup2 filesystem (Linux 5.14 or later for cgroup.kill); under systemd the unit sets Delegate=yes"
 		return []Finding{f}
 	}
@@ -39,14 +41,14 @@ func checkDocker(_ context.Context, _ *Env) []Finding {
 	return []Finding{{Check: "docker socket", Status: Skip, Detail: "no container targets (this version runs runners on the host only)"}}
 }
 
-// MinFreeBytes is the free space below which doctor fails the state dir's filesystem when the
-// config does not say (Env.MinFreeDisk): 1 GiB, the default of daemon.min_free_disk below which
-// the daemon refuses to launch runners (a runner package is about 200 MB unpacked, and each job's
-// work directory lives there too).
-const MinFreeBytes = 1 << 30
+// lowDisk is the free space below which doctor warns when daemon.min_free_disk = 0 turns the
+// daemon's own refusal off: its default, 1 GiB (a runner package is about 200 MB unpacked, and
+// each job's work directory lives on that filesystem too).
+const lowDisk = uint64(config.DefaultMinFreeDisk)
 
 // checkFreeDisk checks the free space of the filesystem holding the state dir (the package cache
-// and, beside it, the runtime directories).
+// and, beside it, the runtime directories) against daemon.min_free_disk, below which the daemon
+// launches no runner. A target's own min_free_disk and work_dir are the daemon's to check at launch.
 func checkFreeDisk(_ context.Context, e *Env) []Finding {
 	state := e.daemon().StateDir
 	f := Finding{Check: "free disk", Subject: state}
@@ -54,10 +56,7 @@ func checkFreeDisk(_ context.Context, e *Env) []Finding {
 		f.Status, f.Detail = Skip, "not measured on this platform"
 		return []Finding{f}
 	}
-	need := uint64(MinFreeBytes)
-	if e.MinFreeDisk != nil {
-		need = *e.MinFreeDisk
-	}
+	need := uint64(e.daemon().MinFreeDisk)
 	path := e.onDisk(state)
 	free, err := e.FreeBytes(path)
 	for errors.Is(err, fs.ErrNotExist) && filepath.Dir(path) != path { // not created yet: its filesystem
@@ -67,8 +66,8 @@ func checkFreeDisk(_ context.Context, e *Env) []Finding {
 	switch {
 	case err != nil:
 		f.Status, f.Detail = Fail, e.shown(err.Error())
-	case need == 0 && free < MinFreeBytes:
-		f.Status, f.Detail = Warn, fmt.Sprintf("%s free, less than %s, and daemon.min_free_disk = 0: runners are launched until the disk is full", bytes(free), bytes(MinFreeBytes))
+	case need == 0 && free < lowDisk:
+		f.Status, f.Detail = Warn, fmt.Sprintf("%s free, less than %s, and daemon.min_free_disk = 0: runners are launched until the disk is full", bytes(free), bytes(lowDisk))
 		f.Do = "free space on that filesystem, or move daemon.state_dir to a larger one"
 	case free < need:
 		f.Status, f.Detail = Fail, fmt.Sprintf("%s free, less than %s: the daemon launches no runner until there is more", bytes(free), bytes(need))

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/config"
 )
 
 func TestCheckCgroups(t *testing.T) {
@@ -48,7 +50,7 @@ func TestCheckFreeDisk(t *testing.T) {
 		name   string
 		exists bool
 		free   uint64
-		min    *uint64 // daemon.min_free_disk; nil: the default
+		min    *uint64 // daemon.min_free_disk; nil: its default
 		err    error
 		status Status
 		detail string
@@ -62,8 +64,11 @@ func TestCheckFreeDisk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := treeEnv(t, nil)
-			e.MinFreeDisk = tt.min
+			d := config.Daemon{StateDir: config.DefaultStateDir, MaxRunners: 1, MinFreeDisk: config.DefaultMinFreeDisk}
+			if tt.min != nil {
+				d.MinFreeDisk = config.ByteSize(*tt.min)
+			}
+			e := treeEnv(t, &config.Config{Daemon: d})
 			if tt.exists {
 				mkdir(t, e, "/var/lib/runner-manager", 0o700)
 			} else {
