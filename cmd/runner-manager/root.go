@@ -25,7 +25,7 @@ func newRootCmd() *cobra.Command {
 	// Subcommands: one constructor per file, added here one per line.
 	root.AddCommand(
 		newServiceCmd(),
-		newValidateCmd(), newVerifyCmd(),
+		newValidateCmd(), newVerifyCmd(), newDoctorCmd(),
 		newStatusCmd(), newRunnersCmd(),
 		newConfigCmd(),
 		newAuthCmd(),

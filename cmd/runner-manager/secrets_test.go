@@ -97,7 +97,7 @@ func (k schemaKey) set(doc map[string]any, v string) {
 // TestNoSecretInAnyOutput types a secret into every key of the schema, one at a time: a GitHub
 // token's shape, and the content of a configured secret file (daemon.status_token_file, a value
 // with no shape at all). Whatever the key, neither may reach any output of `validate` (text,
-// json, github annotations), `config print` (toml, json), `verify`, or the daemon's start-up
+// json, github annotations), `config print` (toml, json), `verify`, `doctor`, or the daemon's start-up
 // errors, on stdout or stderr. Before internal/redact, validate and the start-up error printed
 // a token pasted as the value of token_file (issue 28).
 func TestNoSecretInAnyOutput(t *testing.T) {
@@ -157,6 +157,7 @@ labels = ["linux"]
 				{"validate", path}, {"validate", "--format", "json", path}, {"validate", "--format", "github", path},
 				{"config", "print", "--config", path}, {"config", "print", "--format", "json", "--config", path},
 				{"verify", "--config", path, "--timeout", "10s"}, {"verify", "--json", "--config", path, "--timeout", "10s"},
+				{"doctor", "--config", path, "--timeout", "10s"}, {"doctor", "--json", "--config", path, "--timeout", "10s"},
 			}
 			_, _, code := execute(t, "validate", path)
 			if code != exitOK { // a valid config would start a daemon that runs: its logs are internal/daemon's test
