@@ -82,8 +82,8 @@ func TestFirstPassWaitsOnlyForTheCeiling(t *testing.T) {
 			if n := h.w.callCount("Runners", "repo:acme/b"); n != 1 {
 				t.Fatalf("b's first pass listed runners %d times, want 1 (recovery)", n)
 			}
-			// a's second pass is at its next slot at least half an interval after its first:
-			// 10 minutes from the start.
+			// a's second pass is at its next slot at least a tenth of an interval after its
+			// first began: 10 minutes from the start.
 			h.clock.Advance(10*time.Minute - tc.wait - time.Millisecond)
 			h.settle(2)
 			if n := h.passCount("a"); n != 1 {
