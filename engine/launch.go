@@ -193,10 +193,7 @@ func (l *loop) finish(now time.Time, poll time.Duration, draining bool, demand i
 	// The loop sleeps from the pass's end, so backoff deadlines and LastPass count from there: a
 	// pass that spent 15 s in retries would otherwise report a backoff already over.
 	end := s.clock.Now()
-	wait := jitter(s.rand, poll)
-	if s.deps.Pacer != nil {
-		wait = l.slotWait(end, poll, poll/2)
-	}
+	wait := l.nextPass(now, end, poll)
 	if draining {
 		wait = s.opts.DrainPoll
 	}

@@ -629,6 +629,26 @@ func (l *loop) interval(cfg *config.Config, t config.Target) time.Duration {
 	return poll
 }
 
+// nextPass is the wait from end to the next full pass of a pass that began at start: at most
+// one interval (the pacer's, stretched when the account cannot afford more) plus a tenth of it
+// after start, however long the pass took, so a job queued just after this pass read the jobs
+// waits at most that long. Counting from end instead let a pass that launched for a burst push
+// the next one a whole slot later (TestNextPassAtMostAnIntervalAfterTheLast). Without a pacer it
+// is the interval jittered by up to a tenth either way; with one, the target's next slot at least
+// a tenth of an interval after start, so a pass woken just before its slot (a reload) does not
+// read again at the slot. A pass longer than an interval is followed by the first slot from its
+// end: the reads are then the bound, and back-to-back passes would only queue in the governor.
+func (l *loop) nextPass(start, end time.Time, interval time.Duration) time.Duration {
+	took := end.Sub(start)
+	if l.sup.deps.Pacer == nil {
+		return max(jitter(l.sup.rand, interval)-took, 0)
+	}
+	if wait := l.slotWait(start, interval, interval/10) - took; wait >= 0 {
+		return wait
+	}
+	return l.slotWait(end, interval, 0)
+}
+
 // slotWait is the wait from now to this target's next pass slot at least gap away, so passes of
 // all targets fall evenly over their interval instead of together.
 func (l *loop) slotWait(now time.Time, interval, gap time.Duration) time.Duration {

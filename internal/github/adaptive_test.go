@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -59,5 +60,46 @@ func TestIdleRepositoryIsReadEveryFourthPass(t *testing.T) {
 	pass()
 	if n := len(s.Requests()) - before; n < 2 {
 		t.Fatalf("an active repository's pass sent %d requests, want queued and in_progress runs", n)
+	}
+}
+
+// TestIdleReadsKeepTheirStateBounded: what the client keeps for idle repositories (the ETag
+// cache, the pace book) is as large after 40 passes as after the first two, in entries and in
+// bytes: an idle daemon's memory comes from its targets, not from how long it runs (issue 28,
+// item 5; the bench's idle1000-30m row measures the daemon's RSS over 30 minutes).
+func TestIdleReadsKeepTheirStateBounded(t *testing.T) {
+	s := newSim(t)
+	const repos = 20
+	for i := range repos {
+		s.srv.CreateRepo("acme", fmt.Sprintf("r%02d", i))
+	}
+	c, _ := s.tokenClient(s.token)
+	cache := c.gh.Client().Transport.(*authorize).next.(*etagCache)
+	ctx := context.Background()
+	type state struct{ entries, bytes, paces int }
+	now := func() state {
+		cache.mu.Lock()
+		defer cache.mu.Unlock()
+		c.pace.mu.Lock()
+		defer c.pace.mu.Unlock()
+		return state{len(cache.entries), cache.bytes, len(c.pace.repos)}
+	}
+	var after2 state
+	for pass := range 40 {
+		for i := range repos {
+			scope := Scope{Owner: "acme", Repo: fmt.Sprintf("r%02d", i)}
+			if _, err := c.QueuedJobs(ctx, scope, []string{"linux"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.ListRunners(ctx, scope); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if pass == 1 {
+			after2 = now()
+		}
+	}
+	if got := now(); got != after2 || got.paces != repos || got.entries != 3*repos {
+		t.Fatalf("after 40 idle passes of %d repositories: %+v; after 2: %+v (want %d paces, %d cache entries, unchanged)", repos, got, after2, repos, 3*repos)
 	}
 }

@@ -61,6 +61,11 @@ func TestETagCacheHoldsTheWorkingSetAndIsBoundedByBytes(t *testing.T) {
 	if per := c.bytes / len(c.entries); per > 400 {
 		t.Fatalf("%d bytes an entry: headers nobody reads are kept", per)
 	}
+	for _, el := range c.entries {
+		if b := el.Value.(*cached).body; cap(b) > 2*len(b) {
+			t.Fatalf("an entry of a %d-byte body holds a buffer of %d bytes (io.ReadAll's)", len(b), cap(b))
+		}
+	}
 
 	small := newETagCache(wire, 5*entrySize(&cached{etag: `"/x/0"`, header: http.Header{"Etag": {`"/x/0"`}}, body: []byte(body)}))
 	for i := range 100 {

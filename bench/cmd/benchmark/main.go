@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +41,7 @@ type options struct {
 	costJobs                       int
 	costSpacing, limitsWindow      time.Duration
 	rereadWindow                   time.Duration
+	memWindow, memEvery            time.Duration
 	keep                           bool
 }
 
@@ -58,7 +60,7 @@ func goBenches() map[string]goBench {
 }
 
 var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset", "start10k", "stop10000", "fleet1", "fleet2", "fleet3", "alone1", "alone3",
-	"cost-repo-webhook", "cost-org100-webhook", "cost-org300-webhook", "cost-repo-poll", "cost-org100-poll", "cost-org300-poll", "limits1000", "limits5000", "idle5000"}
+	"cost-repo-webhook", "cost-org100-webhook", "cost-org300-webhook", "cost-repo-poll", "cost-org100-poll", "cost-org300-poll", "limits1000", "limits5000", "idle5000", "idle1000-30m"}
 
 func main() {
 	var o options
@@ -74,7 +76,7 @@ func main() {
 	flag.IntVar(&o.hookJobs, "webhook-jobs", 30, "jobs queued in the webhook-mode scale-up run")
 	flag.DurationVar(&o.hookSpacing, "webhook-spacing", time.Second, "time between two queued jobs in webhook mode")
 	flag.DurationVar(&o.jobRun, "job-run", time.Second, "how long each job runs")
-	flag.DurationVar(&o.warmup, "idle-warmup", 42*time.Second, "wait before the idle window: about 1.4 x -poll, so window edges fall between passes")
+	flag.DurationVar(&o.warmup, "idle-warmup", 42*time.Second, "at least this long from the start before the idle window, which also waits for every target's second read (the steady state)")
 	flag.DurationVar(&o.window, "idle-window", 60*time.Second, "idle measurement window: a whole number of -poll intervals")
 	flag.IntVar(&o.setJobs, "scaleset-jobs", 20, "jobs queued in the scale-set run")
 	flag.DurationVar(&o.setSpacing, "scaleset-spacing", time.Second, "time between two queued jobs in the scale-set run")
@@ -89,6 +91,8 @@ func main() {
 	flag.DurationVar(&o.costSpacing, "cost-spacing", 2*time.Second, "time between two queued jobs in the cost-* runs")
 	flag.DurationVar(&o.limitsWindow, "limits-window", 10*time.Minute, "how long the limits1000 and limits5000 daemons run (from their ready line)")
 	flag.DurationVar(&o.rereadWindow, "reread-window", 80*time.Minute, "at most this long the idle5000 daemon runs waiting for every target's second read (up to its first-pass window and two intervals: 70 minutes at its ceiling)")
+	flag.DurationVar(&o.memWindow, "memory-window", 30*time.Minute, "how long the idle1000-30m daemon runs")
+	flag.DurationVar(&o.memEvery, "memory-every", 5*time.Minute, "how often the idle1000-30m run shows the daemon's RSS")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (daemon logs, configs)")
 	flag.Parse()
 	if err := run(o, os.Args); err != nil {
@@ -158,6 +162,22 @@ func run(o options, argv []string) error {
 			return err
 		}
 		scaleParts(o, parts, e, &r, fail)
+	}
+	for _, part := range slices.Sorted(maps.Keys(memoryParts)) {
+		if !parts[part] {
+			continue
+		}
+		e, err := daemonEnv(o, work, logf)
+		if err != nil {
+			return err
+		}
+		logf("memory, %d idle targets for %s, RSS every %s", memoryParts[part], o.memWindow, o.memEvery)
+		m, err := e.runMemory(memoryParts[part], o.poll, o.memWindow, o.memEvery)
+		if err != nil {
+			fail(part, err)
+			continue
+		}
+		r.Memory = append(r.Memory, m)
 	}
 	if parts["webhook-burst"] {
 		bin, err := filepath.Abs(o.bin)
@@ -264,16 +284,17 @@ func daemonParts(o options, parts map[string]bool, work string, logf func(string
 		return err
 	}
 	for _, sc := range []struct {
-		mode    string
-		poll    time.Duration
-		jobs    int
-		spacing time.Duration
-	}{{"poll", o.poll, o.pollJobs, o.pollSpacing}, {"webhook", 10 * time.Minute, o.hookJobs, o.hookSpacing}} {
+		mode      string
+		poll      time.Duration
+		jobs      int
+		spacing   time.Duration
+		idleFirst bool
+	}{{"poll", o.poll, o.pollJobs, o.pollSpacing, false}, {"poll", o.poll, o.pollJobs, o.pollSpacing, true}, {"webhook", 10 * time.Minute, o.hookJobs, o.hookSpacing, false}} {
 		if !parts[sc.mode] {
 			continue
 		}
-		logf("scale-up, %s mode: %d jobs every %s, poll_interval %s", sc.mode, sc.jobs, sc.spacing, sc.poll)
-		s, err := e.runScaleUp(sc.mode, sc.poll, sc.jobs, sc.spacing, o.jobRun)
+		logf("scale-up, %s mode: %d jobs every %s, poll_interval %s, idle target first %v", sc.mode, sc.jobs, sc.spacing, sc.poll, sc.idleFirst)
+		s, err := e.runScaleUp(sc.mode, sc.poll, sc.jobs, sc.spacing, o.jobRun, sc.idleFirst)
 		if err != nil {
 			fail(sc.mode, err)
 			continue

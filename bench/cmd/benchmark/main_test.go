@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -332,5 +333,33 @@ func TestSpliceKeepsRowsOfPartsNotRun(t *testing.T) {
 	got = string(splice([]byte(doc), []byte(part), "new note", map[string]bool{"limits1000": true, "limits5000": true, "journal": true, "recovery": true}))
 	if strings.Contains(got, "| 5000 | 2 |") || strings.Contains(got, "(old)") || strings.Contains(got, "| recovery |") {
 		t.Errorf("rows or notes of parts that ran were kept:\n%s", got)
+	}
+}
+
+// TestMemoryGoal: figure 13 compares the RSS at minute 10 with the end (within 5%) and the peak
+// with 50 MiB; a run cut short before its last mark is not measured.
+func TestMemoryGoal(t *testing.T) {
+	run := func(max int, kib ...int) memoryRun {
+		m := memoryRun{Targets: 1000, Poll: 30 * time.Second, Window: 30 * time.Minute, Every: 5 * time.Minute, RSSMax: max}
+		for _, k := range kib {
+			m.Marks = append(m.Marks, usage{RSSKiB: k})
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		m    memoryRun
+		want string
+	}{
+		{"flat and small", run(45*1024, 40000, 44000, 44500, 45000, 45500, 46000), "| +4.5 % | met |"},
+		{"still growing", run(49*1024, 40000, 40000, 42000, 44000, 46000, 50000), "| +25.0 % | **not met** |"},
+		{"flat but over 50 MiB", run(70*1024, 60000, 70000, 70000, 70000, 70000, 70000), "| +0.0 % | **not met** |"},
+		{"cut short", run(45*1024, 40000, 44000), "| not measured (the run ended before its last mark) | not measured |"},
+	} {
+		var b strings.Builder
+		results{Memory: []memoryRun{tc.m}}.renderMemory(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) })
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%s: figure 13 lacks %q:\n%s", tc.name, tc.want, b.String())
+		}
 	}
 }

@@ -18,6 +18,8 @@ import (
 type scaleUp struct {
 	Mode      string // "poll" or "webhook"
 	Poll      time.Duration
+	IdleFirst bool          // the burst came once the repository was idle (read every idle_poll_interval)
+	InForce   time.Duration // poll mode: the interval in force when the burst came (the bound of a job's wait, plus a tenth)
 	Jobs      int
 	Spacing   time.Duration
 	JobRun    time.Duration
@@ -90,9 +92,28 @@ func writeConfig(path string, s bench.Setup) error {
 	return os.Rename(tmp, path) // one atomic change for the daemon's watcher
 }
 
-func (e env) runScaleUp(mode string, poll time.Duration, jobs int, spacing, jobRun time.Duration) (scaleUp, error) {
-	r := scaleUp{Mode: mode, Poll: poll, Jobs: jobs, Spacing: spacing, JobRun: jobRun}
-	dir, w, err := e.setup("scaleup-"+mode, 1)
+// label is the run's first cell in figures 1 and 2.
+func (s scaleUp) label() string {
+	if s.IdleFirst {
+		return s.Mode + ", idle target"
+	}
+	return s.Mode
+}
+
+// runScaleUp queues jobs spacing apart on one repository target and measures their wait. With
+// idleFirst (poll mode) the burst waits until the repository is idle, its last quietReads reads
+// all 304: it is then read every idle_poll_interval (4 x poll), and the burst comes a third of a
+// poll after the first pass that skipped it, so its first job waits about 2.7 polls.
+func (e env) runScaleUp(mode string, poll time.Duration, jobs int, spacing, jobRun time.Duration, idleFirst bool) (scaleUp, error) {
+	r := scaleUp{Mode: mode, Poll: poll, Jobs: jobs, Spacing: spacing, JobRun: jobRun, IdleFirst: idleFirst}
+	if mode == "poll" {
+		r.InForce = poll
+	}
+	name := "scaleup-" + mode
+	if idleFirst {
+		name += "-idle"
+	}
+	dir, w, err := e.setup(name, 1)
 	if err != nil {
 		return r, err
 	}
@@ -108,6 +129,14 @@ func (e env) runScaleUp(mode string, poll time.Duration, jobs int, spacing, jobR
 		return r, fmt.Errorf("the daemon made no first pass: %w", err)
 	}
 	time.Sleep(time.Second) // let the first pass end before the window opens
+	if idleFirst {
+		last, err := w.awaitRunsReads(1+quietReads, (2+quietReads)*poll, e.log)
+		if err != nil {
+			return r, fmt.Errorf("the repository did not go idle: %w", err)
+		}
+		r.InForce = idlePollFactor * poll
+		time.Sleep(time.Until(last.Add(poll + poll/3)))
+	}
 	c0, b0, t0 := w.count.snapshot(), w.budgetUsed(), time.Now()
 	ids, err := w.queueJobs(jobs, "bench", spacing, jobRun, repoOne)
 	if err != nil {
@@ -125,6 +154,33 @@ func (e env) runScaleUp(mode string, poll time.Duration, jobs int, spacing, jobR
 	}
 	r.Window, r.Req, r.Budget = time.Since(t0), w.count.snapshot().minus(c0), w.budgetUsed()-b0
 	return r, nil
+}
+
+// The daemon's adaptive polling (internal/github/adaptive.go, config.DefaultIdlePollFactor): a
+// repository whose last quietReads reads all answered 304 is read every idlePollFactor passes.
+const quietReads, idlePollFactor = 3, 4
+
+// awaitRunsReads waits until the daemon began n reads of the runs endpoints and returns when the
+// last one began. A read is the GETs of one pass, sent within a moment of each other; passes are
+// seconds apart at least (the first pass and the first slot after it may be a few seconds apart).
+func (w *world) awaitRunsReads(n int, timeout time.Duration, log func(string, ...any)) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	var at time.Time
+	last, reads := 0, 0
+	for reads < n {
+		if time.Now().After(deadline) {
+			return at, fmt.Errorf("%d of %d reads of the runs in %s", reads, n, timeout)
+		}
+		if c := w.count.snapshot().ByKind["GET runs"]; c > last {
+			if time.Since(at) > 2*time.Second {
+				reads, at = reads+1, time.Now()
+				log("  read %d of the runs (%d GET runs so far)", reads, c)
+			}
+			last = c
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return at, nil
 }
 
 // startWith starts the daemon on s in dir, subscribed to the simulator's workflow_job deliveries
@@ -218,26 +274,63 @@ func (e env) stopAndSweep(d *daemon, w *world, stateDir string) (left, killed in
 	return left, killed
 }
 
+// rereadWait bounds the wait for every idle target's second read: at 1,000 targets the governor
+// spreads the first reads over about 7 minutes and a target's second read comes within two
+// (stretched) intervals of its first.
+const rereadWait = 25 * time.Minute
+
+// idleDaemon is a daemon serving targets idle repository targets on a world of its own.
+type idleDaemon struct {
+	w       *world
+	d       *daemon
+	s       bench.Setup
+	cfgPath string
+	started time.Time // just before the daemon was started
+}
+
+// startIdle starts a daemon on targets idle repository targets, in the work directory's name.
+// close stops it and its world.
+func (e env) startIdle(name string, targets int, poll time.Duration) (*idleDaemon, error) {
+	dir, w, err := e.setup(name, targets)
+	if err != nil {
+		return nil, err
+	}
+	i := &idleDaemon{w: w, cfgPath: filepath.Join(dir, "config.toml"), s: bench.Setup{StateDir: filepath.Join(dir, "state"),
+		APIURL: w.frontURL, TokenFile: w.tokenFile, Targets: targets, HostMax: targets, TargetMax: 1, PollInterval: poll}}
+	if err := writeConfig(i.cfgPath, i.s); err != nil {
+		w.close()
+		return nil, err
+	}
+	i.started = time.Now()
+	if i.d, err = startDaemon(e.bin, i.cfgPath, filepath.Join(dir, "daemon.log"), 2*time.Minute); err != nil {
+		w.close()
+		return nil, err
+	}
+	return i, nil
+}
+
+func (e env) closeIdle(i *idleDaemon) {
+	e.stopAndSweep(i.d, i.w, i.s.StateDir)
+	i.w.close()
+}
+
 func (e env) runIdle(targets int, poll, warmup, window time.Duration, reload bool) (idle, error) {
 	r := idle{Targets: targets, Poll: poll, Warmup: warmup, Window: window}
-	dir, w, err := e.setup(fmt.Sprintf("idle-%d", targets), targets)
+	i, err := e.startIdle(fmt.Sprintf("idle-%d", targets), targets, poll)
 	if err != nil {
 		return r, err
 	}
-	defer w.close()
-	s := bench.Setup{StateDir: filepath.Join(dir, "state"), APIURL: w.frontURL, TokenFile: w.tokenFile, Targets: targets,
-		HostMax: targets, TargetMax: 1, PollInterval: poll}
-	cfgPath := filepath.Join(dir, "config.toml")
-	if err := writeConfig(cfgPath, s); err != nil {
-		return r, err
-	}
-	d, err := startDaemon(e.bin, cfgPath, filepath.Join(dir, "daemon.log"), 2*time.Minute)
-	if err != nil {
-		return r, err
-	}
-	defer e.stopAndSweep(d, w, s.StateDir)
+	defer e.closeIdle(i)
+	w, d, s, cfgPath, started := i.w, i.d, i.s, i.cfgPath, i.started
 	r.ReadyIn = d.Ready
-	time.Sleep(warmup) // every loop's first pass (which pays for the ETags) falls before the window
+	// The window measures the steady state: it opens once every repository was read a second time
+	// (its first read pays for the ETags; at 1,000 targets the first reads alone take the governor
+	// about 7 minutes), and no sooner than warmup.
+	if err := waitFor(rereadWait, func() bool { return w.count.snapshot().RereadRepos >= targets }); err != nil {
+		return r, fmt.Errorf("%d of %d repositories were read again: %w", w.count.snapshot().RereadRepos, targets, err)
+	}
+	time.Sleep(time.Until(started.Add(warmup)))
+	r.Warmup = time.Since(started).Round(time.Second)
 	u0, err := readUsage(d.PID())
 	if err != nil {
 		return r, err
