@@ -250,6 +250,10 @@ func processMayRun(a journal.Attempt) bool {
 	switch a.State {
 	case journal.StateStarted, journal.StateBusy:
 		return true
+	case journal.StateFailed:
+		// Stopped for cause (max_job_duration, ghost): alive until the pass that sees its exit
+		// deregisters it.
+		return endedForCause(a) && a.ShimPID != 0
 	case journal.StateDeregistered:
 		// Exited runners carry an exit code or the reason it is missing; a reaped one carries neither.
 		return a.ShimPID != 0 && a.ExitCode == nil && a.Reason != reasonNoExitStatus

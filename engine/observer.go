@@ -60,6 +60,12 @@ const (
 	ReasonRegistrationTimedOut = "registration_timed_out"
 	// ReasonLaunchFailed: registration, runner package or process start failed.
 	ReasonLaunchFailed = "launch_failed"
+	// ReasonMaxJobDuration: busy for longer than the target's max_job_duration; stopped (killed
+	// if it ignored the stop), deregistered and cleaned up (ends.go).
+	ReasonMaxJobDuration = "max_job_duration"
+	// ReasonGhost: alive while GitHub said its job completed or no longer listed it, for longer
+	// than the target's startup_timeout; stopped and cleaned up (ends.go).
+	ReasonGhost = "ghost"
 )
 
 // RunnerFailureObserver is the optional Observer extension told of every runner given up on

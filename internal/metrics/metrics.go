@@ -96,7 +96,7 @@ func New(version string) *Metrics {
 	}, []string{"target"})
 	m.runnerFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "runner_failures_total",
-		Help: "Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout).",
+		Help: "Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout; launch_failed; max_job_duration: busy too long, stopped; ghost: alive after GitHub forgot it, stopped).",
 	}, []string{"target", "reason"})
 	m.scaleUpLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "scale_up_latency_seconds",

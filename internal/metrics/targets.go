@@ -11,7 +11,7 @@ import (
 // alerts see a 0 before the first event. FailureReasons equal engine's Reason* constants and
 // RunnerStates the journal's non-terminal states (internal/daemon's tests pin both).
 var (
-	FailureReasons = []string{"registration_timed_out", "launch_failed"}
+	FailureReasons = []string{"registration_timed_out", "launch_failed", "max_job_duration", "ghost"}
 	RunnerStates   = []string{"planned", "registered", "started", "busy", "exited", "deregistered", "failed"}
 	scaleUpStages  = []string{StageQueuedToStarted, StageStartedToInProgress, StageQueuedToInProgress}
 )
