@@ -56,7 +56,8 @@ func overrun(t config.Target, a journal.Attempt, now time.Time) bool {
 // this runner, and reports whether that has lasted the target's startup_timeout (the time a
 // runner is given to be listed as it should, here to exit after its job). The evidence is what
 // the pass read: a delivery (or a scale set's JobCompleted) for its job, or a runner list that
-// answered, settled, without it (for a scale set, the registrations its queue's messages leave).
+// answered without it, read after the busy record (for a scale set, the registrations its queue's
+// messages leave).
 // A list that shows it again clears the mark; a pass that read no list leaves it as it was. In
 // memory only: after a restart the grace starts again.
 func (l *loop) ghostSince(t config.Target, a journal.Attempt, o observation, now time.Time) bool {
@@ -65,7 +66,7 @@ func (l *loop) ghostSince(t config.Target, a journal.Attempt, o observation, now
 		return false
 	}
 	switch {
-	case o.Gone, o.ListKnown && o.Settled && !o.Listed:
+	case o.Gone, o.ListKnown && !o.Listed && o.ListAt.After(a.UpdatedAt):
 		if _, ok := l.ghosts[a.ID]; !ok {
 			l.ghosts[a.ID] = now
 		}

@@ -153,14 +153,18 @@ func TestGhostByCompletedDelivery(t *testing.T) {
 func TestGhostMarkClearedWhenListedAgain(t *testing.T) {
 	l := &loop{ghosts: map[string]time.Time{}}
 	tg := baseTarget("a")
-	a := journal.Attempt{ID: "h1-1", State: journal.StateBusy}
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	a := journal.Attempt{ID: "h1-1", State: journal.StateBusy, UpdatedAt: t0.Add(-time.Minute)}
 	p := Process{PID: 1, StartTime: 1}
-	gone := observation{Process: p, HasProcess: true, Alive: true, ListKnown: true, Settled: true}
+	gone := observation{Process: p, HasProcess: true, Alive: true, ListKnown: true, ListAt: t0}
 	listed := gone
 	listed.Listed, listed.ListedBusy = true, true
 	noList := observation{Process: p, HasProcess: true, Alive: true}
-	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	grace := 5 * time.Minute
+	// A list read before the busy record proves nothing (it may predate the registration).
+	if l.ghostSince(tg, a, observation{Process: p, HasProcess: true, Alive: true, ListKnown: true, ListAt: t0.Add(-2 * time.Minute)}, t0.Add(time.Hour)) || len(l.ghosts) != 0 {
+		t.Fatal("a list older than the busy record marked a ghost")
+	}
 	steps := []struct {
 		o    observation
 		at   time.Duration

@@ -18,8 +18,9 @@ type observation struct {
 	HasProcess bool
 	Alive      bool
 	Exit       ExitStatus
-	ListKnown  bool // GitHub's runner list answered this pass
-	Listed     bool // a registration with the attempt's runner name exists
+	ListKnown  bool      // GitHub's runner list answered this pass
+	ListAt     time.Time // when that list was asked for
+	Listed     bool      // a registration with the attempt's runner name exists
 	ListedID   int64
 	ListedBusy bool
 	// Settled: the list was taken at least the call timeout after the attempt's planned record, so
@@ -173,7 +174,7 @@ func (l *loop) observe(a journal.Attempt, v *githubView) observation {
 		}
 		o.Exit = st
 	}
-	o.ListKnown = v.listed
+	o.ListKnown, o.ListAt = v.listed, v.at
 	o.Settled = v.listed && v.at.Sub(a.CreatedAt) >= l.sup.opts.CallTimeout
 	if r, ok := v.byName[a.RunnerName]; ok {
 		o.Listed, o.ListedID, o.ListedBusy = true, r.ID, r.Busy
