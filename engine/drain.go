@@ -174,7 +174,7 @@ func (s *Supervisor) UpgradeDrain(ctx context.Context) error {
 	if !s.drain.CompareAndSwap(drainNone, drainUpgrade) && s.drain.Load() == drainShutdown {
 		return ErrSuperseded
 	}
-	s.events.emit(slog.LevelInfo, "", "", EventDrain, "upgrade: waiting for every running job to finish, however long")
+	s.events.emit(slog.LevelInfo, "", "", EventDrain, "upgrade: waiting for every running job to finish, at most until its target's max_job_duration ends it")
 	s.pokeAll()
 	var readErr string
 	for {

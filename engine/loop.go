@@ -726,7 +726,8 @@ func (s *Supervisor) deleteOrphans(ctx context.Context, t config.Target, regs []
 }
 
 // markBusy records that started attempt a took a job (jobID, when GitHub's jobs list showed it:
-// `runner-manager runners` shows it); the attempt is never stopped or deregistered again.
+// `runner-manager runners` shows it); the attempt is never stopped or deregistered again, unless it
+// runs past max_job_duration or turns out a ghost (ends.go).
 func (l *loop) markBusy(ctx context.Context, a journal.Attempt, jobID int64, msg string) (journal.Attempt, error) {
 	n, err := l.transition(ctx, a, journal.StateBusy, func(x *journal.Attempt) { x.JobID = jobID }, msg)
 	if err == nil {

@@ -54,7 +54,7 @@ const (
 	stepKeep       step = iota // alive: supervise (adopt, after a restart)
 	stepWait                   // nothing can be decided now; look again next pass
 	stepAttach                 // registered, and the shim runs: record its pid -> started
-	stepMarkBusy               // GitHub says the runner took a job -> busy (never touched again)
+	stepMarkBusy               // GitHub says the runner took a job -> busy (touched again only by stepEnd)
 	stepMarkExited             // the process ended -> exited (with the shim's status if any)
 	stepDeregister             // delete the registration -> deregistered (busy answer: leave it)
 	stepStop                   // deregistered but still running: ask the shim to stop it
