@@ -218,3 +218,23 @@ func TestUpgradeDrainWaitsAtMostMaxJobDuration(t *testing.T) {
 	}
 	h.w.checkPromises()
 }
+
+// An upgrade drain counts a runner stopped for cause as running until its exit is seen: the
+// upgrade must not swap while it may still hold its job (TestUpgradeDrainWaitsAtMostMaxJobDuration).
+func TestProcessMayRunCountsARunnerStoppedForCause(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a    journal.Attempt
+		want bool
+	}{
+		{"busy", journal.Attempt{State: journal.StateBusy, ShimPID: 7}, true},
+		{"failed for max_job_duration, stopping", journal.Attempt{State: journal.StateFailed, ShimPID: 7, Reason: ReasonMaxJobDuration + ": runner x ..."}, true},
+		{"failed as a ghost, stopping", journal.Attempt{State: journal.StateFailed, ShimPID: 7, Reason: ReasonGhost + ": runner x ..."}, true},
+		{"failed for a timeout: deregistered before it is stopped", journal.Attempt{State: journal.StateFailed, ShimPID: 7, Reason: ReasonRegistrationTimedOut + ": ..."}, false},
+		{"failed for cause, never started", journal.Attempt{State: journal.StateFailed, Reason: ReasonGhost + ": ..."}, false},
+	} {
+		if got := processMayRun(tc.a); got != tc.want {
+			t.Errorf("%s: processMayRun = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
