@@ -163,7 +163,8 @@ func (s *Supervisor) sweep(ctx context.Context, targets []config.Target) {
 }
 
 // UpgradeDrain puts every loop into drain (start nothing, reap idle runners, let busy ones finish)
-// and waits, with no deadline, until no launch is under way and the journal holds no runner whose
+// and waits, with no deadline of its own (each busy runner is bounded by its target's
+// max_job_duration, ends.go), until no launch is under way and the journal holds no runner whose
 // process may still run, except idle runners whose deregistration failed: they are left to the next
 // daemon's recovery, as a stop leaves them. It counts from the journal only and waits for jobs, not
 // for GitHub, so it completes while GitHub is unreachable or the credential is revoked; a journal
