@@ -67,6 +67,9 @@ func (l *loop) ghostSince(t config.Target, a journal.Attempt, o observation, now
 	}
 	switch {
 	case o.Gone, o.ListKnown && !o.Listed && o.ListAt.After(a.UpdatedAt):
+		if l.ghosts == nil {
+			l.ghosts = map[string]time.Time{}
+		}
 		if _, ok := l.ghosts[a.ID]; !ok {
 			l.ghosts[a.ID] = now
 		}

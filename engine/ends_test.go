@@ -151,7 +151,7 @@ func TestGhostByCompletedDelivery(t *testing.T) {
 
 // A runner seen in GitHub's list again (busy) is no ghost: the grace starts over.
 func TestGhostMarkClearedWhenListedAgain(t *testing.T) {
-	l := &loop{ghosts: map[string]time.Time{}}
+	l := &loop{}
 	tg := baseTarget("a")
 	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	a := journal.Attempt{ID: "h1-1", State: journal.StateBusy, UpdatedAt: t0.Add(-time.Minute)}

@@ -34,7 +34,7 @@ type loop struct {
 	online    map[string]time.Time // started attempt id -> when GitHub last listed it online or busy (startupExpired)
 	finished  map[string]bool      // attempt id -> its runner exited 0 on its own: GitHub removed the registration (observe's Gone)
 	launched  map[string]bool      // attempt id -> planned by this loop, so never "adopted" by a recovery pass
-	ghosts    map[string]time.Time // busy attempt id -> since when GitHub says its job is over or it is gone (ghostSince)
+	ghosts    map[string]time.Time // busy attempt id -> since when GitHub says its job is over or it is gone (ghostSince; made on first use)
 	procs     []Process            // the runner processes of the last pass, watched for their end (Options.ExitCheck)
 	ownedSum  string               // what the loop owned after the last pass (ids and states), to see a change
 	listNext  bool                 // the next full pass reads the runner list (watch)
@@ -47,7 +47,7 @@ type loop struct {
 
 func newLoop(s *Supervisor, key loopKey, last config.Target) *loop {
 	l := &loop{sup: s, key: key, wake: make(chan struct{}, 1), news: make(chan struct{}, 1), done: make(chan struct{}), book: newJobBook(),
-		last: last, queuedAt: map[string]time.Time{}, online: map[string]time.Time{}, finished: map[string]bool{}, launched: map[string]bool{}, ghosts: map[string]time.Time{}}
+		last: last, queuedAt: map[string]time.Time{}, online: map[string]time.Time{}, finished: map[string]bool{}, launched: map[string]bool{}}
 	l.status.set(func(st *TargetStatus) { st.Name, st.Identity = key.name, key.identity })
 	return l
 }

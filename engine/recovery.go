@@ -174,7 +174,7 @@ func (l *loop) observe(a journal.Attempt, v *githubView) observation {
 		}
 		o.Exit = st
 	}
-	o.ListKnown, o.ListAt = v.listed, v.at
+	o.ListKnown = v.listed
 	o.Settled = v.listed && v.at.Sub(a.CreatedAt) >= l.sup.opts.CallTimeout
 	if r, ok := v.byName[a.RunnerName]; ok {
 		o.Listed, o.ListedID, o.ListedBusy = true, r.ID, r.Busy
@@ -189,6 +189,7 @@ func (l *loop) observe(a journal.Attempt, v *githubView) observation {
 	o.Gone = v.done[a.RunnerName] || l.finished[a.ID]
 	// The jobs list naming the runner as a job's says it is busy as surely as the runner list.
 	o.Told = o.Told || o.Gone || o.JobID != 0
+	o.ListAt = v.at
 	return o
 }
 
