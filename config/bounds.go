@@ -57,6 +57,14 @@ func (c *checker) checkDurationBound(path string, d Duration) {
 	}
 }
 
+// checkJobBound reports a max_job_duration that is negative or past its bound (0s is off).
+func (c *checker) checkJobBound(path string, d Duration) {
+	if d < 0 {
+		c.add(SeverityError, path, fmt.Sprintf("%s must not be negative (got %s); 0s turns the bound off", display(path), d))
+	}
+	c.checkDurationBound(path, d)
+}
+
 // checkCountBound reports a runner count past MaxRunnersLimit.
 func (c *checker) checkCountBound(path string, n int) {
 	if n > MaxRunnersLimit {

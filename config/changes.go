@@ -31,8 +31,9 @@ var classes = map[string]Class{
 	"daemon.max_runners":            NextPass, // the host bound each loop's plan reads
 	"daemon.poll_interval":          NextPass,
 	"daemon.idle_poll_interval":     NextPass,
-	"daemon.shutdown_drain_timeout": Live, // read when a stop begins
-	"daemon.reload_settle":          Live, // read by the watcher at its next change
+	"daemon.shutdown_drain_timeout": Live,     // read when a stop begins
+	"daemon.reload_settle":          Live,     // read by the watcher at its next change
+	"daemon.max_job_duration":       NextPass, // the default of target.max_job_duration
 	"daemon.metrics_listen":         Restart,
 	"daemon.status_listen":          Restart,
 	"daemon.status_token_file":      Restart, // the file is re-read live; another path needs a restart
@@ -78,6 +79,7 @@ var classes = map[string]Class{
 	"target.min_idle":                   NextPass,
 	"target.idle_timeout":               NextPass,
 	"target.startup_timeout":            NextPass,
+	"target.max_job_duration":           NextPass, // a busy runner is measured against it at each pass
 	"target.poll_interval":              NextPass,
 	"target.idle_poll_interval":         NextPass,
 	"target.mode":                       NextPass,

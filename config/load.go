@@ -49,6 +49,9 @@ const (
 	DefaultTargetMaxRunners     = 1
 	DefaultIdleTimeout          = "5m"
 	DefaultStartupTimeout       = "5m"
+	// DefaultMaxJobDuration is GitHub's own bound on a job of a self-hosted runner (5 days): a
+	// runner busy longer runs nothing GitHub still waits for (docs/configuration.md).
+	DefaultMaxJobDuration = "120h"
 	// MinStartupTimeout is the shortest startup_timeout: a runner needs a few seconds to connect.
 	MinStartupTimeout    = 5 * time.Second
 	DefaultFleetLeaseTTL = "10s"
@@ -124,7 +127,7 @@ func LoadBytes(name string, data []byte, opts Options) (*Config, error) {
 		"daemon.state_dir": DefaultStateDir, "daemon.log_level": "info", "daemon.log_format": "auto",
 		"daemon.max_runners": DefaultMaxRunners, "daemon.poll_interval": DefaultPollInterval,
 		"daemon.shutdown_drain_timeout": DefaultShutdownDrainTimeout, "daemon.reload_settle": DefaultReloadSettle,
-		"daemon.runner_user_prefix": DefaultRunnerUserPrefix, "daemon.min_free_disk": int64(DefaultMinFreeDisk),
+		"daemon.runner_user_prefix": DefaultRunnerUserPrefix, "daemon.min_free_disk": int64(DefaultMinFreeDisk), "daemon.max_job_duration": DefaultMaxJobDuration,
 		"github.api_url": DefaultAPIURL,
 	}, "."), nil)
 	if loadErr == nil {
@@ -220,6 +223,17 @@ func (parsed) ReadBytes() ([]byte, error) {
 // applyListDefaults fills defaults inside list entries and optional sections, which koanf's flat
 // default keys cannot address.
 func applyListDefaults(raw map[string]any) {
+	// A target's max_job_duration defaults to the [daemon] one as written (koanf's defaults are
+	// not merged yet). A daemon value that is not a duration is reported once, at
+	// daemon.max_job_duration, not again at every target.
+	var jobBound any = DefaultMaxJobDuration
+	if d, ok := raw["daemon"].(map[string]any); ok {
+		if v, ok := d["max_job_duration"].(string); ok {
+			if _, err := time.ParseDuration(v); err == nil {
+				jobBound = v
+			}
+		}
+	}
 	if ts, ok := raw["target"].([]any); ok {
 		for _, t := range ts {
 			m, ok := t.(map[string]any)
@@ -229,6 +243,7 @@ func applyListDefaults(raw map[string]any) {
 			setDefault(m, "max_runners", DefaultTargetMaxRunners)
 			setDefault(m, "idle_timeout", DefaultIdleTimeout)
 			setDefault(m, "startup_timeout", DefaultStartupTimeout)
+			setDefault(m, "max_job_duration", jobBound)
 			setDefault(m, "mode", "autoscale")
 			setDefault(m, "runner_version", "latest")
 		}

@@ -56,7 +56,7 @@ func TestEnvOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Daemon{StateDir: "/srv/rm", LogLevel: "debug", LogFormat: "json", MaxRunners: 12,
-		PollInterval: Duration(5 * time.Second), ShutdownDrainTimeout: Duration(2 * time.Minute), ReloadSettle: Duration(300 * time.Millisecond), MetricsListen: ":9464", StatusListen: "unix", RunnerUserPrefix: DefaultRunnerUserPrefix,
+		PollInterval: Duration(5 * time.Second), ShutdownDrainTimeout: Duration(2 * time.Minute), ReloadSettle: Duration(300 * time.Millisecond), MaxJobDuration: Duration(120 * time.Hour), MetricsListen: ":9464", StatusListen: "unix", RunnerUserPrefix: DefaultRunnerUserPrefix,
 		MemoryMax: 2 << 30, CPUs: 1.5, PidsMax: 512, MinFreeDisk: 5e9}
 	if cfg.Daemon != want {
 		t.Errorf("got %+v\nwant %+v", cfg.Daemon, want)
@@ -260,5 +260,30 @@ func TestRejectedFileStillNamesItsStateDir(t *testing.T) {
 	}
 	if cerr.StateDir != "/srv/rm" {
 		t.Fatalf("Error.StateDir = %q, want /srv/rm (status finds the running daemon through it)", cerr.StateDir)
+	}
+}
+
+// A target's max_job_duration is its own, else the [daemon] one, else 120h (GitHub's limit on a
+// self-hosted job); 0s turns the bound off for that target.
+func TestMaxJobDurationDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name, daemon, target string
+		want                 time.Duration
+	}{
+		{"neither", "", "", 120 * time.Hour},
+		{"daemon's", "[daemon]\nmax_job_duration = \"6h\"\n", "", 6 * time.Hour},
+		{"target's wins", "[daemon]\nmax_job_duration = \"6h\"\n", "max_job_duration = \"1h\"\n", time.Hour},
+		{"daemon off", "[daemon]\nmax_job_duration = \"0s\"\n", "", 0},
+		{"target off", "", "max_job_duration = \"0s\"\n", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := loadIn(t, "c.toml", tc.daemon+target(tc.target))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Targets[0].MaxJobDuration.D(); got != tc.want {
+				t.Errorf("target max_job_duration = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

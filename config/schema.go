@@ -59,6 +59,10 @@ type Daemon struct {
 	// same sha256) before a change is loaded, so a file still being written is never applied.
 	// SIGHUP loads at once.
 	ReloadSettle Duration `koanf:"reload_settle" json:"reload_settle" toml:"reload_settle" jsonschema_extras:"default=1s"`
+	// Default of every target's max_job_duration: a runner busy longer is stopped, deregistered
+	// and recorded failed (max_job_duration). 0s turns the bound off. Default 120h, GitHub's own
+	// limit on a self-hosted runner's job (docs/configuration.md).
+	MaxJobDuration Duration `koanf:"max_job_duration" json:"max_job_duration" toml:"max_job_duration" jsonschema_extras:"default=120h"`
 	// host:port of the Prometheus /metrics listener; empty turns it off.
 	MetricsListen string `koanf:"metrics_listen" json:"metrics_listen,omitempty" toml:"metrics_listen,omitempty"`
 	// host:port of the status endpoint, or "unix" for a socket in state_dir; empty turns it off.
@@ -190,6 +194,9 @@ type Target struct {
 	// A runner GitHub has not listed online within this long of its start (or offline this long
 	// while idle) is replaced: deregistered, stopped and recorded failed (registration_timed_out).
 	StartupTimeout Duration `koanf:"startup_timeout" json:"startup_timeout" toml:"startup_timeout" jsonschema_extras:"default=5m"`
+	// A runner busy longer is stopped (SIGTERM, then SIGKILL), deregistered and recorded failed
+	// (max_job_duration); 0s: never. Absent: daemon.max_job_duration.
+	MaxJobDuration Duration `koanf:"max_job_duration" json:"max_job_duration" toml:"max_job_duration" jsonschema_extras:"default=120h"`
 	// Overrides daemon.poll_interval for this target; 0 uses the daemon's.
 	PollInterval Duration `koanf:"poll_interval" json:"poll_interval,omitempty" toml:"poll_interval,omitempty"`
 	// Overrides daemon.idle_poll_interval for this target; absent uses the daemon's, else 4 x this

@@ -108,6 +108,7 @@ func (c *checker) validateDaemon(d Daemon) {
 		c.add(SeverityError, "daemon.idle_poll_interval", fmt.Sprintf("daemon.idle_poll_interval (%s) must be at least daemon.poll_interval (%s): an idle repository is read less often than a busy one, never more; raise it, or remove it for 4 x poll_interval", d.IdlePollInterval, d.PollInterval))
 	}
 	c.checkDurationBound("daemon.idle_poll_interval", d.IdlePollInterval)
+	c.checkJobBound("daemon.max_job_duration", d.MaxJobDuration)
 	if d.ShutdownDrainTimeout < 0 {
 		c.add(SeverityError, "daemon.shutdown_drain_timeout", fmt.Sprintf("daemon.shutdown_drain_timeout must not be negative (got %s)", d.ShutdownDrainTimeout))
 	}
@@ -353,6 +354,7 @@ func (c *checker) validateTarget(t Target, p string) {
 		c.add(SeverityError, p+".startup_timeout", fmt.Sprintf("startup_timeout must be at least %s: a runner needs that long to connect to GitHub (got %s)", MinStartupTimeout, t.StartupTimeout))
 	}
 	c.checkDurationBound(p+".startup_timeout", t.StartupTimeout)
+	c.checkJobBound(p+".max_job_duration", t.MaxJobDuration)
 	if t.PollInterval != 0 && t.PollInterval.D() < minPoll {
 		c.add(SeverityError, p+".poll_interval", fmt.Sprintf("poll_interval must be at least %s, or absent to use daemon.poll_interval (got %s)", minPoll, t.PollInterval))
 	}

@@ -153,7 +153,8 @@ func (s *Supervisor) sweep(ctx context.Context, targets []config.Target) {
 }
 
 // UpgradeDrain puts every loop into drain (start nothing, reap idle runners, let busy ones finish)
-// and waits, with no deadline, until no launch is under way and the journal holds no runner whose
+// and waits, with no deadline of its own (each busy runner is bounded by its target's
+// max_job_duration, ends.go), until no launch is under way and the journal holds no runner whose
 // process may still run, except idle runners whose deregistration failed: they are left to the next
 // daemon's recovery, as a stop leaves them. It counts from the journal only and waits for jobs, not
 // for GitHub, so it completes while GitHub is unreachable or the credential is revoked; a journal
@@ -164,7 +165,7 @@ func (s *Supervisor) UpgradeDrain(ctx context.Context) error {
 	if !s.drain.CompareAndSwap(drainNone, drainUpgrade) && s.drain.Load() == drainShutdown {
 		return ErrSuperseded
 	}
-	s.events.emit(slog.LevelInfo, "", "", EventDrain, "upgrade: waiting for every running job to finish, however long")
+	s.events.emit(slog.LevelInfo, "", "", EventDrain, "upgrade: waiting for every running job to finish, at most until its target's max_job_duration ends it")
 	s.pokeAll()
 	var readErr string
 	for {
@@ -240,6 +241,10 @@ func processMayRun(a journal.Attempt) bool {
 	switch a.State {
 	case journal.StateStarted, journal.StateBusy:
 		return true
+	case journal.StateFailed:
+		// Stopped for cause (max_job_duration, ghost): alive until the pass that sees its exit
+		// deregisters it.
+		return endedForCause(a) && a.ShimPID != 0
 	case journal.StateDeregistered:
 		// Exited runners carry an exit code or the reason it is missing; a reaped one carries neither.
 		return a.ShimPID != 0 && a.ExitCode == nil && a.Reason != reasonNoExitStatus

@@ -56,7 +56,9 @@ type world struct {
 	holdPrepare bool             // Prepare waits until its ctx ends (a download that never finishes)
 	partial     map[string]error // identity -> Queued answers its jobs with this error (Partial)
 	failStart   error
-	hideBusy    bool // list busy runners as idle, like a list fetched just before a job arrived
+	hideBusy    bool            // list busy runners as idle, like a list fetched just before a job arrived
+	deaf        map[string]bool // runner names whose process ignores Stop (a hung job): only Kill ends it
+	kills       map[string]int  // runner name -> Kill calls
 	violations  []string
 }
 
@@ -80,7 +82,7 @@ func newWorld(t *testing.T, j *enginetest.Journal) *world {
 	return &world{t: t, j: j, queued: map[string]int{}, since: map[string]time.Time{}, regs: map[int64]*ghRunner{}, procs: map[string]*fproc{},
 		dirs: map[string]bool{}, work: map[string]string{}, limits: map[string]config.Limits{}, starts: map[string]int{}, stops: map[string]int{}, calls: map[string]int{},
 		perTarget: map[string]int{}, maxPer: map[string]int{}, fail: map[string]error{}, block: map[string]chan struct{}{},
-		hang: map[string]bool{}, late: map[string]bool{}, nameTaken: map[string]bool{}, offline: map[string]bool{}, partial: map[string]error{}, nextID: 100, nextPID: 1000}
+		hang: map[string]bool{}, late: map[string]bool{}, nameTaken: map[string]bool{}, offline: map[string]bool{}, partial: map[string]error{}, deaf: map[string]bool{}, kills: map[string]int{}, nextID: 100, nextPID: 1000}
 }
 
 func (w *world) call(op string, t config.Target) error {
@@ -284,12 +286,60 @@ func (w *world) Stop(_ context.Context, p Process) error {
 	}
 	w.stops[fp.name]++
 	for _, r := range w.regs {
-		if r.name == fp.name {
+		if r.name == fp.name && !w.endedForCauseLocked(fp.name) {
 			w.violations = append(w.violations, fmt.Sprintf("stopped %s while it was still registered (busy=%v)", fp.name, r.busy))
 		}
 	}
-	w.endLocked(fp, 143)
+	if !w.deaf[fp.name] {
+		w.endLocked(fp, 143)
+	}
 	return nil
+}
+
+// endedForCauseLocked reports whether the journal recorded runner name failed for cause
+// (max_job_duration, ghost) before it was stopped: the one case a registered runner may be.
+func (w *world) endedForCauseLocked(name string) bool {
+	live, err := w.j.Live(context.Background())
+	if err != nil {
+		return false
+	}
+	for _, a := range live {
+		if a.RunnerName == name {
+			return endedForCause(a)
+		}
+	}
+	return false
+}
+
+// Kill ends a runner at once, a deaf one too; only for one the journal ended for cause.
+func (w *world) Kill(_ context.Context, p Process, dir string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fp := w.procs[dir]
+	if fp == nil || fp.p != p {
+		return nil
+	}
+	w.kills[fp.name]++
+	if !w.endedForCauseLocked(fp.name) {
+		w.violations = append(w.violations, "killed "+fp.name+" without a failed record for cause")
+	}
+	w.endLocked(fp, -1)
+	return nil
+}
+
+// forgetRunners removes identity's busy registrations while their processes live on: a runner
+// that keeps running after its job completed, or whose registration was deleted under it.
+func (w *world) forgetRunners(identity string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for id, r := range w.regs {
+		if r.identity == identity && r.busy {
+			delete(w.regs, id)
+			n++
+		}
+	}
+	return n
 }
 
 func (w *world) Alive(p Process) (bool, error) {

@@ -37,6 +37,7 @@ type loop struct {
 	online    map[string]time.Time // started attempt id -> when GitHub last listed it online or busy (startupExpired)
 	finished  map[string]bool      // attempt id -> its runner exited 0 on its own: GitHub removed the registration (observe's Gone)
 	launched  map[string]bool      // attempt id -> planned by this loop, so never "adopted" by a recovery pass
+	ghosts    map[string]time.Time // busy attempt id -> since when GitHub says its job is over or it is gone (ghostSince; made on first use)
 	procs     []Process            // the runner processes of the last pass, watched for their end (Options.ExitCheck)
 	ownedSum  string               // what the loop owned after the last pass (ids and states), to see a change
 	listNext  bool                 // the next full pass reads the runner list (watch)
@@ -767,7 +768,8 @@ func (s *Supervisor) deleteOrphans(ctx context.Context, t config.Target, regs []
 }
 
 // markBusy records that started attempt a took a job (jobID, when GitHub's jobs list showed it:
-// `runner-manager runners` shows it); the attempt is never stopped or deregistered again.
+// `runner-manager runners` shows it); the attempt is never stopped or deregistered again, unless it
+// runs past max_job_duration or turns out a ghost (ends.go).
 func (l *loop) markBusy(ctx context.Context, a journal.Attempt, jobID int64, msg string) (journal.Attempt, error) {
 	n, err := l.transition(ctx, a, journal.StateBusy, func(x *journal.Attempt) { x.JobID = jobID }, msg)
 	if err == nil {

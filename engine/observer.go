@@ -63,6 +63,12 @@ const (
 	// ReasonOutOfMemory: the runner's job went past memory_max and the kernel killed a process
 	// of it inside the runner's cgroup (the runner ends; its attempt is concluded as exited).
 	ReasonOutOfMemory = "out_of_memory"
+	// ReasonMaxJobDuration: busy for longer than the target's max_job_duration; stopped (killed
+	// if it ignored the stop), deregistered and cleaned up (ends.go).
+	ReasonMaxJobDuration = "max_job_duration"
+	// ReasonGhost: alive while GitHub said its job completed or no longer listed it, for longer
+	// than the target's startup_timeout; stopped and cleaned up (ends.go).
+	ReasonGhost = "ghost"
 )
 
 // RunnerFailureObserver is the optional Observer extension told of every runner given up on

@@ -18,8 +18,9 @@ type observation struct {
 	HasProcess bool
 	Alive      bool
 	Exit       ExitStatus
-	ListKnown  bool // GitHub's runner list answered this pass
-	Listed     bool // a registration with the attempt's runner name exists
+	ListKnown  bool      // GitHub's runner list answered this pass
+	ListAt     time.Time // when that list was asked for
+	Listed     bool      // a registration with the attempt's runner name exists
 	ListedID   int64
 	ListedBusy bool
 	// Settled: the list was taken late enough that a registration request made for the attempt has
@@ -35,7 +36,14 @@ type observation struct {
 	// Gone: a delivery said the runner's job completed, so GitHub has removed the ephemeral
 	// registration: deregistering it needs no request.
 	Gone bool
-	Err  error // liveness could not be determined: decide waits
+	// Overrun: busy for the target's max_job_duration (ends.go).
+	Overrun bool
+	// Ghost: busy and alive while GitHub has said for the grace that its job completed or that
+	// the runner is gone (ends.go).
+	Ghost bool
+	// KillDue: stopped for cause killGrace ago and still alive.
+	KillDue bool
+	Err     error // liveness could not be determined: decide waits
 }
 
 // step is the next thing to do for an attempt. Every step is idempotent, so a crash between a side
@@ -46,19 +54,21 @@ const (
 	stepKeep       step = iota // alive: supervise (adopt, after a restart)
 	stepWait                   // nothing can be decided now; look again next pass
 	stepAttach                 // registered, and the shim runs: record its pid -> started
-	stepMarkBusy               // GitHub says the runner took a job -> busy (never touched again)
+	stepMarkBusy               // GitHub says the runner took a job -> busy (touched again only by stepEnd)
 	stepMarkExited             // the process ended -> exited (with the shim's status if any)
 	stepDeregister             // delete the registration -> deregistered (busy answer: leave it)
 	stepStop                   // deregistered but still running: ask the shim to stop it
 	stepClean                  // remove the runtime directory -> cleaned
 	stepDrop                   // planned: delete a registration found by name, then cleaned
 	stepTimeout                // never came online: delete the registration -> failed (busy answer: busy)
+	stepEnd                    // busy past max_job_duration, or a ghost: -> failed, then ask it to stop
+	stepKill                   // stopped for cause and still alive after killGrace: kill it
 )
 
 // reasonNoExitStatus is the Reason of an exited attempt whose shim wrote no status (processMayRun reads it).
 const reasonNoExitStatus = "runner process ended without writing an exit status"
 
-var stepNames = [...]string{"keep", "wait", "attach", "mark-busy", "mark-exited", "deregister", "stop", "clean", "drop", "timeout"}
+var stepNames = [...]string{"keep", "wait", "attach", "mark-busy", "mark-exited", "deregister", "stop", "clean", "drop", "timeout", "end", "kill"}
 
 func (s step) String() string { return stepNames[s] }
 
@@ -93,8 +103,11 @@ func decide(a journal.Attempt, o observation) step {
 		}
 		return stepKeep
 	case journal.StateBusy:
-		if ended {
+		switch {
+		case ended:
 			return stepMarkExited
+		case o.Ghost, o.Overrun:
+			return stepEnd
 		}
 		return stepKeep
 	case journal.StateExited:
@@ -106,6 +119,13 @@ func decide(a journal.Attempt, o observation) step {
 		return stepClean
 	case journal.StateFailed:
 		switch {
+		case endedForCause(a) && o.HasProcess && o.Alive && !o.Exit.Exited:
+			// Stopped while GitHub still lists it busy: its DELETE would be refused until the
+			// process is gone, so the process goes first.
+			if o.KillDue {
+				return stepKill
+			}
+			return stepStop
 		case a.RunnerID != 0 || o.Listed:
 			return stepDeregister
 		case !o.ListKnown:
@@ -169,6 +189,7 @@ func (l *loop) observe(a journal.Attempt, v *githubView) observation {
 	o.Gone = v.done[a.RunnerName] || l.finished[a.ID]
 	// The jobs list naming the runner as a job's says it is busy as surely as the runner list.
 	o.Told = o.Told || o.Gone || o.JobID != 0
+	o.ListAt = v.at
 	return o
 }
 
@@ -181,6 +202,10 @@ func (l *loop) reconcile(ctx context.Context, t config.Target, a journal.Attempt
 	for i := range 8 { // a full conclusion is at most six steps
 		o := l.observe(a, v)
 		o.StartupExpired = l.startupExpired(t, a, v)
+		now := l.sup.clock.Now()
+		o.Overrun = overrun(t, a, now)
+		o.Ghost = l.ghostSince(t, a, o, now)
+		o.KillDue = endedForCause(a) && now.Sub(a.UpdatedAt) >= killGrace
 		s := decide(a, o)
 		// A runner a light pass launched while the recovery pass read GitHub (readServing) is
 		// this daemon's own, not found running: no adoption event for it.
@@ -259,6 +284,9 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 		}
 		if id != 0 {
 			err := d.Registrar.DeleteRunner(ctx, t, id)
+			if errors.Is(err, ErrRunnerBusy) && endedForCause(a) {
+				return l.deregisterEnded(ctx, a, err)
+			}
 			if errors.Is(err, ErrRunnerBusy) {
 				// Alive and working somewhere: never conclude it; look again next pass.
 				return a, true, nil
@@ -276,6 +304,10 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 		return n, err != nil, err
 	case stepTimeout:
 		return l.timeOut(ctx, t, a, o)
+	case stepEnd:
+		return l.endBusy(ctx, t, a, o)
+	case stepKill:
+		return l.kill(ctx, a, o)
 	case stepStop:
 		if err := d.Launcher.Stop(ctx, o.Process); err != nil {
 			return a, true, fmt.Errorf("stop runner %s (pid %d): %w", a.RunnerName, o.Process.PID, err)

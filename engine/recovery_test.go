@@ -31,6 +31,18 @@ func TestDecide(t *testing.T) {
 		return journal.Attempt{ID: "h-1", State: s, RunnerName: "runner-manager-h-1"}
 	}
 	withID := func(a journal.Attempt) journal.Attempt { a.RunnerID = 9; return a }
+	overrun, ghost, overrunExited := busy, alive, exited
+	overrun.Overrun, ghost.Ghost, overrunExited.Overrun = true, true, true
+	ghost.Listed = false // GitHub no longer lists it
+	forCause := func(reason string) journal.Attempt {
+		a := withID(at(journal.StateFailed))
+		a.Reason = reason + ": runner runner-manager-h-1 ..."
+		return a
+	}
+	killDue := busy
+	killDue.KillDue = true
+	endedBusy := exited // killed; GitHub still lists it busy until it fails the job
+	endedBusy.Listed, endedBusy.ListedBusy, endedBusy.ListedID = true, true, 9
 
 	tests := []struct {
 		name string
@@ -58,6 +70,14 @@ func TestDecide(t *testing.T) {
 		{"busy, alive: keep", at(journal.StateBusy), busy, stepKeep},
 		{"busy, alive, GitHub unreachable: keep", at(journal.StateBusy), observation{Process: p, HasProcess: true, Alive: true}, stepKeep},
 		{"busy, exited: mark exited", at(journal.StateBusy), exited, stepMarkExited},
+		{"busy past max_job_duration: end it", at(journal.StateBusy), overrun, stepEnd},
+		{"busy past max_job_duration, but ended: mark exited", at(journal.StateBusy), overrunExited, stepMarkExited},
+		{"busy, a ghost past its grace: end it", at(journal.StateBusy), ghost, stepEnd},
+		{"failed for max_job_duration, still alive and listed busy: stop it first", forCause(ReasonMaxJobDuration), busy, stepStop},
+		{"failed as a ghost, still alive: stop it", forCause(ReasonGhost), alive, stepStop},
+		{"failed for max_job_duration, alive killGrace after the stop: kill it", forCause(ReasonMaxJobDuration), killDue, stepKill},
+		{"failed for max_job_duration, ended, listed busy: deregister", forCause(ReasonMaxJobDuration), endedBusy, stepDeregister},
+		{"failed for another reason, alive and listed: deregister first, as before", withID(at(journal.StateFailed)), killDue, stepDeregister},
 		{"exited: deregister", withID(at(journal.StateExited)), exited, stepDeregister},
 		{"deregistered, still running: stop", at(journal.StateDeregistered), alive, stepStop},
 		{"deregistered, ended: clean", at(journal.StateDeregistered), exited, stepClean},
@@ -87,7 +107,7 @@ func TestDecide(t *testing.T) {
 func TestDecideStepsAreLegalTransitions(t *testing.T) {
 	target := map[step]journal.State{stepAttach: journal.StateStarted, stepMarkBusy: journal.StateBusy,
 		stepMarkExited: journal.StateExited, stepDeregister: journal.StateDeregistered,
-		stepClean: journal.StateCleaned, stepDrop: journal.StateCleaned, stepTimeout: journal.StateFailed}
+		stepClean: journal.StateCleaned, stepDrop: journal.StateCleaned, stepTimeout: journal.StateFailed, stepEnd: journal.StateFailed}
 	p := Process{PID: 1, StartTime: 1}
 	var obs []observation
 	for _, alive := range []bool{false, true} {
@@ -111,8 +131,8 @@ func TestDecideStepsAreLegalTransitions(t *testing.T) {
 			if to, ok := target[st]; ok && !journal.CanTransition(s, to) {
 				t.Errorf("decide(%s, %+v) = %s: %s -> %s is illegal", s, o, st, s, to)
 			}
-			if s == journal.StateBusy && (st == stepStop || st == stepDeregister) {
-				t.Errorf("a busy runner must never be stopped or deregistered: decide(%+v) = %s", o, st)
+			if s == journal.StateBusy && (st == stepStop || st == stepDeregister || st == stepEnd) {
+				t.Errorf("a busy runner within max_job_duration and not a ghost must never be stopped or deregistered: decide(%+v) = %s", o, st)
 			}
 		}
 	}

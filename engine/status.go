@@ -40,7 +40,7 @@ type TargetStatus struct {
 	LastError    string    `json:"last_error,omitempty"`
 	Warning      string    `json:"warning,omitempty"` // demand read in part: the repositories skipped and why
 	// Failures counts the runners given up on since the daemon started, by reason
-	// (ReasonRegistrationTimedOut, ReasonLaunchFailed).
+	// (ReasonRegistrationTimedOut, ReasonLaunchFailed, ReasonMaxJobDuration, ReasonGhost).
 	Failures map[string]int `json:"failures,omitempty"`
 	LastPass time.Time      `json:"last_pass,omitzero"`
 }

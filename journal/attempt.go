@@ -14,7 +14,7 @@ const (
 	StatePlanned      State = "planned"      // slot leased, runner name fixed; JIT not yet known to have been issued
 	StateRegistered   State = "registered"   // JIT issued, runner id known; process not yet known to run
 	StateStarted      State = "started"      // shim pid + start time known; runner idle or coming online
-	StateBusy         State = "busy"         // runner took a job; it must never be killed
+	StateBusy         State = "busy"         // runner took a job; never killed, unless past max_job_duration or a ghost (failed first)
 	StateExited       State = "exited"       // runner process ended; exit status read from the shim
 	StateDeregistered State = "deregistered" // GitHub registration removed (or confirmed gone)
 	StateCleaned      State = "cleaned"      // runtime directory removed; terminal, slot released

@@ -3,7 +3,7 @@
 //
 // The service runs a private copy of the binary, so a package manager can replace the source path at
 // any time. A Watcher stats the source cheaply and confirms a changed file by running it with
-// --version; an Orchestrator waits for the engine's upgrade drain (no deadline), an Installer swaps the
+// --version; an Orchestrator waits for the engine's upgrade drain (no deadline of its own; max_job_duration bounds each job), an Installer swaps the
 // private copy with rollback, and the daemon exits with the "upgrade pending" code so the service
 // manager starts the new binary. A Guard rolls a crash-looping new binary back to the previous one.
 //

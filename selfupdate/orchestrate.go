@@ -58,7 +58,7 @@ func (o *Orchestrator) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("watching for upgrades: %w", err)
 		}
-		log.Info("upgrade: draining; busy runners finish their jobs first (no deadline)", "version", c.Version)
+		log.Info("upgrade: draining; busy runners finish their jobs first (each at most its target's max_job_duration)", "version", c.Version)
 		if err := o.Drainer.UpgradeDrain(ctx); err != nil || ctx.Err() != nil {
 			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 				log.Info("upgrade abandoned: shutting down during the drain; nothing was swapped", "version", c.Version)

@@ -19,7 +19,7 @@ import (
 const (
 	msgDoesNotRun = "source binary changed but does not run; ignored until it changes again"
 	msgConfirmed  = "upgrade candidate confirmed"
-	msgDraining   = "upgrade: draining; busy runners finish their jobs first (no deadline)"
+	msgDraining   = "upgrade: draining; busy runners finish their jobs first (each at most its target's max_job_duration)"
 	msgInstalled  = "upgrade installed"
 )
 

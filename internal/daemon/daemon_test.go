@@ -41,7 +41,7 @@ func TestEngineStagesAreTheMetricsStages(t *testing.T) {
 // The series metrics creates at 0 for every target name exactly the engine's failure reasons and
 // the journal's non-terminal states.
 func TestMetricsLabelValuesAreTheEngines(t *testing.T) {
-	reasons := []string{engine.ReasonRegistrationTimedOut, engine.ReasonLaunchFailed, engine.ReasonOutOfMemory}
+	reasons := []string{engine.ReasonRegistrationTimedOut, engine.ReasonLaunchFailed, engine.ReasonOutOfMemory, engine.ReasonMaxJobDuration, engine.ReasonGhost}
 	if !slices.Equal(metrics.FailureReasons, reasons) {
 		t.Errorf("metrics.FailureReasons = %q, engine's reasons are %q", metrics.FailureReasons, reasons)
 	}

@@ -83,6 +83,17 @@ func (l *launcher) Stop(ctx context.Context, p engine.Process) error {
 	return err
 }
 
+var _ engine.Killer = (*launcher)(nil)
+
+// Kill is engine.Killer: a runner stopped for cause that ignored the stop (a hung job).
+func (l *launcher) Kill(ctx context.Context, p engine.Process, dir string) error {
+	err := l.proc.Kill(ctx, runner.Handle{PID: p.PID, StartTime: p.StartTime}, dir)
+	if errors.Is(err, runner.ErrNotRunning) {
+		return nil
+	}
+	return err
+}
+
 func (l *launcher) Alive(p engine.Process) (bool, error) { return runner.Alive(p.PID, p.StartTime) }
 
 func (l *launcher) ShimProcess(dir string) (engine.Process, bool, error) {

@@ -42,8 +42,9 @@ func newGuard(o Options, stateDir string, log *slog.Logger) (*selfupdate.Guard, 
 	return &selfupdate.Guard{StateDir: stateDir, Binary: private, Version: version.Current(), Logger: log}, nil
 }
 
-// upgradeLoop watches the source binary and, on a verified new version, drains (no deadline:
-// every busy runner finishes its job), swaps the private copy and returns ErrUpgradePending.
+// upgradeLoop watches the source binary and, on a verified new version, drains (no deadline of
+// its own: every busy runner finishes its job, or is ended at its target's max_job_duration),
+// swaps the private copy and returns ErrUpgradePending.
 func (d *daemon) upgradeLoop(ctx context.Context) error {
 	private, err := d.o.Upgrade.private()
 	if err != nil {

@@ -126,6 +126,9 @@ func (s *Server) adminRoutes(p *http.ServeMux) {
 		return nil, s.FinishJob(jid, n.Conclusion, n.RunnerGone)
 	})
 	handle("GET "+a+"/runners", nil, func(*http.Request, any) (any, error) { return s.Runners(), nil })
+	handle("POST "+a+"/runners/remove", newNamed, func(_ *http.Request, b any) (any, error) {
+		return nil, s.RemoveRunner(b.(*named).Name)
+	})
 	handle("GET "+a+"/scalesets", nil, func(*http.Request, any) (any, error) { return s.ScaleSets(), nil })
 	handle("GET "+a+"/registrations", nil, func(*http.Request, any) (any, error) { return s.Registrations(), nil })
 	handle("POST "+a+"/runner-faults", newNamed, func(_ *http.Request, b any) (any, error) {

@@ -281,6 +281,39 @@ func TestFakeRunnerFaultsAndSignals(t *testing.T) {
 				t.Fatalf("hung job = %+v", j)
 			}
 		}},
+		{name: "linger-after-job", jobFault: runnerproto.FaultLingerAfterJob, duration: 50 * time.Millisecond, check: func(t *testing.T, s *Server, p *proc, jobID int64) {
+			waitFor(t, "completed", func() bool { j, _ := s.Job(jobID); return j.Status == StatusCompleted })
+			if len(s.Runners()) != 0 {
+				t.Fatalf("the ephemeral registration outlived its job: %+v", s.Runners())
+			}
+			time.Sleep(300 * time.Millisecond) // proving an absence: a lingering runner does not exit
+			if p.exited() {
+				t.Fatal("the lingering runner exited after its job")
+			}
+			sigterm(t, p)
+			if code := p.wait(t); code != 0 {
+				t.Fatalf("exit %d after SIGTERM", code)
+			}
+		}},
+		{name: "registration-removed-mid-job", duration: -1, check: func(t *testing.T, s *Server, p *proc, jobID int64) {
+			waitFor(t, "busy", func() bool { j, _ := s.Job(jobID); return j.Status == StatusInProgress })
+			if err := s.RemoveRunner("registration-removed-mid-job"); err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Runners()) != 0 {
+				t.Fatalf("still listed: %+v", s.Runners())
+			}
+			if regs := s.Registrations(); len(regs) != 1 || regs[0].RemovedBy != "admin" {
+				t.Fatalf("registrations = %+v", regs)
+			}
+			time.Sleep(300 * time.Millisecond) // proving an absence: the runner plays on
+			if p.exited() {
+				t.Fatal("the runner exited when its registration was removed mid-job")
+			}
+			if err := s.RemoveRunner("registration-removed-mid-job"); err == nil {
+				t.Fatal("a second removal of the same runner succeeded")
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

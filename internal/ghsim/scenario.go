@@ -288,6 +288,22 @@ func (s *Server) SetRunnerFault(name, fault string) {
 	s.runnerFaults[name] = fault
 }
 
+// RemoveRunner deletes the registration of the runner called name even while it runs a job, as
+// an organization admin (or GitHub's own cleanup) can, leaving the runner process alive: it
+// finds out at its next call, if it makes one (actions/runner #4617: a runner that keeps polling
+// after its registration was removed). Its job stays in progress until FinishJob.
+func (s *Server) RemoveRunner(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rn := range s.runners {
+		if rn.name == name {
+			s.removeRunner(rn, "admin")
+			return nil
+		}
+	}
+	return errUnknown("runner", name)
+}
+
 // registeredFault is the fault a runner registered now plays: its own, else the one for every
 // runner. Caller holds s.mu.
 func (s *Server) registeredFault(name string) string {

@@ -234,6 +234,6 @@ type Registration struct {
 	Online       bool      `json:"online"`     // the runner ever connected
 	JobID        int64     `json:"job_id"`     // the job it took, 0 if none
 	RemovedAt    time.Time `json:"removed_at"` // zero while still registered
-	RemovedBy    string    `json:"removed_by"` // "delete" (API call) or "ephemeral" (removed after its job)
+	RemovedBy    string    `json:"removed_by"` // "delete" (API call), "ephemeral" (removed after its job) or "admin" (RemoveRunner)
 	ScaleSetID   int64     `json:"scale_set_id,omitempty"`
 }

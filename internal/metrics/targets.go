@@ -12,7 +12,7 @@ import (
 // RefusalReasons its Refusal* constants and RunnerStates the journal's non-terminal states
 // (internal/daemon's tests pin them).
 var (
-	FailureReasons = []string{"registration_timed_out", "launch_failed", "out_of_memory"}
+	FailureReasons = []string{"registration_timed_out", "launch_failed", "out_of_memory", "max_job_duration", "ghost"}
 	RefusalReasons = []string{"low_disk"}
 	RunnerStates   = []string{"planned", "registered", "started", "busy", "exited", "deregistered", "failed"}
 	scaleUpStages  = []string{StageQueuedToStarted, StageStartedToInProgress, StageQueuedToInProgress}

@@ -28,10 +28,14 @@ func TestTargetsStartAtZero(t *testing.T) {
 # TYPE runner_manager_reconcile_errors_total counter
 runner_manager_reconcile_errors_total{target="infra"} 0
 runner_manager_reconcile_errors_total{target="web"} 0
-# HELP runner_manager_runner_failures_total Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout; out_of_memory: its job went past memory_max).
+# HELP runner_manager_runner_failures_total Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout; launch_failed; out_of_memory: its job went past memory_max; max_job_duration: busy too long, stopped; ghost: alive after GitHub forgot it, stopped).
 # TYPE runner_manager_runner_failures_total counter
+runner_manager_runner_failures_total{reason="ghost",target="infra"} 0
+runner_manager_runner_failures_total{reason="ghost",target="web"} 0
 runner_manager_runner_failures_total{reason="launch_failed",target="infra"} 0
 runner_manager_runner_failures_total{reason="launch_failed",target="web"} 1
+runner_manager_runner_failures_total{reason="max_job_duration",target="infra"} 0
+runner_manager_runner_failures_total{reason="max_job_duration",target="web"} 0
 runner_manager_runner_failures_total{reason="out_of_memory",target="infra"} 0
 runner_manager_runner_failures_total{reason="out_of_memory",target="web"} 0
 runner_manager_runner_failures_total{reason="registration_timed_out",target="infra"} 0

@@ -153,6 +153,12 @@ func (r *runner) runJob(a runnerproto.Assignment) int {
 		time.Sleep(pollEvery)
 	}
 	fmt.Printf("%s: Job %s completed with result: %s\n", time.Now().UTC().Format(time.DateTime), a.JobName, req.Conclusion)
+	if fault == runnerproto.FaultLingerAfterJob {
+		// A ghost: its job is over and GitHub has forgotten it, yet it runs on, asking nothing.
+		fmt.Fprintln(os.Stderr, "fakerunner: lingering after the job (fault linger_after_job)")
+		<-r.sigs
+		return 0
+	}
 	return 0
 }
 

@@ -62,6 +62,9 @@ const (
 	FaultHang          = "hang"           // take the job, then never progress nor exit (needs SIGKILL)
 	FaultIgnoreSIGTERM = "ignore_sigterm" // SIGTERM is ignored, even while idle
 	FaultNeverOnline   = "never_online"   // the process runs but never connects (proxy, firewall); exits on SIGTERM
+	// FaultLingerAfterJob: reports its job completed (GitHub removes the ephemeral registration),
+	// then keeps running instead of exiting, until SIGTERM (actions/runner #4569, #4312: a ghost).
+	FaultLingerAfterJob = "linger_after_job"
 )
 
 // AllRunners is the runner name that sets a fault for every runner registered from then on.
