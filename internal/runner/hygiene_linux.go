@@ -97,6 +97,9 @@ type walker struct {
 // messages only; it is never opened.
 func (w walker) clear(fd int, path string, all bool) error {
 	names, err := readNames(fd)
+	if errors.Is(err, unix.ENOENT) {
+		return nil // removed since it was opened (its owner cleaned up meanwhile): nothing left in it
+	}
 	if err != nil {
 		return fmt.Errorf("list %s: %w", path, err)
 	}
