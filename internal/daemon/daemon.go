@@ -179,7 +179,8 @@ type daemon struct {
 	guard   *selfupdate.Guard // nil when self-update is off
 	started time.Time
 
-	watcher *config.Watcher // nil when no watch could be made (SIGHUP still reloads)
+	watcher *config.Watcher    // nil when no watch could be made (SIGHUP still reloads)
+	probe   chan chan struct{} // the watchdog's question to the reload loop, answered by closing
 
 	mu       sync.Mutex
 	cfg      *config.Config // the last good config
@@ -288,6 +289,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}
+	lc := newLauncher(cache, proc, gh, users, time.Now)
 	var sup *engine.Supervisor
 	sets := newScaleSets(gh, j, hostName(), log, func(target string) { sup.Wake(target) })
 	sets.crash, sets.metrics = o.Crash, m
@@ -296,7 +298,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		Journal:   j,
 		Demand:    demand,
 		Registrar: demand,
-		Launcher:  newLauncher(cache, proc, gh, users, time.Now),
+		Launcher:  lc,
 		Logger:    log,
 		Crash:     o.Crash,
 		Observer:  observer{Metrics: m, sets: sets, current: func() *config.Config { return sup.Config() }},
@@ -335,7 +337,8 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	sets.apply(cfg)
 	m.InitTargets(targetNames(cfg))
 	m.ConfigReload(true, rep.Generation, time.Now()) // the startup load counts as a reload
-	d := &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sets: sets, sup: sup, fleet: fl, cfg: cfg, started: time.Now()}
+	d := &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sets: sets, sup: sup, fleet: fl, cfg: cfg, started: time.Now(),
+		probe: make(chan chan struct{})}
 	m.SetTargetSource(d.targetGauges)
 	return d, nil
 }

@@ -123,6 +123,9 @@ func (d *daemon) run(ctx context.Context) (err error) {
 	}
 
 	notify := notifier{log: d.log}
+	// Before the loops' first passes: startup recovery is watched too. It ends with the parts,
+	// after the drain, so a drain is watched as well.
+	g.Go(func() error { d.watchdogLoop(gctx, notify); return nil })
 	select { // the loops run (journal read, live runners adopted); a Run that failed ends gctx
 	case <-d.sup.Started():
 	case <-gctx.Done():
@@ -216,6 +219,9 @@ func (d *daemon) reloadLoop(ctx context.Context, changes <-chan fileChange) {
 		select {
 		case <-ctx.Done():
 			return
+		case answer := <-d.probe: // the watchdog asks whether the reload path answers
+			close(answer)
+			continue
 		case ch := <-changes:
 			if err = ch.err; err == nil {
 				cfg, err = config.LoadBytes(d.o.ConfigPath, ch.data, config.Options{})
