@@ -26,7 +26,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newServiceCmd(),
 		newValidateCmd(), newVerifyCmd(),
-		newStatusCmd(), newRunnersCmd(),
+		newStatusCmd(), newRunnersCmd(), newLogsCmd(),
 		newConfigCmd(),
 		newAuthCmd(),
 		newShimCmd(),

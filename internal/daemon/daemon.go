@@ -20,6 +20,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/internal/diag"
 	"github.com/runner-manager/runner-manager/internal/fleet"
 	"github.com/runner-manager/runner-manager/internal/github"
 	"github.com/runner-manager/runner-manager/internal/hostlock"
@@ -290,6 +291,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		return nil, classed(ErrLocalState, err)
 	}
 	lc := newLauncher(cache, proc, gh, users, time.Now)
+	lc.diag = &diagKeeper{journal: j, root: diag.Root(stateDir), redactor: o.Redactor, log: log, now: time.Now}
 	var sup *engine.Supervisor
 	sets := newScaleSets(gh, j, hostName(), log, func(target string) { sup.Wake(target) })
 	sets.crash, sets.metrics = o.Crash, m

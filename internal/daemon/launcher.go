@@ -20,6 +20,7 @@ type launcher struct {
 	proc     *runner.Launcher
 	gh       *gitHub
 	users    *runner.SlotUsers // nil: runners run as the daemon's user
+	diag     *diagKeeper       // keeps a failed attempt's logs before its directory goes
 }
 
 func newLauncher(cache *runner.Cache, proc *runner.Launcher, gh *gitHub, users *runner.SlotUsers, now func() time.Time) *launcher {
@@ -102,6 +103,9 @@ func (l *launcher) ExitStatus(dir string) (engine.ExitStatus, error) {
 }
 
 func (l *launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
+	if l.diag != nil {
+		l.diag.keep(ctx, dir)
+	}
 	return l.proc.RemoveRuntimeDir(ctx, dir)
 }
 

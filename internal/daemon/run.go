@@ -75,7 +75,7 @@ func (d *daemon) run(ctx context.Context) (err error) {
 		d.log.Error("status socket stopped; `runner-manager status` will not answer", "socket", sock, "err", err)
 	} else {
 		g.Go(func() error {
-			if err := sl.Serve(gctx, status.SourceFunc(d.scrubbedSnapshot), d.log); err != nil && gctx.Err() == nil {
+			if err := sl.Serve(gctx, statusSource{d}, d.log); err != nil && gctx.Err() == nil {
 				d.log.Error("status socket stopped; `runner-manager status` will not answer", "socket", sock, "err", err)
 			}
 			return nil
@@ -366,7 +366,7 @@ func (d *daemon) deliver(ev webhook.Event) {
 // daemon.status_token_file when one is set. Without one, config validation has already refused
 // any address off loopback.
 func (d *daemon) statusTCPHandler(dc config.Daemon) (http.Handler, error) {
-	h := status.Handler(status.SourceFunc(d.scrubbedSnapshot))
+	h := status.Handler(statusSource{d})
 	if dc.StatusTokenFile == "" {
 		return h, nil
 	}

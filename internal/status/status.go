@@ -105,6 +105,8 @@ type Target struct {
 	Warning    string    `json:"warning,omitempty"`   // served in part: the repositories whose jobs cannot be read, and why
 	LastPass   time.Time `json:"last_pass,omitzero"`  // end of the loop's latest reconcile pass
 	ScaleSet   *ScaleSet `json:"scale_set,omitempty"` // for a target that takes demand from a scale set
+	// LastFailure is the target's latest failed or stopped attempt whose logs were kept.
+	LastFailure *Failure `json:"last_failure,omitempty"`
 }
 
 // ScaleSet is a scale-set target's listener: its set, its message session and the queue's counts.
