@@ -53,12 +53,16 @@ func (d *daemon) watchdogLoop(ctx context.Context, notify notifier) {
 	}
 	pending := check()
 	withheld := false
+	// The first check is judged after a second, so the heartbeat record (and the first ping)
+	// comes as soon as the daemon runs, not a whole interval later.
+	wait := min(every, time.Second)
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-after(every):
+		case <-after(wait):
 		}
+		wait = every
 		var why string
 		select {
 		case why = <-pending:
