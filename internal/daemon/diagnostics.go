@@ -17,9 +17,11 @@ import (
 )
 
 // diagKeeper keeps the diagnostics of a failed or stopped attempt (internal/diag) just before
-// its runtime directory is removed: a runner that exited non-zero, was stopped by the daemon,
-// could not start, or left no exit status. A runner that ended its job and exited 0 keeps
-// nothing: its job's logs are GitHub's.
+// its runtime directory is removed: one the journal concluded with a reason (a startup timeout,
+// or any stop the engine gives a reason), or a runner that exited non-zero, could not start, or
+// left no exit status. A runner that ended its job and exited 0 keeps nothing (its job's logs are
+// GitHub's), nor does an idle runner the daemon stopped without a reason (scale-down, a drain):
+// keeping those would push the failures out of the store.
 type diagKeeper struct {
 	journal  *journal.Journal
 	root     string
@@ -40,7 +42,7 @@ func failed(e runner.Exit, exited bool, a journal.Attempt) (string, bool) {
 	case e.Error != "":
 		return e.Error, true
 	case e.StopRequested:
-		return "stopped by the daemon", true
+		return "", false // an idle runner reaped: routine, whatever its exit status
 	case e.ExitCode != 0:
 		if e.Signal != "" {
 			return "killed by " + e.Signal, true

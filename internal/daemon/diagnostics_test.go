@@ -8,7 +8,8 @@ import (
 )
 
 // TestFailedKeepsOnlyFailedOrStopped: a runner that ran its job and exited 0 keeps nothing (its
-// job's logs are GitHub's); every other end keeps its diagnostics, with the reason shown.
+// job's logs are GitHub's), nor does an idle runner the daemon reaped without a reason; every
+// other end, and every stop the journal gives a reason, keeps its diagnostics, the reason shown.
 func TestFailedKeepsOnlyFailedOrStopped(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -21,7 +22,8 @@ func TestFailedKeepsOnlyFailedOrStopped(t *testing.T) {
 		{"ended its job", runner.Exit{ExitCode: 0}, true, journal.Attempt{}, "", false},
 		{"exit 1", runner.Exit{ExitCode: 1}, true, journal.Attempt{}, "exited with status 1", true},
 		{"killed", runner.Exit{ExitCode: -1, Signal: "SIGKILL"}, true, journal.Attempt{}, "killed by SIGKILL", true},
-		{"stopped", runner.Exit{ExitCode: 0, StopRequested: true}, true, journal.Attempt{}, "stopped by the daemon", true},
+		{"idle runner reaped", runner.Exit{ExitCode: 0, StopRequested: true}, true, journal.Attempt{State: journal.StateDeregistered}, "", false},
+		{"idle runner reaped, killed", runner.Exit{ExitCode: -1, Signal: "SIGKILL", StopRequested: true}, true, journal.Attempt{}, "", false},
 		{"never started", runner.Exit{ExitCode: -1, Error: "exec run.sh: permission denied"}, true, journal.Attempt{}, "exec run.sh: permission denied", true},
 		{"no exit status", runner.Exit{}, false, journal.Attempt{}, "no exit status: the runner was killed, or never started", true},
 		{"journal reason first", runner.Exit{ExitCode: 0, StopRequested: true}, true, journal.Attempt{Reason: "registration_timed_out: never came online"}, "registration_timed_out: never came online", true},
