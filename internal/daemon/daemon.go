@@ -339,8 +339,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	sets.apply(cfg)
 	m.InitTargets(targetNames(cfg))
 	m.ConfigReload(true, rep.Generation, time.Now()) // the startup load counts as a reload
-	d := &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sets: sets, sup: sup, fleet: fl, cfg: cfg, started: time.Now(),
-		probe: make(chan chan struct{})}
+	d := &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sets: sets, sup: sup, fleet: fl, cfg: cfg, started: time.Now()}
 	m.SetTargetSource(d.targetGauges)
 	return d, nil
 }

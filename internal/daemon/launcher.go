@@ -15,12 +15,12 @@ import (
 // launcher adapts internal/runner (package policy and cache, shim launcher, liveness) to
 // engine.Launcher; the GitHub lookup of a runner version is the only thing it adds.
 type launcher struct {
+	diag     *diagKeeper // keeps a failed attempt's logs before its directory goes
 	cache    *runner.Cache
 	packages *runner.Packages
 	proc     *runner.Launcher
 	gh       *gitHub
 	users    *runner.SlotUsers // nil: runners run as the daemon's user
-	diag     *diagKeeper       // keeps a failed attempt's logs before its directory goes
 }
 
 func newLauncher(cache *runner.Cache, proc *runner.Launcher, gh *gitHub, users *runner.SlotUsers, now func() time.Time) *launcher {

@@ -25,6 +25,7 @@ import (
 // the engine drains first (bounded), the listeners last, the journal and the lock after them.
 func (d *daemon) run(ctx context.Context) (err error) {
 	defer d.close()
+	d.probe = make(chan chan struct{}) // before the reload loop and the watchdog start
 	cfg := d.config()
 	// Built before any part starts, so a refusal (unreadable secret) leaves nothing running.
 	var hook *webhook.Server

@@ -28,11 +28,14 @@ func TestSystemdUnitGolden(t *testing.T) {
 	golden(t, "../../../examples/runner-manager.service", unit)
 	// The promises the unit carries; a golden update must not lose them silently.
 	for _, must := range []string{"\nKillMode=process\n", "\nRestart=always\n", "\nRestartForceExitStatus=75\n",
-		"\nSuccessExitStatus=75\n", "\nWatchdogSec=120s\n", "\nStateDirectory=runner-manager\n", "\nConfigurationDirectory=runner-manager\n",
+		"\nSuccessExitStatus=75\n", "\nStateDirectory=runner-manager\n", "\nConfigurationDirectory=runner-manager\n",
 		"\nExecStart=/var/lib/runner-manager/bin/runner-manager daemon --config /etc/runner-manager/config.toml --upgrade-source /usr/local/bin/runner-manager\n"} {
 		if !strings.Contains(unit, must) {
 			t.Errorf("unit lacks %q", strings.TrimSpace(must))
 		}
+	}
+	if !strings.Contains(unit, "\nWatchdogSec=120s\n") { // the daemon pings only while it makes progress
+		t.Error("unit lacks WatchdogSec=120s")
 	}
 	for _, mustNot := range []string{"NoNewPrivileges", "ProtectSystem", "PrivateTmp", "ProtectHome", "PrivateDevices"} {
 		if strings.Contains(unit, mustNot) {
