@@ -26,9 +26,10 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newServiceCmd(),
 		newValidateCmd(), newVerifyCmd(),
-		newStatusCmd(), newRunnersCmd(), newLogsCmd(),
+		newStatusCmd(), newRunnersCmd(),
 		newConfigCmd(),
 		newAuthCmd(),
+		newLogsCmd(),
 		newShimCmd(),
 		newDaemonCmd(),
 		newVersionCmd(), newManCmd(),
