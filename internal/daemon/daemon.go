@@ -72,6 +72,9 @@ type Options struct {
 	// clock's (time.After, time.Now). Tests pass a fake to end the grace without waiting.
 	After func(time.Duration) <-chan time.Time
 	Now   func() time.Time
+	// Beat is the clock of the watchdog's checks (watchdogLoop); nil is time.After. Apart from
+	// After, so a test of one never moves the other's timers.
+	Beat func(time.Duration) <-chan time.Time
 	// Redactor scrubs everything the daemon prints or serves (logs, start-up errors, status); the
 	// daemon teaches it the secrets of every config it loads, a rejected one's included. The CLI
 	// passes the one its own output goes through; nil makes one.

@@ -41,7 +41,7 @@ func (d *daemon) watchdogLoop(ctx context.Context, notify notifier) {
 		d.log.Warn("WATCHDOG_USEC is not understood; systemd's watchdog gets no pings and will restart the daemon", "err", err)
 	}
 	every := beatEvery(systemd)
-	after := d.o.After
+	after := d.o.Beat
 	if after == nil {
 		after = time.After
 	}

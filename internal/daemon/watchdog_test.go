@@ -68,7 +68,7 @@ func TestSystemdWatchdog(t *testing.T) {
 		}
 		return clock.Now()
 	}
-	e.opts.After = func(d time.Duration) <-chan time.Time { ch, _ := clock.Timer(d); return ch }
+	e.opts.Beat = func(d time.Duration) <-chan time.Time { ch, _ := clock.Timer(d); return ch }
 	reload := make(chan struct{}, 1)
 	e.opts.Reload = reload
 	e.start()
