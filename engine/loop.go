@@ -47,6 +47,7 @@ type loop struct {
 	diskLow   bool                 // the last launch was refused for min_free_disk (diskRoom)
 
 	status targetStatusBox
+	step   stepClock // the current step's start, for the watchdog (Stalled)
 }
 
 func newLoop(s *Supervisor, key loopKey, last config.Target) *loop {
@@ -94,6 +95,7 @@ func (l *loop) snapshot() (cfg *config.Config, t config.Target, draining bool) {
 // come in between and leave that time as it is, unless they fail and back off.
 func (l *loop) run(ctx context.Context) {
 	defer close(l.done)
+	defer l.step.park()
 	l.emit(slog.LevelInfo, "", EventLoop, fmt.Sprintf("target loop started for %s", l.key.identity))
 	light, due := false, l.sup.clock.Now()
 	if p := l.sup.deps.Pacer; p != nil {
@@ -112,6 +114,7 @@ func (l *loop) run(ctx context.Context) {
 	}
 	recovering := true
 	for {
+		l.step.begin(l.sup.clock.Now())
 		wait, owned, full := l.pass(ctx, recovering, light)
 		l.ownedLast = owned
 		if ctx.Err() != nil {
@@ -144,6 +147,7 @@ func (l *loop) run(ctx context.Context) {
 // delivery or when a watched runner process ended. While rate-limited neither shortens the wait,
 // since a pass could only spend budget GitHub has refused. ok is false when ctx ended.
 func (l *loop) sleep(ctx context.Context, due time.Time) (light, ok bool) {
+	l.step.park()
 	for {
 		left := due.Sub(l.sup.clock.Now())
 		if left <= 0 {
@@ -280,6 +284,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 		if ctx.Err() != nil {
 			return 0, -1 // stopped: the rest is the next daemon's recovery
 		}
+		l.step.begin(s.clock.Now()) // recovery and drains report progress per runner
 		_, err := l.reconcile(ctx, t, a, &gh, recovering)
 		keep(err)
 	}

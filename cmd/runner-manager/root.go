@@ -29,6 +29,7 @@ func newRootCmd() *cobra.Command {
 		newStatusCmd(), newRunnersCmd(),
 		newConfigCmd(),
 		newAuthCmd(),
+		newLogsCmd(),
 		newShimCmd(),
 		newDaemonCmd(),
 		newVersionCmd(), newManCmd(),

@@ -67,11 +67,27 @@ Exit status 1 when no daemon answers.`,
 
 func runnersCmd(now func() time.Time) *cobra.Command {
 	var f socketFlags
+	var failed bool
 	cmd := &cobra.Command{
 		Use:   "runners",
 		Short: "List the runners the running daemon owns, with age, state and job",
-		Args:  cobra.NoArgs,
+		Long: `List the runners the running daemon owns, with age, state and job.
+
+With --failed, list instead the failed or stopped runner attempts whose diagnostics the daemon
+kept (the shim's log and the runner's _diag logs, newest first), each with the command that shows
+them: runner-manager logs ATTEMPT-ID.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if failed {
+				failures, err := status.FetchFailures(cmd.Context(), f.socketPath(cmd))
+				if err != nil {
+					return withCode(exitFailure, err)
+				}
+				if f.json {
+					return status.WriteJSON(cmd.OutOrStdout(), status.FailureList{Failures: failures})
+				}
+				return status.RenderFailures(cmd.OutOrStdout(), failures, now())
+			}
 			runners, err := status.FetchRunners(cmd.Context(), f.socketPath(cmd))
 			if err != nil {
 				return withCode(exitFailure, err)
@@ -80,6 +96,32 @@ func runnersCmd(now func() time.Time) *cobra.Command {
 				return status.WriteJSON(cmd.OutOrStdout(), status.RunnerList{Runners: runners})
 			}
 			return status.RenderRunners(cmd.OutOrStdout(), runners, now())
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&failed, "failed", false, "list the failed or stopped attempts whose logs were kept")
+	return cmd
+}
+
+// newLogsCmd is `runner-manager logs ATTEMPT-ID`: a failed attempt's kept diagnostics.
+func newLogsCmd() *cobra.Command {
+	var f socketFlags
+	cmd := &cobra.Command{
+		Use:   "logs ATTEMPT-ID",
+		Short: "Show the kept logs of a failed or stopped runner attempt",
+		Long: `Show the diagnostics the daemon kept of a failed or stopped runner attempt: the shim's log
+and the runner's own _diag logs, secrets redacted. ` + "`runner-manager runners --failed`" + ` lists the
+attempts, and ` + "`runner-manager status`" + ` names each target's last failure.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			logs, err := status.FetchLogs(cmd.Context(), f.socketPath(cmd), args[0])
+			if err != nil {
+				return withCode(exitFailure, err)
+			}
+			if f.json {
+				return status.WriteJSON(cmd.OutOrStdout(), logs)
+			}
+			return status.RenderLogs(cmd.OutOrStdout(), logs)
 		},
 	}
 	f.register(cmd)

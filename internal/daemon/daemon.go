@@ -20,6 +20,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/internal/diag"
 	"github.com/runner-manager/runner-manager/internal/fleet"
 	"github.com/runner-manager/runner-manager/internal/github"
 	"github.com/runner-manager/runner-manager/internal/hostlock"
@@ -71,6 +72,9 @@ type Options struct {
 	// clock's (time.After, time.Now). Tests pass a fake to end the grace without waiting.
 	After func(time.Duration) <-chan time.Time
 	Now   func() time.Time
+	// Beat is the clock of the watchdog's checks (watchdogLoop); nil is time.After. Apart from
+	// After, so a test of one never moves the other's timers.
+	Beat func(time.Duration) <-chan time.Time
 	// Redactor scrubs everything the daemon prints or serves (logs, start-up errors, status); the
 	// daemon teaches it the secrets of every config it loads, a rejected one's included. The CLI
 	// passes the one its own output goes through; nil makes one.
@@ -180,7 +184,8 @@ type daemon struct {
 	started time.Time
 	cgroups cgroupState // the runners' cgroups, or why there are none
 
-	watcher *config.Watcher // nil when no watch could be made (SIGHUP still reloads)
+	watcher *config.Watcher    // nil when no watch could be made (SIGHUP still reloads)
+	probe   chan chan struct{} // the watchdog's question to the reload loop, answered by closing
 
 	mu       sync.Mutex
 	cfg      *config.Config // the last good config
@@ -297,6 +302,8 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}
+	lc := newLauncher(cache, proc, gh, users, j.HostID(), time.Now)
+	lc.diag = &diagKeeper{journal: j, root: diag.Root(stateDir), redactor: o.Redactor, log: log, now: time.Now}
 	var sup *engine.Supervisor
 	sets := newScaleSets(gh, j, hostName(), log, func(target string) { sup.Wake(target) })
 	sets.crash, sets.metrics = o.Crash, m
@@ -305,7 +312,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		Journal:   j,
 		Demand:    demand,
 		Registrar: demand,
-		Launcher:  newLauncher(cache, proc, gh, users, j.HostID(), time.Now),
+		Launcher:  lc,
 		Logger:    log,
 		Crash:     o.Crash,
 		Observer:  observer{Metrics: m, sets: sets, current: func() *config.Config { return sup.Config() }},

@@ -16,6 +16,7 @@ import (
 // launcher adapts internal/runner (package policy and cache, shim launcher, liveness) to
 // engine.Launcher; the GitHub lookup of a runner version is the only thing it adds.
 type launcher struct {
+	diag     *diagKeeper // keeps a failed attempt's logs before its directory goes
 	cache    *runner.Cache
 	packages *runner.Packages
 	proc     *runner.Launcher
@@ -116,6 +117,9 @@ func (l *launcher) ExitStatus(dir string) (engine.ExitStatus, error) {
 }
 
 func (l *launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
+	if l.diag != nil {
+		l.diag.keep(ctx, dir)
+	}
 	return l.proc.RemoveRuntimeDir(ctx, dir)
 }
 

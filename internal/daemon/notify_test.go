@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,35 +13,7 @@ import (
 // runs, then STOPPING=1 with the stop timeout extended to the drain bound + 30 s.
 func TestSystemdNotify(t *testing.T) {
 	e := newEnv(t)
-	sock := filepath.Join(e.dir, "notify")
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	t.Setenv("NOTIFY_SOCKET", sock)
-	msgs := make(chan string, 64)
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := conn.Read(buf)
-			if err != nil {
-				close(msgs)
-				return
-			}
-			msgs <- string(buf[:n])
-		}
-	}()
-	next := func(what string) string {
-		t.Helper()
-		select {
-		case m := <-msgs:
-			return m
-		case <-time.After(waitLimit):
-			t.Fatalf("no notification (%s) within %s", what, waitLimit)
-			return ""
-		}
-	}
+	next := notifySocket(t, e.dir)
 	stop := e.startStoppable()
 	ready := next("READY")
 	if !strings.HasPrefix(ready, "READY=1\nSTATUS=1 target; runners: ") {

@@ -25,6 +25,7 @@ import (
 // the engine drains first (bounded), the listeners last, the journal and the lock after them.
 func (d *daemon) run(ctx context.Context) (err error) {
 	defer d.close()
+	d.probe = make(chan chan struct{}) // before the reload loop and the watchdog start
 	cfg := d.config()
 	// Built before any part starts, so a refusal (unreadable secret) leaves nothing running.
 	var hook *webhook.Server
@@ -75,7 +76,7 @@ func (d *daemon) run(ctx context.Context) (err error) {
 		d.log.Error("status socket stopped; `runner-manager status` will not answer", "socket", sock, "err", err)
 	} else {
 		g.Go(func() error {
-			if err := sl.Serve(gctx, status.SourceFunc(d.scrubbedSnapshot), d.log); err != nil && gctx.Err() == nil {
+			if err := sl.Serve(gctx, statusSource{d}, d.log); err != nil && gctx.Err() == nil {
 				d.log.Error("status socket stopped; `runner-manager status` will not answer", "socket", sock, "err", err)
 			}
 			return nil
@@ -123,6 +124,9 @@ func (d *daemon) run(ctx context.Context) (err error) {
 	}
 
 	notify := notifier{log: d.log}
+	// Before the loops' first passes: startup recovery is watched too. It ends with the parts,
+	// after the drain, so a drain is watched as well.
+	g.Go(func() error { d.watchdogLoop(gctx, notify); return nil })
 	select { // the loops run (journal read, live runners adopted); a Run that failed ends gctx
 	case <-d.sup.Started():
 	case <-gctx.Done():
@@ -216,6 +220,9 @@ func (d *daemon) reloadLoop(ctx context.Context, changes <-chan fileChange) {
 		select {
 		case <-ctx.Done():
 			return
+		case answer := <-d.probe: // the watchdog asks whether the reload path answers
+			close(answer)
+			continue
 		case ch := <-changes:
 			if err = ch.err; err == nil {
 				cfg, err = config.LoadBytes(d.o.ConfigPath, ch.data, config.Options{})
@@ -360,7 +367,7 @@ func (d *daemon) deliver(ev webhook.Event) {
 // daemon.status_token_file when one is set. Without one, config validation has already refused
 // any address off loopback.
 func (d *daemon) statusTCPHandler(dc config.Daemon) (http.Handler, error) {
-	h := status.Handler(status.SourceFunc(d.scrubbedSnapshot))
+	h := status.Handler(statusSource{d})
 	if dc.StatusTokenFile == "" {
 		return h, nil
 	}

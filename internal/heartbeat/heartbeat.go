@@ -56,7 +56,7 @@ func Read(stateDir string) (Record, error) {
 	data, err := os.ReadFile(Path(stateDir))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return r, fmt.Errorf("no heartbeat record at %s (the daemon has not run with this state_dir): %w", Path(stateDir), err)
+			return r, fmt.Errorf("no heartbeat record at %s (a running daemon writes one every %s): %w", Path(stateDir), Interval, fs.ErrNotExist)
 		}
 		return r, fmt.Errorf("read the heartbeat record: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/heartbeat"
 	"github.com/runner-manager/runner-manager/selfupdate"
 )
 
@@ -47,6 +48,8 @@ type Status struct {
 	Daemon        *DaemonStatus // nil when not reachable
 	DaemonErr     string
 	Guard         selfupdate.GuardState
+	Heartbeat     heartbeat.Record // zero with HeartbeatErr
+	HeartbeatErr  string           // why there is no record to show
 }
 
 // Status gathers the install, the service manager's view and, through src, the daemon's own.
@@ -73,6 +76,11 @@ func (m *Manager) Status(ctx context.Context, src StatusSource) Status {
 		s.SourceVersion, s.SourceErr = m.probe(ctx, s.Record.Source)
 	}
 	s.Guard, _ = selfupdate.ReadGuardState(p.onDisk(p.StateDir))
+	if hb, err := heartbeat.Read(p.onDisk(p.StateDir)); err != nil {
+		s.HeartbeatErr = m.shown(err)
+	} else {
+		s.Heartbeat = hb
+	}
 	s.Active, s.PID = m.serviceState(ctx)
 	if src == nil {
 		s.DaemonErr = "daemon not reachable"
@@ -142,6 +150,10 @@ func (s Status) Verdict(now time.Time) string {
 		return "failed: the service is not running; see `journalctl -u runner-manager`"
 	case !s.Running():
 		return "stopped: start it with `sudo runner-manager service start`"
+	case s.Heartbeat.PID == s.PID && s.Heartbeat.Stale(now):
+		// A wedged daemon may still answer its status socket; its heartbeat says it stopped.
+		return fmt.Sprintf("stalled: the daemon made no progress for %s (heartbeat); systemd's watchdog restarts it within %s, "+
+			"or restart it with `sudo systemctl restart runner-manager`; see `journalctl -u runner-manager`", age(now, s.Heartbeat.Time), WatchdogTimeout)
 	case s.Daemon == nil:
 		return fmt.Sprintf("unknown: the service runs (pid %d) but its status is not reachable", s.PID)
 	case !s.Daemon.ReloadOK:
@@ -228,6 +240,11 @@ func (s Status) Render(w io.Writer, now time.Time) error {
 		line("last reload", unknownDaemon)
 		line("github contact", unknownDaemon)
 		line("runners owned", unknownDaemon)
+	}
+	if hb := s.Heartbeat; hb.PID != 0 {
+		line("heartbeat", "%s (%s ago), pid %d, config generation %d", stamp(hb.Time), age(now, hb.Time), hb.PID, hb.Generation)
+	} else {
+		line("heartbeat", "none: %s", s.HeartbeatErr)
 	}
 	if g := s.Guard; g.Rejected != "" {
 		line("rollback", "%s rolled back at %s: %s", g.Rejected, stamp(g.RolledBackAt), g.RollbackWhy)

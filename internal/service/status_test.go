@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/internal/atomicfile"
+	"github.com/runner-manager/runner-manager/internal/heartbeat"
 	"github.com/runner-manager/runner-manager/selfupdate"
 )
 
@@ -41,10 +42,12 @@ func TestStatusGolden(t *testing.T) {
 		show    string
 		src     StatusSource
 		guard   *selfupdate.GuardState
-		record  string // replaces the install record's content
+		record  string        // replaces the install record's content
+		beat    time.Duration // > 0: a heartbeat record of pid 4242 this long before now
 	}{
 		{name: "not-installed"},
-		{name: "healthy", install: true, show: showRunning, src: fakeSource{st: healthyDaemon()}},
+		{name: "healthy", install: true, show: showRunning, src: fakeSource{st: healthyDaemon()}, beat: 10 * time.Second},
+		{name: "stalled", install: true, show: showRunning, src: fakeSource{st: healthyDaemon()}, beat: 5 * time.Minute},
 		{name: "upgrade-pending", install: true, source: "v1.2.4", show: showRunning, src: fakeSource{st: healthyDaemon()}},
 		{name: "unreachable", install: true, show: showRunning},
 		{name: "stopped", install: true, show: showStopped, src: fakeSource{err: errors.New("dial unix: no such file")}},
@@ -83,6 +86,12 @@ func TestStatusGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if tt.beat > 0 {
+				rec := heartbeat.Record{Time: fixedNow().Add(-tt.beat), PID: 4242, Generation: 3}
+				if err := heartbeat.Write(filepath.Join(m.Paths.Root, m.Paths.StateDir), rec); err != nil {
+					t.Fatal(err)
+				}
+			}
 			fm.replies[showCmd] = tt.show
 			var out strings.Builder
 			if err := m.Status(t.Context(), tt.src).Render(&out, fixedNow()); err != nil {
@@ -113,6 +122,11 @@ func TestVerdict(t *testing.T) {
 		{with(func(s *Status) { s.Active, s.PID = "failed (exit-code)", 0 }), "failed"},
 		{with(func(s *Status) { s.Active, s.PID = "inactive (dead)", 0 }), "stopped"},
 		{with(func(s *Status) { s.Daemon = nil }), "unknown: the service runs (pid 7)"},
+		{with(func(s *Status) {
+			s.Heartbeat = heartbeat.Record{PID: 7, Time: now.Add(-heartbeat.StaleAfter - time.Second)}
+		}), "stalled: the daemon made no progress for 1m31s"},
+		{with(func(s *Status) { s.Heartbeat = heartbeat.Record{PID: 7, Time: now.Add(-heartbeat.StaleAfter)} }), "healthy"},
+		{with(func(s *Status) { s.Heartbeat = heartbeat.Record{PID: 6, Time: now.Add(-time.Hour)} }), "healthy"}, // a previous daemon's record
 		{with(func(s *Status) { s.Daemon.ReloadOK = false }), "degraded: the last config reload failed"},
 		{with(func(s *Status) { s.Daemon.LastGitHubContact = time.Time{} }), "degraded: no successful GitHub contact yet"},
 		{with(func(s *Status) { s.Daemon.LastGitHubContact = now.Add(-time.Hour) }), "degraded: no successful GitHub contact for 1h0m0s"},

@@ -30,6 +30,13 @@ type Spec struct {
 	Drain time.Duration
 }
 
+// WatchdogTimeout is the unit's WatchdogSec: systemd restarts a daemon that sent no WATCHDOG=1
+// for this long (SIGABRT, then a restart under Restart=always).
+const WatchdogTimeout = 2 * time.Minute
+
+// WatchdogSeconds is WatchdogTimeout in whole seconds, for the unit.
+func (Spec) WatchdogSeconds() int { return int(WatchdogTimeout / time.Second) }
+
 // StopTimeoutSeconds is the unit's TimeoutStopSec (and the plist's ExitTimeOut), whole seconds.
 func (s Spec) StopTimeoutSeconds() int {
 	d := s.Drain
@@ -64,6 +71,12 @@ func (s Spec) check() error {
 //   - Type=notify: the daemon says READY=1 once the journal is open, live runners are adopted and
 //     the target loops run (not after GitHub answered), keeps STATUS= current, and on stop says
 //     STOPPING=1 with EXTEND_TIMEOUT_USEC covering the drain.
+//   - WatchdogSec=WatchdogTimeout: the daemon sends WATCHDOG=1 only while its supervisor makes
+//     progress (internal/daemon watchdogLoop), every third of it, so one slow check is not a
+//     restart; 2 min leaves a wedged daemon's runners unattended briefly, and no healthy step
+//     comes near it (a wedged target loop is detected after 3 call timeouts, 6 min, first).
+//     The restart comes long after the crash-loop guard's 30 s window: it never counts as a
+//     failed start of an upgrade.
 //   - TimeoutStopSec: the config's shutdown_drain_timeout at install + StopMargin, so systemd never
 //     SIGKILLs mid-drain; reinstall after raising the drain timeout (the daemon extends it anyway).
 //   - No NoNewPrivileges, ProtectSystem, ProtectHome, PrivateTmp or PrivateDevices: runners are this
@@ -94,6 +107,7 @@ KillMode=process
 Delegate=yes
 KillSignal=SIGTERM
 TimeoutStopSec={{.StopTimeoutSeconds}}s
+WatchdogSec={{.WatchdogSeconds}}s
 ConfigurationDirectory=runner-manager
 StateDirectory=runner-manager
 StateDirectoryMode=0700

@@ -34,6 +34,9 @@ func TestSystemdUnitGolden(t *testing.T) {
 			t.Errorf("unit lacks %q", strings.TrimSpace(must))
 		}
 	}
+	if !strings.Contains(unit, "\nWatchdogSec=120s\n") { // the daemon pings only while it makes progress
+		t.Error("unit lacks WatchdogSec=120s")
+	}
 	for _, mustNot := range []string{"NoNewPrivileges", "ProtectSystem", "PrivateTmp", "ProtectHome", "PrivateDevices"} {
 		if strings.Contains(unit, mustNot) {
 			t.Errorf("unit sets %s, which runners inherit and jobs break on", mustNot)

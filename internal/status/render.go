@@ -85,6 +85,11 @@ func RenderStatus(w io.Writer, s Snapshot, now time.Time) error {
 				t.Owned, t.Starting, t.Busy, t.Idle, t.MaxRunners, age(now, t.LastPass), targetState(t, now))
 		}
 		p.flush(tw)
+		for _, t := range s.Targets {
+			if f := t.LastFailure; f != nil {
+				p.linef("%s: last failure %s ago, attempt %s: %s; see `%s`", t.Name, age(now, f.At), f.Attempt, oneLine(f.Reason), f.Command)
+			}
+		}
 	}
 
 	if len(s.Events) > 0 {

@@ -155,6 +155,9 @@ func Handler(src Source) http.Handler {
 			writeJSON(w, http.StatusOK, RunnerList{Runners: nonNil(snap.Runners)})
 		}
 	})
+	if ds, ok := src.(DiagnosticsSource); ok {
+		diagnosticsHandlers(mux, ds)
+	}
 	return mux
 }
 

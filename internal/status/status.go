@@ -118,8 +118,10 @@ type Target struct {
 	LastPass   time.Time `json:"last_pass,omitzero"`  // end of the loop's latest reconcile pass
 	ScaleSet   *ScaleSet `json:"scale_set,omitempty"` // for a target that takes demand from a scale set
 	// Failures counts the runners given up on since the daemon started, by reason
-	// (registration_timed_out, launch_failed, out_of_memory).
+	// (registration_timed_out, launch_failed, out_of_memory, max_job_duration, ghost).
 	Failures map[string]int `json:"failures,omitempty"`
+	// LastFailure is the target's latest failed or stopped attempt whose logs were kept.
+	LastFailure *Failure `json:"last_failure,omitempty"`
 }
 
 // ScaleSet is a scale-set target's listener: its set, its message session and the queue's counts.

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -57,8 +58,41 @@ func run(args []string) int {
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	r := &runner{cfg: cfg, http: &http.Client{Timeout: 10 * time.Second}, sigs: sigs}
-	return r.main()
+	r := &runner{cfg: cfg, http: &http.Client{Timeout: 10 * time.Second}, sigs: sigs, diag: openDiag()}
+	r.note("runner %d starting", cfg.RunnerID)
+	code := r.main()
+	r.note("runner exiting with status %d", code)
+	return code
+}
+
+// openDiag creates the runner's diagnostic log as actions/runner does, _diag/Runner_<time>-utc.log
+// in its root (the directory of run.sh, the parent of bin/), so tests can see the daemon keep it.
+// Without one (a read-only root) the runner runs on and notes nothing.
+func openDiag() io.Writer {
+	exe, err := os.Executable()
+	if err != nil {
+		return io.Discard
+	}
+	dir := filepath.Join(filepath.Dir(filepath.Dir(exe)), "_diag")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return io.Discard
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "Runner_"+time.Now().UTC().Format("20060102-150405")+"-utc.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return io.Discard
+	}
+	return f // closed by the process's exit
+}
+
+// note writes one line to the diagnostic log; warn also to stderr (the shim's log).
+func (r *runner) note(format string, args ...any) {
+	fmt.Fprintf(r.diag, "[%s INFO Runner] %s\n", time.Now().UTC().Format("2006-01-02 15:04:05Z"), fmt.Sprintf(format, args...))
+}
+
+func (r *runner) warn(msg string, args ...any) {
+	line := strings.TrimSpace(fmt.Sprintln(append([]any{msg}, args...)...))
+	fmt.Fprintln(os.Stderr, line)
+	fmt.Fprintf(r.diag, "[%s ERR  Runner] %s\n", time.Now().UTC().Format("2006-01-02 15:04:05Z"), line)
 }
 
 type runner struct {
@@ -66,6 +100,7 @@ type runner struct {
 	http  *http.Client
 	sigs  chan os.Signal
 	fault string
+	diag  io.Writer // _diag/Runner_*.log (openDiag)
 }
 
 func (r *runner) hello() runnerproto.Hello {
@@ -75,19 +110,19 @@ func (r *runner) hello() runnerproto.Hello {
 func (r *runner) main() int {
 	if r.cfg.Fault == runnerproto.FaultNeverOnline {
 		// As a runner behind a proxy or firewall: it runs, it never reaches GitHub.
-		fmt.Fprintln(os.Stderr, "fakerunner: never connecting (fault never_online)")
+		r.warn("fakerunner: never connecting (fault never_online)")
 		<-r.sigs
 		return 0
 	}
 	var conn runnerproto.ConnectResponse
 	if _, err := r.call("connect", r.hello(), &conn); err != nil {
-		fmt.Fprintln(os.Stderr, "fakerunner: connect to the simulator failed:", err)
+		r.warn("fakerunner: connect to the simulator failed:", err)
 		return 1
 	}
 	r.fault = conn.Fault
 	fmt.Printf("√ Connected to GitHub\n\nCurrent runner version: 'ghsim'\nListening for Jobs\n")
 	if r.fault == runnerproto.FaultExitAtStart {
-		fmt.Fprintln(os.Stderr, "fakerunner: exiting at start (fault)")
+		r.warn("fakerunner: exiting at start (fault)")
 		return 1
 	}
 	tick := time.NewTicker(pollEvery)
@@ -99,7 +134,7 @@ func (r *runner) main() int {
 			return r.runJob(a)
 		}
 		if code == http.StatusNotFound || code == http.StatusUnauthorized {
-			fmt.Fprintln(os.Stderr, "fakerunner: the simulator no longer knows this runner; exiting")
+			r.warn("fakerunner: the simulator no longer knows this runner; exiting")
 			return 1
 		}
 		select {
@@ -123,6 +158,7 @@ func (r *runner) runJob(a runnerproto.Assignment) int {
 		fault = r.fault
 	}
 	fmt.Printf("%s: Running job: %s\n", time.Now().UTC().Format(time.DateTime), a.JobName)
+	r.note("running job %d: %s", a.JobID, a.JobName)
 	start := time.Now()
 	d := time.Duration(a.DurationMS) * time.Millisecond
 	switch fault {
@@ -131,7 +167,7 @@ func (r *runner) runJob(a runnerproto.Assignment) int {
 		}
 	case runnerproto.FaultCrashMidJob:
 		time.Sleep(d / 2)
-		fmt.Fprintln(os.Stderr, "fakerunner: crashing mid-job (fault)")
+		r.warn("fakerunner: crashing mid-job (fault)")
 		return 1
 	}
 	req := runnerproto.JobRequest{Hello: r.hello(), JobID: a.JobID}
@@ -147,7 +183,7 @@ func (r *runner) runJob(a runnerproto.Assignment) int {
 			break
 		}
 		if attempt == 20 {
-			fmt.Fprintln(os.Stderr, "fakerunner: reporting job completion failed:", err)
+			r.warn("fakerunner: reporting job completion failed:", err)
 			return 1
 		}
 		time.Sleep(pollEvery)
