@@ -106,7 +106,7 @@ func (r results) renderMemory(p printer) {
 			float64(m.RSSMax)/1024, changeText, met, r.self(), m.Targets)
 	}
 	p("\nWhat the RSS holds (heap profiles and `/proc/<pid>/status` of the daemon at 1,000 idle targets, issue 28):\n")
-	p("the live heap stays at about 9 MiB from minute 3 on, the 1,000 target loops' stacks are about 3.5 MiB,\n")
+	p("the live heap stays at about 9 MiB from minute 3 on, the 1,000 target loops' stacks are about 4-5 MiB,\n")
 	p("and the binary's own mapped pages (RssFile) about 25 MiB. A loop runs each pass on a goroutine of its\n")
 	p("own and parks on a 4 KiB stack (docs/operations.md, Memory); when the loops ran their passes themselves\n")
 	p("they kept the 8-16 KiB a pass grew, 9-14 MiB of stacks, and RSS was 49.6 MiB at minute 10 and 51.8 MiB\n")
