@@ -105,10 +105,13 @@ func (r results) renderMemory(p printer) {
 		p("| %d | %s | %s | %s | %.1f MiB | %s | %s | `%s -only idle%d-30m` |\n", m.Targets, m.Poll, reread, marks,
 			float64(m.RSSMax)/1024, changeText, met, r.self(), m.Targets)
 	}
-	p("\nWhat the RSS holds (heap profiles of the daemon at 1,000 idle targets, issue 28): the live heap stays at\n")
-	p("about 9 MiB from minute 3 on, the 1,000 target loops' stacks are 9-14 MiB, and the binary's own mapped\n")
-	p("pages about 27 MiB. The daemon collects at `GOGC=25` (docs/operations.md, Memory): Go counts goroutine\n")
-	p("stacks in its collection goal, and at the default 100 the heap grew to 30-36 MiB and RSS to 66.3 MiB at\n")
-	p("minute 10, still rising (about 74 MiB at minute 25 in a profiling run).\n\n")
+	p("\nWhat the RSS holds (heap profiles and `/proc/<pid>/status` of the daemon at 1,000 idle targets, issue 28):\n")
+	p("the live heap stays at about 9 MiB from minute 3 on, the 1,000 target loops' stacks are about 4-5 MiB,\n")
+	p("and the binary's own mapped pages (RssFile) about 25 MiB. A loop runs each pass on a goroutine of its\n")
+	p("own and parks on a 4 KiB stack (docs/operations.md, Memory); when the loops ran their passes themselves\n")
+	p("they kept the 8-16 KiB a pass grew, 9-14 MiB of stacks, and RSS was 49.6 MiB at minute 10 and 51.8 MiB\n")
+	p("at minute 30. The daemon collects at `GOGC=25`: Go counts goroutine stacks in its collection goal, and\n")
+	p("with those larger stacks the default 100 let the heap grow to 30-36 MiB and RSS to 66.3 MiB at minute\n")
+	p("10, still rising.\n\n")
 	p("This part runs for its whole window (`-memory-window`, 30 minutes), so it adds 30 minutes to `make bench`.\n\n")
 }
