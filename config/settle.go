@@ -31,6 +31,3 @@ func (s *settler) check(sum []byte) (apply, again bool) {
 		return false, true
 	}
 }
-
-// pending reports whether a check is under way (a candidate waits for its second read).
-func (s *settler) pending() bool { return s.candidate != nil }

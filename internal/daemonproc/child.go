@@ -101,9 +101,6 @@ func (c *Child) offer(s Stream, line string) {
 	}
 }
 
-// Name is the child's name as given in its Spec.
-func (c *Child) Name() string { return c.name }
-
 // PID is the child's process id.
 func (c *Child) PID() int { return c.cmd.Process.Pid }
 

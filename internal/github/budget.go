@@ -57,15 +57,6 @@ func (b *Budget) Rate(resource string) (Rate, bool) {
 	return r, ok
 }
 
-// BlockedUntil reports whether a request against resource with the credential used last must
-// wait, until when, and whether the wait is a secondary limit.
-func (b *Budget) BlockedUntil(resource string) (until time.Time, secondary, blocked bool) {
-	b.mu.Lock()
-	id := b.last
-	b.mu.Unlock()
-	return b.blocked(id, resource)
-}
-
 func (b *Budget) blocked(id, resource string) (time.Time, bool, bool) {
 	now := b.clock.Now()
 	b.mu.Lock()

@@ -50,7 +50,7 @@ func TestBudgetClassifiesRefusals(t *testing.T) {
 		if rl.Secondary != tc.secondary || !rl.Until.Equal(tc.until) {
 			t.Errorf("%s: %+v, want secondary=%v until %v", tc.name, rl, tc.secondary, tc.until)
 		}
-		if _, _, blocked := b.BlockedUntil("core"); tc.secondary && !blocked {
+		if _, _, blocked := b.blocked(b.last, "core"); tc.secondary && !blocked {
 			t.Errorf("%s: a secondary limit did not pause the budget", tc.name)
 		}
 	}

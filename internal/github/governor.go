@@ -20,7 +20,8 @@ type GovernorOptions struct {
 	// PointsPerMinute is the ceiling of secondary-limit points (GET 1, POST/PATCH/PUT/DELETE 5)
 	// spent in any minute; default 600.
 	PointsPerMinute int
-	// Concurrent caps REST requests in flight; default 8. Long polls (WithLongPoll) do not count.
+	// Concurrent caps REST requests in flight; default 8. The scale-set message queue's long
+	// polls go to the Actions service through internal/scaleset, not through this governor.
 	Concurrent int
 	// Mutative requests pass through a bucket of MutativeBurst (default 10) refilled one per
 	// MutativeEvery (default 1 s), as GitHub asks ("wait at least 1 second between mutative requests").
@@ -124,15 +125,6 @@ func points(method string) int {
 
 func mutative(method string) bool { return points(method) > 1 }
 
-type longPollKey struct{}
-
-// WithLongPoll marks ctx's requests as long polls (the scale-set message queue): they hold a
-// connection open for up to a minute, so they are not counted against the concurrency cap. Their
-// points are still paced.
-func WithLongPoll(ctx context.Context) context.Context {
-	return context.WithValue(ctx, longPollKey{}, true)
-}
-
 type admittedKey struct{}
 
 // admit waits until account may send one request of method: first its points (and, for a mutative
@@ -178,9 +170,6 @@ func (g *Governor) admit(ctx context.Context, account, method string) (release f
 	g.mu.Lock()
 	a.sent.add(g.clock.Now(), points(method))
 	g.mu.Unlock()
-	if v, _ := ctx.Value(longPollKey{}).(bool); v {
-		return func() {}, nil
-	}
 	select {
 	case a.slots <- struct{}{}:
 	case <-ctx.Done():

@@ -128,11 +128,6 @@ func TestGovernorConcurrency(t *testing.T) {
 			third <- r
 		}
 	}()
-	lp, err := g.admit(WithLongPoll(ctx), "", http.MethodGet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lp()
 	other, err := g.admit(ctx, "other-installation", http.MethodGet)
 	if err != nil {
 		t.Fatal(err)

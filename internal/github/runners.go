@@ -140,28 +140,7 @@ func (c *Client) findGroup(ctx context.Context, s Scope, name string) (*gh.Runne
 
 // ListRunners returns every runner registered at the scope (all pages).
 func (c *Client) ListRunners(ctx context.Context, s Scope) ([]Runner, error) {
-	return c.listRunners(ctx, s, "")
-}
-
-// FindRunnerByName returns the runner called name; ok is false if there is none.
-func (c *Client) FindRunnerByName(ctx context.Context, s Scope, name string) (Runner, bool, error) {
-	rs, err := c.listRunners(ctx, s, name)
-	if err != nil {
-		return Runner{}, false, err
-	}
-	for _, r := range rs {
-		if r.Name == name {
-			return r, true, nil
-		}
-	}
-	return Runner{}, false, nil
-}
-
-func (c *Client) listRunners(ctx context.Context, s Scope, name string) ([]Runner, error) {
 	opts := &gh.ListRunnersOptions{ListOptions: gh.ListOptions{PerPage: 100}}
-	if name != "" {
-		opts.Name = gh.String(name)
-	}
 	o := opRunnerRepo
 	if s.IsOrg() {
 		o = opRunnerOrg

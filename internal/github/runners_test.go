@@ -62,7 +62,7 @@ func TestGenerateJITConfigRepoAndOrg(t *testing.T) {
 	}
 }
 
-func TestListFindDeleteRunners(t *testing.T) {
+func TestListDeleteRunners(t *testing.T) {
 	s := newSim(t)
 	c, _ := s.tokenClient(s.token)
 	ctx := context.Background()
@@ -78,12 +78,9 @@ func TestListFindDeleteRunners(t *testing.T) {
 	if err != nil || len(all) != 130 {
 		t.Fatalf("ListRunners: %d runners, %v", len(all), err)
 	}
-	r, ok, err := c.FindRunnerByName(ctx, repoScope, "runner-manager-129")
-	if err != nil || !ok || r.ID != ids[129] || r.Status != "offline" || r.Busy {
-		t.Fatalf("FindRunnerByName = %+v, %v, %v", r, ok, err)
-	}
-	if _, ok, err := c.FindRunnerByName(ctx, repoScope, "runner-manager-999"); ok || err != nil {
-		t.Fatalf("missing runner: %v, %v", ok, err)
+	r, ok := runnerNamed(all, "runner-manager-129") // on the second page
+	if !ok || r.ID != ids[129] || r.Status != "offline" || r.Busy {
+		t.Fatalf("runner-manager-129 = %+v, %v", r, ok)
 	}
 	if err := c.DeleteRunner(ctx, repoScope, ids[0]); err != nil {
 		t.Fatal(err)
@@ -132,14 +129,27 @@ func TestOrgRunnersAndConcurrentUse(t *testing.T) {
 	if err != nil || len(rs) != 4 {
 		t.Fatalf("org runners %d, %v", len(rs), err)
 	}
-	r, ok, err := c.FindRunnerByName(ctx, org, "runner-manager-2")
-	if err != nil || !ok {
-		t.Fatalf("find: %v %v", ok, err)
+	r, ok := runnerNamed(rs, "runner-manager-2")
+	if !ok {
+		t.Fatalf("runner-manager-2 not among the org runners %+v", rs)
 	}
 	if err := c.DeleteRunner(ctx, org, r.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := c.FindRunnerByName(ctx, org, "runner-manager-2"); ok {
+	if rs, err = c.ListRunners(ctx, org); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := runnerNamed(rs, "runner-manager-2"); ok {
 		t.Fatal("deleted org runner still listed")
 	}
+}
+
+// runnerNamed picks the runner called name out of a ListRunners answer.
+func runnerNamed(rs []Runner, name string) (Runner, bool) {
+	for _, r := range rs {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Runner{}, false
 }

@@ -109,9 +109,6 @@ func Acquire(ctx context.Context, path string, opts Options) (*Lock, error) {
 	}
 }
 
-// Path is the lock file's path.
-func (l *Lock) Path() string { return l.path }
-
 // Release clears the pid and releases the lock. The file stays (see the package comment).
 func (l *Lock) Release() error {
 	if !l.fl.Locked() {

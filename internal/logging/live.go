@@ -18,12 +18,8 @@ type Live struct {
 	log     *slog.Logger
 }
 
-// NewLive is New with a level and format that Set can change later.
-func NewLive(w io.Writer, level, format string, isTTY bool) *Live {
-	return NewLiveWith(w, Options{Level: level, Format: format, IsTTY: isTTY})
-}
-
-// NewLiveWith is NewLive with Options (Journal stays as given across Set).
+// NewLiveWith is NewWith with a level and format that Set can change later (Journal stays as given
+// across Set).
 func NewLiveWith(w io.Writer, o Options) *Live {
 	l := &Live{w: w, isTTY: o.IsTTY, journal: o.Journal}
 	l.Set(o.Level, o.Format)

@@ -9,7 +9,7 @@ import (
 
 func TestLiveSwitchesLevelAndFormatForDerivedLoggers(t *testing.T) {
 	var buf bytes.Buffer
-	live := NewLive(&buf, "info", "json", false)
+	live := NewLiveWith(&buf, Options{Level: "info", Format: "json"})
 	derived := live.Logger().With("target", "api").WithGroup("g")
 	derived.Debug("hidden at info")
 	derived.Info("as json", "token", pat)

@@ -6,25 +6,19 @@ package logging
 import (
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/lmittmann/tint"
-	"golang.org/x/term"
 
 	"github.com/runner-manager/runner-manager/internal/redact"
 )
 
-// New returns a logger writing to w at level ("debug", "info", "warn", "error"; anything else is
-// info) in format: "text" (tint, coloured only when isTTY), "json", or "auto" (text on a terminal,
-// JSON otherwise; also used for any other value). Every record is scrubbed (NewRedactingHandler).
-func New(w io.Writer, level, format string, isTTY bool) *slog.Logger {
-	return NewWith(w, Options{Level: level, Format: format, IsTTY: isTTY})
-}
-
-// Options are New's arguments, and Journal.
+// Options are NewWith's and NewLiveWith's arguments.
 type Options struct {
+	// Level is "debug", "info", "warn" or "error"; anything else is info.
+	// Format is "text" (tint, coloured only when IsTTY), "json", or "auto" (text on a terminal,
+	// JSON otherwise; also used for any other value).
 	Level, Format string
 	IsTTY         bool
 	// Journal: w is read by systemd-journald (UnderJournal). Each line then starts with its syslog
@@ -36,7 +30,7 @@ type Options struct {
 	Redactor *redact.Redactor
 }
 
-// NewWith is New with Options.
+// NewWith returns a logger writing to w as o says. Every record is scrubbed (NewRedactingHandler).
 func NewWith(w io.Writer, o Options) *slog.Logger {
 	return slog.New(NewRedactingHandler(formatHandler(w, ParseLevel(o.Level), o.Format, o.IsTTY, o.Journal), o.Redactor))
 }
@@ -77,9 +71,6 @@ func dropTime(groups []string, a slog.Attr) slog.Attr {
 	}
 	return a
 }
-
-// IsTerminal reports whether f is a terminal, which is what "auto" decides on.
-func IsTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // ParseLevel maps a config log_level to a slog.Level (info when unknown; config.Load has already
 // rejected unknown levels).

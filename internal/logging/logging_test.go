@@ -54,7 +54,7 @@ func TestLoggerRedactsEverywhere(t *testing.T) {
 		tty    bool
 	}{{"json", false}, {"text", false}, {"text", true}, {"auto", false}, {"auto", true}} {
 		var buf bytes.Buffer
-		logEverything(New(&buf, "debug", tc.format, tc.tty))
+		logEverything(NewWith(&buf, Options{Level: "debug", Format: tc.format, IsTTY: tc.tty}))
 		out := buf.String()
 		for _, s := range allSecrets {
 			if strings.Contains(out, s) {
@@ -83,7 +83,7 @@ func TestNewFormatAndLevel(t *testing.T) {
 		{"text", true, false, true},
 	} {
 		var buf bytes.Buffer
-		l := New(&buf, "warn", tc.format, tc.tty)
+		l := NewWith(&buf, Options{Level: "warn", Format: tc.format, IsTTY: tc.tty})
 		l.Info("hidden")
 		l.Warn("shown", "k", 1)
 		out := buf.String()

@@ -46,9 +46,3 @@ func (s *seenSet) remove(e *list.Element) {
 	delete(s.byID, e.Value.(seenEntry).id)
 	s.order.Remove(e)
 }
-
-func (s *seenSet) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.order.Len()
-}

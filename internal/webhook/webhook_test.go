@@ -342,3 +342,10 @@ func TestSeenSetIsBounded(t *testing.T) {
 		t.Error("d should still be remembered")
 	}
 }
+
+// len is how many deliveries s remembers.
+func (s *seenSet) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.order.Len()
+}
