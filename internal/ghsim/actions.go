@@ -323,17 +323,7 @@ func (s *Server) admin(fn adminHandler) http.HandlerFunc {
 
 // handleRegistrationToken serves POST {repo|org}/actions/runners/registration-token: 201
 // {"token","expires_at"} (scaleset.md section 1, step 2).
-func (s *Server) handleRegistrationToken(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireToken(w, p) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sc, _, ok := s.scopeOf(w, r, p)
-	if !ok {
-		return
-	}
+func (s *Server) handleRegistrationToken(w http.ResponseWriter, r *http.Request, sc scope, _ *account) {
 	tok := newSecret("AABBREG")
 	exp := s.now().Add(s.opts.Actions.RegTokenTTL).UTC().Truncate(time.Second)
 	s.act.regs[tok] = &regToken{sc: sc, expires: exp}

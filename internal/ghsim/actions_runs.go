@@ -165,17 +165,7 @@ func (s *Server) apiAccount(a *account) *github.User {
 }
 
 // handleListRuns serves GET /repos/{owner}/{repo}/actions/runs with ?status= and pagination.
-func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireToken(w, p) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp := s.lookupRepo(w, r, p, accessActions)
-	if rp == nil {
-		return
-	}
+func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request, p *principal, rp *repo) {
 	want := r.URL.Query().Get("status")
 	var runs []*github.WorkflowRun
 	// Newest first, as GitHub lists runs.
@@ -195,17 +185,7 @@ func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleRunJobs serves GET /repos/{owner}/{repo}/actions/runs/{id}/jobs.
-func (s *Server) handleRunJobs(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireToken(w, p) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp := s.lookupRepo(w, r, p, accessActions)
-	if rp == nil {
-		return
-	}
+func (s *Server) handleRunJobs(w http.ResponseWriter, r *http.Request, p *principal, rp *repo) {
 	id, _ := pathID(r, "id")
 	ru := s.runs[id]
 	if ru == nil || ru.repo != rp {
@@ -221,17 +201,7 @@ func (s *Server) handleRunJobs(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleGetJob serves GET /repos/{owner}/{repo}/actions/jobs/{id}.
-func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireToken(w, p) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp := s.lookupRepo(w, r, p, accessActions)
-	if rp == nil {
-		return
-	}
+func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, p *principal, rp *repo) {
 	id, _ := pathID(r, "id")
 	j := s.jobs[id]
 	if j == nil || j.repo != rp {

@@ -117,13 +117,7 @@ func (s *Server) apiInstallation(inst *installation) *github.Installation {
 }
 
 // handleAccessToken serves POST /app/installations/{id}/access_tokens (201, ghs_ token, 1 h).
-func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireApp(w, p) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request, p *principal) {
 	id, _ := pathID(r, "id")
 	inst := s.installations[id]
 	if inst == nil || inst.appID != p.app.id {
@@ -145,13 +139,7 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 
 // handleFindInstallation serves GET /orgs/{org}/installation, /repos/{owner}/{repo}/installation
 // and /users/{org}/installation for the App named by the JWT.
-func (s *Server) handleFindInstallation(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireApp(w, p) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Server) handleFindInstallation(w http.ResponseWriter, r *http.Request, p *principal) {
 	owner := r.PathValue("org")
 	if owner == "" {
 		owner = r.PathValue("owner")
@@ -179,13 +167,7 @@ func (s *Server) sortedInstallations() []*installation {
 }
 
 // handleListInstallations serves GET /app/installations.
-func (s *Server) handleListInstallations(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireApp(w, p) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Server) handleListInstallations(w http.ResponseWriter, r *http.Request, p *principal) {
 	var out []*github.Installation
 	for _, inst := range s.sortedInstallations() {
 		if inst.appID == p.app.id {
@@ -197,17 +179,11 @@ func (s *Server) handleListInstallations(w http.ResponseWriter, r *http.Request)
 }
 
 // handleInstallationRepos serves GET /installation/repositories for an installation token.
-func (s *Server) handleInstallationRepos(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireToken(w, p) {
-		return
-	}
+func (s *Server) handleInstallationRepos(w http.ResponseWriter, r *http.Request, p *principal) {
 	if p.tok.kind != "installation" {
 		writeError(w, http.StatusForbidden, "You must authenticate with an installation access token in order to list repositories for an installation.")
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var repos []*repo
 	for _, rp := range s.repos {
 		if s.canSee(p, rp) {

@@ -216,17 +216,11 @@ func (s *Server) issueUserToken(w http.ResponseWriter, r *http.Request, cid, log
 }
 
 // handleUser serves GET /user: the login behind a PAT or user token.
-func (s *Server) handleUser(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireToken(w, p) {
-		return
-	}
+func (s *Server) handleUser(w http.ResponseWriter, r *http.Request, p *principal) {
 	if p.tok.kind == "installation" {
 		writeError(w, http.StatusForbidden, "Resource not accessible by integration")
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	a := s.account(p.tok.login, false)
 	u := s.apiAccount(a)
 	u.Name = github.String(a.login)

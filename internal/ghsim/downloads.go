@@ -188,16 +188,7 @@ func (s *Server) ServeRunnerPackage(pkg Package) {
 }
 
 // handleDownloads serves GET {repo|org}/actions/runners/downloads.
-func (s *Server) handleDownloads(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireToken(w, p) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, _, ok := s.scopeOf(w, r, p); !ok {
-		return
-	}
+func (s *Server) handleDownloads(w http.ResponseWriter, r *http.Request, _ scope, _ *account) {
 	out := []*github.RunnerApplicationDownload{}
 	for _, pkg := range s.packages {
 		out = append(out, &github.RunnerApplicationDownload{OS: github.String(pkg.OS), Architecture: github.String(pkg.Arch),

@@ -11,13 +11,7 @@ import (
 // handleOrgRepos serves GET /orgs/{org}/repos: the organization's repositories the caller can
 // see, paginated, as go-github's Repository objects. Demand for an organization target with a
 // token or device-flow credential starts here (an App uses /installation/repositories).
-func (s *Server) handleOrgRepos(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireToken(w, p) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Server) handleOrgRepos(w http.ResponseWriter, r *http.Request, p *principal) {
 	a := s.accounts[strings.ToLower(r.PathValue("org"))]
 	if a == nil || !a.isOrg {
 		writeError(w, http.StatusNotFound, "Not Found")

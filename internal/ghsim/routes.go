@@ -5,30 +5,30 @@ import "net/http"
 func (s *Server) routes() {
 	a := s.api
 	a.HandleFunc("GET /rate_limit", s.handleRateLimit)
-	a.HandleFunc("GET /user", s.handleUser)
+	a.HandleFunc("GET /user", s.asToken(s.handleUser))
 
-	a.HandleFunc("GET /repos/{owner}/{repo}/actions/runs", s.handleListRuns)
-	a.HandleFunc("GET /repos/{owner}/{repo}/actions/runs/{id}/jobs", s.handleRunJobs)
-	a.HandleFunc("GET /repos/{owner}/{repo}/actions/jobs/{id}", s.handleGetJob)
+	a.HandleFunc("GET /repos/{owner}/{repo}/actions/runs", s.inRepo(accessActions, s.handleListRuns))
+	a.HandleFunc("GET /repos/{owner}/{repo}/actions/runs/{id}/jobs", s.inRepo(accessActions, s.handleRunJobs))
+	a.HandleFunc("GET /repos/{owner}/{repo}/actions/jobs/{id}", s.inRepo(accessActions, s.handleGetJob))
 
 	for _, base := range []string{"/repos/{owner}/{repo}/actions/runners", "/orgs/{org}/actions/runners"} {
 		a.HandleFunc("POST "+base+"/generate-jitconfig", s.handleGenerateJIT)
-		a.HandleFunc("POST "+base+"/registration-token", s.handleRegistrationToken)
-		a.HandleFunc("GET "+base, s.handleListRunners)
-		a.HandleFunc("GET "+base+"/downloads", s.handleDownloads)
-		a.HandleFunc("GET "+base+"/{id}", s.handleGetRunner)
-		a.HandleFunc("DELETE "+base+"/{id}", s.handleDeleteRunner)
+		a.HandleFunc("POST "+base+"/registration-token", s.inRunnerScope(s.handleRegistrationToken))
+		a.HandleFunc("GET "+base, s.inRunnerScope(s.handleListRunners))
+		a.HandleFunc("GET "+base+"/downloads", s.inRunnerScope(s.handleDownloads))
+		a.HandleFunc("GET "+base+"/{id}", s.inRunnerScope(s.handleGetRunner))
+		a.HandleFunc("DELETE "+base+"/{id}", s.inRunnerScope(s.handleDeleteRunner))
 	}
-	a.HandleFunc("GET /orgs/{org}/actions/runner-groups", s.handleRunnerGroups)
-	a.HandleFunc("GET /orgs/{org}/actions/runner-groups/{id}/repositories", s.handleRunnerGroupRepos)
+	a.HandleFunc("GET /orgs/{org}/actions/runner-groups", s.inOrg(accessRunners, s.handleRunnerGroups))
+	a.HandleFunc("GET /orgs/{org}/actions/runner-groups/{id}/repositories", s.inOrg(accessRunners, s.handleRunnerGroupRepos))
 
-	a.HandleFunc("GET /app/installations", s.handleListInstallations)
-	a.HandleFunc("POST /app/installations/{id}/access_tokens", s.handleAccessToken)
-	a.HandleFunc("GET /orgs/{org}/installation", s.handleFindInstallation)
-	a.HandleFunc("GET /users/{org}/installation", s.handleFindInstallation)
-	a.HandleFunc("GET /repos/{owner}/{repo}/installation", s.handleFindInstallation)
-	a.HandleFunc("GET /installation/repositories", s.handleInstallationRepos)
-	a.HandleFunc("GET /orgs/{org}/repos", s.handleOrgRepos)
+	a.HandleFunc("GET /app/installations", s.asApp(s.handleListInstallations))
+	a.HandleFunc("POST /app/installations/{id}/access_tokens", s.asApp(s.handleAccessToken))
+	a.HandleFunc("GET /orgs/{org}/installation", s.asApp(s.handleFindInstallation))
+	a.HandleFunc("GET /users/{org}/installation", s.asApp(s.handleFindInstallation))
+	a.HandleFunc("GET /repos/{owner}/{repo}/installation", s.asApp(s.handleFindInstallation))
+	a.HandleFunc("GET /installation/repositories", s.asToken(s.handleInstallationRepos))
+	a.HandleFunc("GET /orgs/{org}/repos", s.asToken(s.handleOrgRepos))
 	a.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { writeError(w, http.StatusNotFound, "Not Found") })
 
 	p := s.priv

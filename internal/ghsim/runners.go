@@ -92,17 +92,7 @@ func (s *Server) handleGenerateJIT(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleListRunners serves GET {repo|org}/actions/runners, paginated, with an optional ?name= filter.
-func (s *Server) handleListRunners(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireToken(w, p) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sc, _, ok := s.scopeOf(w, r, p)
-	if !ok {
-		return
-	}
+func (s *Server) handleListRunners(w http.ResponseWriter, r *http.Request, sc scope, _ *account) {
 	all := s.sortedRunners(sc)
 	if name := r.URL.Query().Get("name"); name != "" {
 		all = slices.DeleteFunc(all, func(x *runner) bool { return !strings.EqualFold(x.name, name) })
@@ -115,16 +105,8 @@ func (s *Server) handleListRunners(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// runnerInScope finds the path's runner id within the path's scope, writing 404 otherwise.
-func (s *Server) runnerInScope(w http.ResponseWriter, r *http.Request) *runner {
-	p := principalFrom(r.Context())
-	if !requireToken(w, p) {
-		return nil
-	}
-	sc, _, ok := s.scopeOf(w, r, p)
-	if !ok {
-		return nil
-	}
+// runnerInScope finds the path's runner id within sc, writing 404 otherwise.
+func (s *Server) runnerInScope(w http.ResponseWriter, r *http.Request, sc scope) *runner {
 	id, _ := pathID(r, "id")
 	rn := s.runners[id]
 	if rn == nil || rn.scope != sc {
@@ -135,19 +117,15 @@ func (s *Server) runnerInScope(w http.ResponseWriter, r *http.Request) *runner {
 }
 
 // handleGetRunner serves GET {repo|org}/actions/runners/{id}.
-func (s *Server) handleGetRunner(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if rn := s.runnerInScope(w, r); rn != nil {
+func (s *Server) handleGetRunner(w http.ResponseWriter, r *http.Request, sc scope, _ *account) {
+	if rn := s.runnerInScope(w, r, sc); rn != nil {
 		writeJSON(w, http.StatusOK, s.apiRunner(rn))
 	}
 }
 
 // handleDeleteRunner serves DELETE {repo|org}/actions/runners/{id}: 204, or 422 while busy.
-func (s *Server) handleDeleteRunner(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rn := s.runnerInScope(w, r)
+func (s *Server) handleDeleteRunner(w http.ResponseWriter, r *http.Request, sc scope, _ *account) {
+	rn := s.runnerInScope(w, r, sc)
 	if rn == nil {
 		return
 	}
@@ -167,17 +145,7 @@ func (s *Server) removeRunner(rn *runner, by string) {
 }
 
 // handleRunnerGroups serves GET /orgs/{org}/actions/runner-groups.
-func (s *Server) handleRunnerGroups(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireToken(w, p) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a := s.lookupOrg(w, r, p, accessRunners)
-	if a == nil {
-		return
-	}
+func (s *Server) handleRunnerGroups(w http.ResponseWriter, r *http.Request, p *principal, a *account) {
 	var groups []*runnerGroup
 	for _, g := range s.groups {
 		if g.org == "" || g.org == strings.ToLower(a.login) {
@@ -201,17 +169,7 @@ func (s *Server) handleRunnerGroups(w http.ResponseWriter, r *http.Request) {
 
 // handleRunnerGroupRepos serves GET /orgs/{org}/actions/runner-groups/{id}/repositories: the
 // repositories a group of visibility "selected" serves (empty for "all", as on GitHub).
-func (s *Server) handleRunnerGroupRepos(w http.ResponseWriter, r *http.Request) {
-	p := principalFrom(r.Context())
-	if !requireToken(w, p) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a := s.lookupOrg(w, r, p, accessRunners)
-	if a == nil {
-		return
-	}
+func (s *Server) handleRunnerGroupRepos(w http.ResponseWriter, r *http.Request, p *principal, a *account) {
 	id, _ := pathID(r, "id")
 	g := s.groups[id]
 	if g == nil || (g.org != "" && g.org != strings.ToLower(a.login)) {
