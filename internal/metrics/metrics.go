@@ -79,6 +79,32 @@ var latencyBuckets = []float64{1, 2.5, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300,
 // reconcileBuckets span a pass of conditional GETs to one that launches several runners.
 var reconcileBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
+// journalBuckets span a synced write on a fast SSD to one on a busy disk.
+var journalBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}
+
+// The constructors of this package's metrics: every name is put under Namespace. Registering is
+// left to New, since the per-target ones are registered behind newZeroed.
+
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help})
+}
+
+func gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: name, Help: help}, labels)
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
+}
+
+func histogram(name, help string, buckets []float64) prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: name, Help: help, Buckets: buckets})
+}
+
+func histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: name, Help: help, Buckets: buckets}, labels)
+}
+
 // New builds the metrics and registers them, with the Go runtime, process and build-info
 // collectors, in a registry owned by the returned value. version is the daemon's build version.
 func New(version string) *Metrics {
@@ -87,120 +113,66 @@ func New(version string) *Metrics {
 		runnerStates: map[string]map[string]bool{},
 		initialised:  &targetSet{names: map[string]struct{}{}},
 	}
-	m.runners = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "runners",
-		Help: "Runners this host owns, by target and journal state.",
-	}, []string{"target", "state"})
-	m.jobsPickedUp = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "jobs_picked_up_total",
-		Help: "Workflow jobs that a runner started by this host picked up, by target.",
-	}, []string{"target"})
-	m.runnerFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "runner_failures_total",
-		Help: "Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout; launch_failed; out_of_memory: its job went past memory_max; max_job_duration: busy too long, stopped; ghost: alive after GitHub forgot it, stopped).",
-	}, []string{"target", "reason"})
-	m.launchRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "launches_refused_total",
-		Help: "Passes of a target that wanted runners and launched none for a host condition, by target and reason (low_disk: less than min_free_disk free).",
-	}, []string{"target", "reason"})
-	m.scaleUpLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: Namespace, Name: "scale_up_latency_seconds",
-		Help:    "Time from a job being queued to a runner starting for it and to the job being in progress, by target and stage.",
-		Buckets: latencyBuckets,
-	}, []string{"target", "stage"})
-	m.githubRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "github_requests_total",
-		Help: "GitHub API requests by endpoint template and HTTP status (\"error\" when no response arrived).",
-	}, []string{"endpoint", "status"})
-	m.githubDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: Namespace, Name: "github_request_duration_seconds",
-		Help:    "GitHub API request latency by endpoint template.",
-		Buckets: prometheus.DefBuckets,
-	}, []string{"endpoint"})
+	m.runners = gaugeVec("runners",
+		"Runners this host owns, by target and journal state.", "target", "state")
+	m.jobsPickedUp = counterVec("jobs_picked_up_total",
+		"Workflow jobs that a runner started by this host picked up, by target.", "target")
+	m.runnerFailures = counterVec("runner_failures_total",
+		"Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout; launch_failed; out_of_memory: its job went past memory_max; max_job_duration: busy too long, stopped; ghost: alive after GitHub forgot it, stopped).", "target", "reason")
+	m.launchRefusals = counterVec("launches_refused_total",
+		"Passes of a target that wanted runners and launched none for a host condition, by target and reason (low_disk: less than min_free_disk free).", "target", "reason")
+	m.scaleUpLatency = histogramVec("scale_up_latency_seconds",
+		"Time from a job being queued to a runner starting for it and to the job being in progress, by target and stage.", latencyBuckets, "target", "stage")
+	m.githubRequests = counterVec("github_requests_total",
+		"GitHub API requests by endpoint template and HTTP status (\"error\" when no response arrived).", "endpoint", "status")
+	m.githubDuration = histogramVec("github_request_duration_seconds",
+		"GitHub API request latency by endpoint template.", prometheus.DefBuckets, "endpoint")
 	m.rates = newRateCollector()
 	m.share = newShareCollector()
 	m.targets = newTargetCollector()
-	m.reconcileSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: Namespace, Name: "reconcile_duration_seconds",
-		Help:    "Duration of one reconcile pass (demand, plan, launch/reap), by target.",
-		Buckets: reconcileBuckets,
-	}, []string{"target"})
-	m.reconcileErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "reconcile_errors_total",
-		Help: "Reconcile passes that ended in an error, by target.",
-	}, []string{"target"})
-	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "config_reloads_total",
-		Help: "Configuration loads (startup and reloads) by result.",
-	}, []string{"result"})
-	m.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "config_last_reload_successful",
-		Help: "Whether the last configuration load succeeded (1) or was rejected (0).",
-	})
-	m.watchHealthy = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "config_watch_healthy",
-		Help: "Whether every file watch the config file needs is in place (1) or one is lost (0; a 10 s stat check still sees edits).",
-	})
+	m.reconcileSeconds = histogramVec("reconcile_duration_seconds",
+		"Duration of one reconcile pass (demand, plan, launch/reap), by target.", reconcileBuckets, "target")
+	m.reconcileErrors = counterVec("reconcile_errors_total",
+		"Reconcile passes that ended in an error, by target.", "target")
+	m.reloads = counterVec("config_reloads_total",
+		"Configuration loads (startup and reloads) by result.", "result")
+	m.reloadOK = gauge("config_last_reload_successful",
+		"Whether the last configuration load succeeded (1) or was rejected (0).")
+	m.watchHealthy = gauge("config_watch_healthy",
+		"Whether every file watch the config file needs is in place (1) or one is lost (0; a 10 s stat check still sees edits).")
 	m.watchHealthy.Set(1)
-	m.reloadSuccessTS = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "config_last_reload_success_timestamp_seconds",
-		Help: "When the configuration was last loaded successfully.",
-	})
-	m.configGeneration = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "config_generation",
-		Help: "Generation number of the configuration the daemon is running.",
-	})
-	m.journalWrite = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Namespace: Namespace, Name: "journal_write_duration_seconds",
-		Help:    "Latency of one synced journal write.",
-		Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1},
-	})
-	m.githubContact = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "github_last_successful_contact_timestamp_seconds",
-		Help: "When a GitHub API request last succeeded.",
-	})
-	m.webhookDelivery = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "webhook_deliveries_total",
-		Help: "Webhook deliveries received, by result (accepted, duplicate, ignored, or the reason for rejection).",
-	}, []string{"result"})
-	m.packageDiscards = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "runner_package_discards_total",
-		Help: "Cached runner packages discarded because they failed re-verification against their record, by reason (modified: a file changed; unrecorded: no record).",
-	}, []string{"reason"})
+	m.reloadSuccessTS = gauge("config_last_reload_success_timestamp_seconds",
+		"When the configuration was last loaded successfully.")
+	m.configGeneration = gauge("config_generation",
+		"Generation number of the configuration the daemon is running.")
+	m.journalWrite = histogram("journal_write_duration_seconds",
+		"Latency of one synced journal write.", journalBuckets)
+	m.githubContact = gauge("github_last_successful_contact_timestamp_seconds",
+		"When a GitHub API request last succeeded.")
+	m.webhookDelivery = counterVec("webhook_deliveries_total",
+		"Webhook deliveries received, by result (accepted, duplicate, ignored, or the reason for rejection).", "result")
+	m.packageDiscards = counterVec("runner_package_discards_total",
+		"Cached runner packages discarded because they failed re-verification against their record, by reason (modified: a file changed; unrecorded: no record).", "reason")
 	m.reg.MustRegister(m.packageDiscards)
 
-	m.fleetJoined = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "fleet_joined",
-		Help: "1 while the host is a member of its [fleet], 0 while etcd is lost and it serves every target alone.",
-	}, []string{"fleet"})
-	m.fleetAlone = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "fleet_target_alone",
-		Help: "1 while this host serves the target alone because its config differs from the fleet's.",
-	}, []string{"target"})
+	m.fleetJoined = gaugeVec("fleet_joined",
+		"1 while the host is a member of its [fleet], 0 while etcd is lost and it serves every target alone.", "fleet")
+	m.fleetAlone = gaugeVec("fleet_target_alone",
+		"1 while this host serves the target alone because its config differs from the fleet's.", "target")
 	m.reg.MustRegister(m.fleetJoined, m.fleetAlone)
 
-	m.setSession = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "scaleset_session_open",
-		Help: "Scale-set targets only: 1 while the target's message session is open, 0 while it is being opened or waits for another session (409).",
-	}, []string{"target"})
-	m.setJobs = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "scaleset_jobs",
-		Help: "Scale-set targets only: the jobs of the scale set as its last message counted them, by state (assigned: waiting or running; running; available: held back).",
-	}, []string{"target", "state"})
+	m.setSession = gaugeVec("scaleset_session_open",
+		"Scale-set targets only: 1 while the target's message session is open, 0 while it is being opened or waits for another session (409).", "target")
+	m.setJobs = gaugeVec("scaleset_jobs",
+		"Scale-set targets only: the jobs of the scale set as its last message counted them, by state (assigned: waiting or running; running; available: held back).", "target", "state")
 	m.reg.MustRegister(m.setSession, m.setJobs)
 
-	m.pollStretch = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "github_poll_stretch",
-		Help: "The factor every target's poll interval is multiplied by so the polls fit the request governor's ceiling (1: the configured intervals fit).",
-	})
-	m.pollNeed = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "github_poll_need_points_per_minute",
-		Help: "Secondary-limit points a minute the targets' polls need at their configured intervals.",
-	})
-	m.pointsCeiling = prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace: Namespace, Name: "github_points_per_minute_ceiling",
-		Help: "The request governor's ceiling of secondary-limit points a minute per account (github.points_per_minute).",
-	})
+	m.pollStretch = gauge("github_poll_stretch",
+		"The factor every target's poll interval is multiplied by so the polls fit the request governor's ceiling (1: the configured intervals fit).")
+	m.pollNeed = gauge("github_poll_need_points_per_minute",
+		"Secondary-limit points a minute the targets' polls need at their configured intervals.")
+	m.pointsCeiling = gauge("github_points_per_minute_ceiling",
+		"The request governor's ceiling of secondary-limit points a minute per account (github.points_per_minute).")
 	m.pollStretch.Set(1)
 	m.reg.MustRegister(m.pollStretch, m.pollNeed, m.pointsCeiling)
 

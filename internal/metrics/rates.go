@@ -18,14 +18,35 @@ type RateLimit struct {
 // client's Budget().Rates() converted to RateLimit. Pulling at scrape time keeps the gauges exactly
 // as fresh as the budget the client itself obeys, with no copying loop. f must be fast and safe
 // for concurrent use; nil stops exporting them.
-func (m *Metrics) SetRateLimitSource(f func() map[string]RateLimit) { m.rates.set(f) }
+func (m *Metrics) SetRateLimitSource(f func() map[string]RateLimit) { m.rates.src.set(f) }
+
+// source is what a collector reads at scrape time, set after New; nil exports nothing.
+type source[T any] struct {
+	mu sync.Mutex
+	f  func() T
+}
+
+func (s *source[T]) set(f func() T) {
+	s.mu.Lock()
+	s.f = f
+	s.mu.Unlock()
+}
+
+// read calls the source outside the lock; ok is false while none is set.
+func (s *source[T]) read() (v T, ok bool) {
+	s.mu.Lock()
+	f := s.f
+	s.mu.Unlock()
+	if f == nil {
+		return v, false
+	}
+	return f(), true
+}
 
 // rateCollector exports the rate-limit gauges from the source at collection time.
 type rateCollector struct {
 	limit, remaining, reset *prometheus.Desc
-
-	mu  sync.Mutex
-	src func() map[string]RateLimit
+	src                     source[map[string]RateLimit]
 }
 
 func newRateCollector() *rateCollector {
@@ -39,12 +60,6 @@ func newRateCollector() *rateCollector {
 	}
 }
 
-func (c *rateCollector) set(f func() map[string]RateLimit) {
-	c.mu.Lock()
-	c.src = f
-	c.mu.Unlock()
-}
-
 // Describe implements prometheus.Collector.
 func (c *rateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.limit
@@ -54,13 +69,8 @@ func (c *rateCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *rateCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	src := c.src
-	c.mu.Unlock()
-	if src == nil {
-		return
-	}
-	for resource, r := range src() {
+	rates, _ := c.src.read()
+	for resource, r := range rates {
 		ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, float64(r.Limit), resource)
 		ch <- prometheus.MustNewConstMetric(c.remaining, prometheus.GaugeValue, float64(r.Remaining), resource)
 		ch <- prometheus.MustNewConstMetric(c.reset, prometheus.GaugeValue, unixSeconds(r.Reset), resource)
@@ -72,14 +82,12 @@ func (c *rateCollector) Collect(ch chan<- prometheus.Metric) {
 // mode), its fleet share while joined (docs/fleet.md). Read at scrape time like the rate limits,
 // so the gauge is the share the governor paces itself at now. f must be fast and safe for
 // concurrent use; nil stops exporting it.
-func (m *Metrics) SetGovernorShareSource(f func() int) { m.share.set(f) }
+func (m *Metrics) SetGovernorShareSource(f func() int) { m.share.src.set(f) }
 
 // shareCollector exports the governor's share from its source at collection time.
 type shareCollector struct {
 	desc *prometheus.Desc
-
-	mu  sync.Mutex
-	src func() int
+	src  source[int]
 }
 
 func newShareCollector() *shareCollector {
@@ -87,21 +95,12 @@ func newShareCollector() *shareCollector {
 		"Secondary-limit points a minute this host's request governor may spend now: the whole ceiling (github.points_per_minute) alone or when not joined, its share of it while joined to a fleet.", nil, nil)}
 }
 
-func (c *shareCollector) set(f func() int) {
-	c.mu.Lock()
-	c.src = f
-	c.mu.Unlock()
-}
-
 // Describe implements prometheus.Collector.
 func (c *shareCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 // Collect implements prometheus.Collector.
 func (c *shareCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	src := c.src
-	c.mu.Unlock()
-	if src != nil {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(src()))
+	if share, ok := c.src.read(); ok {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(share))
 	}
 }

@@ -35,11 +35,7 @@ type TargetGauges struct {
 // SetTargetSource makes every scrape read the enabled targets' gauges from f (the config in force
 // and the engine's status), so a removed target's gauges end with the config that removed it. f
 // must be fast and safe for concurrent use; nil stops exporting them.
-func (m *Metrics) SetTargetSource(f func() []TargetGauges) {
-	m.targets.mu.Lock()
-	m.targets.src = f
-	m.targets.mu.Unlock()
-}
+func (m *Metrics) SetTargetSource(f func() []TargetGauges) { m.targets.src.set(f) }
 
 // TargetContact records a successful GitHub answer to a call made for target at t; it fits
 // internal/github's Options.TargetContacted.
@@ -55,8 +51,9 @@ func (m *Metrics) TargetContact(target string, t time.Time) {
 type targetCollector struct {
 	demand, maxRunners, contactTS *prometheus.Desc
 
+	src source[[]TargetGauges]
+
 	mu      sync.Mutex
-	src     func() []TargetGauges
 	contact map[string]time.Time
 }
 
@@ -87,13 +84,8 @@ func (c *targetCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *targetCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	src := c.src
-	c.mu.Unlock()
-	if src == nil {
-		return
-	}
-	for _, t := range src() {
+	targets, _ := c.src.read()
+	for _, t := range targets {
 		c.mu.Lock()
 		at := c.contact[t.Name]
 		c.mu.Unlock()
