@@ -80,45 +80,95 @@ func (s Setup) targetMax(i int) int {
 	return max(s.TargetMax, 1)
 }
 
+// table is one table of the config file: its keys in order, each value already written as a
+// literal both TOML and YAML read the same way (a quoted string, a number, a list).
+type table struct {
+	name  string
+	array bool // a [[name]] entry (a YAML list item) rather than a [name] table
+	keys  [][2]string
+}
+
+func (t *table) set(key, format string, a ...any) {
+	t.keys = append(t.keys, [2]string{key, fmt.Sprintf(format, a...)})
+}
+
+// tables is the config s describes, for TOML and YAML to write.
+func (s Setup) tables() []table {
+	d := table{name: "daemon"}
+	d.set("state_dir", "%q", s.StateDir)
+	d.set("log_level", "%q", "info")
+	d.set("log_format", "%q", "json")
+	d.set("max_runners", "%d", max(s.HostMax, 1))
+	d.set("poll_interval", "%q", s.PollInterval.String())
+	d.set("shutdown_drain_timeout", "%q", "20s")
+	d.set("runner_user", "%q", "daemon")
+	g := table{name: "github"}
+	g.set("api_url", "%q", s.APIURL)
+	g.set("token_file", "%q", s.TokenFile)
+	if s.PointsPerMinute > 0 {
+		g.set("points_per_minute", "%d", s.PointsPerMinute)
+	}
+	out := []table{d, g}
+	if s.Webhook.Listen != "" {
+		w := table{name: "webhook"}
+		w.set("listen", "%q", s.Webhook.Listen)
+		w.set("path", "%q", s.Webhook.Path)
+		w.set("secret_file", "%q", s.Webhook.SecretFile)
+		out = append(out, w)
+	}
+	if f := s.Fleet; f.Endpoint != "" {
+		ft := table{name: "fleet"}
+		ft.set("etcd_endpoints", "[%q]", f.Endpoint)
+		ft.set("name", "%q", f.Name)
+		ft.set("host_name", "%q", f.Host)
+		if f.LeaseTTL > 0 {
+			ft.set("lease_ttl", "%q", f.LeaseTTL.String())
+		}
+		out = append(out, ft)
+	}
+	for i := 1; i <= s.Targets; i++ {
+		t := table{name: "target", array: true}
+		t.set("name", "%q", TargetName(i))
+		t.set("repository", "%q", Repo(i))
+		t.set("max_runners", "%d", s.targetMax(i))
+		if s.ScaleSet != "" {
+			t.set("scale_set", "%q", s.SetName(i))
+		} else {
+			t.set("labels", "[%s]", s.labelList())
+		}
+		if s.IdleTimeout > 0 {
+			t.set("idle_timeout", "%q", s.IdleTimeout.String())
+		}
+		if s.MinIdle > 0 {
+			t.set("min_idle", "%d", s.MinIdle)
+		}
+		out = append(out, t)
+	}
+	for _, org := range s.Orgs {
+		t := table{name: "target", array: true}
+		t.set("name", "%q", OrgTargetName(org))
+		t.set("organization", "%q", org)
+		t.set("max_runners", "%d", max(s.TargetMax, 1))
+		t.set("labels", "[%s]", s.labelList())
+		if s.IdleTimeout > 0 {
+			t.set("idle_timeout", "%q", s.IdleTimeout.String())
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // TOML renders the config file.
 func (s Setup) TOML() []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[daemon]\nstate_dir = %q\nlog_level = \"info\"\nlog_format = \"json\"\nmax_runners = %d\n", s.StateDir, max(s.HostMax, 1))
-	fmt.Fprintf(&b, "poll_interval = %q\nshutdown_drain_timeout = \"20s\"\nrunner_user = \"daemon\"\n\n", s.PollInterval.String())
-	fmt.Fprintf(&b, "[github]\napi_url = %q\ntoken_file = %q\n", s.APIURL, s.TokenFile)
-	if s.PointsPerMinute > 0 {
-		fmt.Fprintf(&b, "points_per_minute = %d\n", s.PointsPerMinute)
-	}
-	b.WriteString("\n")
-	if s.Webhook.Listen != "" {
-		fmt.Fprintf(&b, "[webhook]\nlisten = %q\npath = %q\nsecret_file = %q\n\n", s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile)
-	}
-	if f := s.Fleet; f.Endpoint != "" {
-		fmt.Fprintf(&b, "[fleet]\netcd_endpoints = [%q]\nname = %q\nhost_name = %q\n", f.Endpoint, f.Name, f.Host)
-		if f.LeaseTTL > 0 {
-			fmt.Fprintf(&b, "lease_ttl = %q\n", f.LeaseTTL.String())
-		}
-		b.WriteString("\n")
-	}
-	for i := 1; i <= s.Targets; i++ {
-		fmt.Fprintf(&b, "[[target]]\nname = %q\nrepository = %q\nmax_runners = %d\n", TargetName(i), Repo(i), s.targetMax(i))
-		if s.ScaleSet != "" {
-			fmt.Fprintf(&b, "scale_set = %q\n", s.SetName(i))
+	for _, t := range s.tables() {
+		if t.array {
+			fmt.Fprintf(&b, "[[%s]]\n", t.name)
 		} else {
-			fmt.Fprintf(&b, "labels = [%s]\n", s.labelList())
+			fmt.Fprintf(&b, "[%s]\n", t.name)
 		}
-		if s.IdleTimeout > 0 {
-			fmt.Fprintf(&b, "idle_timeout = %q\n", s.IdleTimeout.String())
-		}
-		if s.MinIdle > 0 {
-			fmt.Fprintf(&b, "min_idle = %d\n", s.MinIdle)
-		}
-		b.WriteString("\n")
-	}
-	for _, org := range s.Orgs {
-		fmt.Fprintf(&b, "[[target]]\nname = %q\norganization = %q\nmax_runners = %d\nlabels = [%s]\n", OrgTargetName(org), org, max(s.TargetMax, 1), s.labelList())
-		if s.IdleTimeout > 0 {
-			fmt.Fprintf(&b, "idle_timeout = %q\n", s.IdleTimeout.String())
+		for _, kv := range t.keys {
+			fmt.Fprintf(&b, "%s = %s\n", kv[0], kv[1])
 		}
 		b.WriteString("\n")
 	}
@@ -128,40 +178,27 @@ func (s Setup) TOML() []byte {
 // YAML renders the same config as TOML, in YAML.
 func (s Setup) YAML() []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "daemon:\n  state_dir: %q\n  log_level: info\n  log_format: json\n  max_runners: %d\n", s.StateDir, max(s.HostMax, 1))
-	fmt.Fprintf(&b, "  poll_interval: %q\n  shutdown_drain_timeout: 20s\n  runner_user: daemon\n", s.PollInterval.String())
-	fmt.Fprintf(&b, "github:\n  api_url: %q\n  token_file: %q\n", s.APIURL, s.TokenFile)
-	if s.PointsPerMinute > 0 {
-		fmt.Fprintf(&b, "  points_per_minute: %d\n", s.PointsPerMinute)
-	}
-	if s.Webhook.Listen != "" {
-		fmt.Fprintf(&b, "webhook:\n  listen: %q\n  path: %q\n  secret_file: %q\n", s.Webhook.Listen, s.Webhook.Path, s.Webhook.SecretFile)
-	}
-	if f := s.Fleet; f.Endpoint != "" {
-		fmt.Fprintf(&b, "fleet:\n  etcd_endpoints: [%q]\n  name: %q\n  host_name: %q\n", f.Endpoint, f.Name, f.Host)
-		if f.LeaseTTL > 0 {
-			fmt.Fprintf(&b, "  lease_ttl: %q\n", f.LeaseTTL.String())
-		}
-	}
-	b.WriteString("target:\n")
-	for i := 1; i <= s.Targets; i++ {
-		fmt.Fprintf(&b, "  - name: %q\n    repository: %q\n    max_runners: %d\n", TargetName(i), Repo(i), s.targetMax(i))
-		if s.ScaleSet != "" {
-			fmt.Fprintf(&b, "    scale_set: %q\n", s.SetName(i))
+	list := ""
+	for _, t := range s.tables() {
+		indent := "  "
+		if t.array {
+			if list != t.name {
+				fmt.Fprintf(&b, "%s:\n", t.name)
+			}
+			indent = "    "
 		} else {
-			fmt.Fprintf(&b, "    labels: [%s]\n", s.labelList())
+			fmt.Fprintf(&b, "%s:\n", t.name)
 		}
-		if s.IdleTimeout > 0 {
-			fmt.Fprintf(&b, "    idle_timeout: %q\n", s.IdleTimeout.String())
+		list = ""
+		if t.array {
+			list = t.name
 		}
-		if s.MinIdle > 0 {
-			fmt.Fprintf(&b, "    min_idle: %d\n", s.MinIdle)
-		}
-	}
-	for _, org := range s.Orgs {
-		fmt.Fprintf(&b, "  - name: %q\n    organization: %q\n    max_runners: %d\n    labels: [%s]\n", OrgTargetName(org), org, max(s.TargetMax, 1), s.labelList())
-		if s.IdleTimeout > 0 {
-			fmt.Fprintf(&b, "    idle_timeout: %q\n", s.IdleTimeout.String())
+		for i, kv := range t.keys {
+			lead := indent
+			if t.array && i == 0 {
+				lead = "  - "
+			}
+			fmt.Fprintf(&b, "%s%s: %s\n", lead, kv[0], kv[1])
 		}
 	}
 	return []byte(b.String())
