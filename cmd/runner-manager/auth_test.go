@@ -34,14 +34,7 @@ type authWorld struct {
 func newAuthWorld(t *testing.T) *authWorld {
 	t.Helper()
 	clock := ghsim.NewFakeClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC))
-	srv, err := ghsim.New(ghsim.Options{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() { cancel(); _ = srv.Close(); <-done })
+	srv := startSim(t, clock)
 	srv.CreateOAuthClient("Iv1.cli")
 	w := &authWorld{t: t, srv: srv, clock: clock, stateDir: t.TempDir()}
 	w.cfg = filepath.Join(t.TempDir(), "config.toml")

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -31,6 +32,14 @@ func (f *socketFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the daemon's JSON document instead of a table")
 }
 
+// print writes doc, the daemon's JSON document, with --json; else render writes it for a person.
+func (f *socketFlags) print(cmd *cobra.Command, doc any, render func(io.Writer) error) error {
+	if f.json {
+		return status.WriteJSON(cmd.OutOrStdout(), doc)
+	}
+	return render(cmd.OutOrStdout())
+}
+
 func statusCmd(now func() time.Time) *cobra.Command {
 	var f socketFlags
 	var fleetOnly bool
@@ -49,15 +58,10 @@ Exit status 1 when no daemon answers.`,
 			if err != nil {
 				return withCode(exitFailure, err)
 			}
-			switch {
-			case fleetOnly && f.json:
-				return status.WriteJSON(cmd.OutOrStdout(), snap.Fleet)
-			case fleetOnly:
-				return status.RenderFleet(cmd.OutOrStdout(), snap.Fleet, now())
-			case f.json:
-				return status.WriteJSON(cmd.OutOrStdout(), snap)
+			if fleetOnly {
+				return f.print(cmd, snap.Fleet, func(w io.Writer) error { return status.RenderFleet(w, snap.Fleet, now()) })
 			}
-			return status.RenderStatus(cmd.OutOrStdout(), snap, now())
+			return f.print(cmd, snap, func(w io.Writer) error { return status.RenderStatus(w, snap, now()) })
 		},
 	}
 	f.register(cmd)
@@ -83,19 +87,17 @@ them: runner-manager logs ATTEMPT-ID.`,
 				if err != nil {
 					return withCode(exitFailure, err)
 				}
-				if f.json {
-					return status.WriteJSON(cmd.OutOrStdout(), status.FailureList{Failures: failures})
-				}
-				return status.RenderFailures(cmd.OutOrStdout(), failures, now())
+				return f.print(cmd, status.FailureList{Failures: failures}, func(w io.Writer) error {
+					return status.RenderFailures(w, failures, now())
+				})
 			}
 			runners, err := status.FetchRunners(cmd.Context(), f.socketPath(cmd))
 			if err != nil {
 				return withCode(exitFailure, err)
 			}
-			if f.json {
-				return status.WriteJSON(cmd.OutOrStdout(), status.RunnerList{Runners: runners})
-			}
-			return status.RenderRunners(cmd.OutOrStdout(), runners, now())
+			return f.print(cmd, status.RunnerList{Runners: runners}, func(w io.Writer) error {
+				return status.RenderRunners(w, runners, now())
+			})
 		},
 	}
 	f.register(cmd)
@@ -118,10 +120,7 @@ attempts, and ` + "`runner-manager status`" + ` names each target's last failure
 			if err != nil {
 				return withCode(exitFailure, err)
 			}
-			if f.json {
-				return status.WriteJSON(cmd.OutOrStdout(), logs)
-			}
-			return status.RenderLogs(cmd.OutOrStdout(), logs)
+			return f.print(cmd, logs, func(w io.Writer) error { return status.RenderLogs(w, logs) })
 		},
 	}
 	f.register(cmd)

@@ -147,43 +147,43 @@ func TestStatusWhenDaemonNotRunning(t *testing.T) {
 	}
 }
 
-// TestStatusWithInvalidConfigStillFindsDaemon: an operator who just broke the config runs status
-// to see the rejection; the CLI must still reach the daemon (here through RUNNER_MANAGER_STATE_DIR).
-func TestStatusWithInvalidConfigStillFindsDaemon(t *testing.T) {
-	stateDir := serveStatus(t, statusFixture())
-	t.Setenv("RUNNER_MANAGER_STATE_DIR", stateDir)
-	bad := filepath.Join(t.TempDir(), "config.toml")
-	if err := os.WriteFile(bad, []byte("[daemon]\nmax_runners = 0\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, errOut, code := runStatusCmd(t, statusCmd(func() time.Time { return statusNow }), "--config", bad)
-	if code != exitOK {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
-	}
-	if !strings.Contains(errOut, "is invalid (the daemon keeps running its last good config); looking for the daemon in "+stateDir) {
-		t.Errorf("stderr %q lacks the fallback note", errOut)
-	}
-	if !strings.Contains(out, "last reload FAILED 30s ago") {
-		t.Errorf("stdout lacks the reload failure:\n%s", out)
-	}
-}
-
-// The rejected file's own state_dir is where its daemon is, even with no environment override.
-func TestStatusWithInvalidConfigUsesItsStateDir(t *testing.T) {
-	stateDir := serveStatus(t, statusFixture())
-	bad := filepath.Join(t.TempDir(), "config.toml")
-	if err := os.WriteFile(bad, []byte("[daemon]\nstate_dir = \""+stateDir+"\"\nmax_runners = 0\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, errOut, code := runStatusCmd(t, statusCmd(func() time.Time { return statusNow }), "--config", bad)
-	if code != exitOK {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
-	}
-	if !strings.Contains(errOut, "looking for the daemon in "+stateDir) {
-		t.Errorf("stderr %q: not looking in the file's state_dir", errOut)
-	}
-	if !strings.Contains(out, "last reload FAILED 30s ago") {
-		t.Errorf("stdout lacks the reload failure:\n%s", out)
+// TestStatusWithInvalidConfigFindsDaemon: an operator who just broke the config runs status to
+// see the rejection; the CLI must still reach the daemon, through RUNNER_MANAGER_STATE_DIR or, with
+// no environment override, the rejected file's own state_dir.
+func TestStatusWithInvalidConfigFindsDaemon(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		env      bool   // the daemon's state directory is in RUNNER_MANAGER_STATE_DIR
+		stateDir bool   // the rejected file names the daemon's state_dir
+		note     string // what stderr says, after the state directory's path is appended
+	}{
+		{"environment", true, false, "is invalid (the daemon keeps running its last good config); looking for the daemon in "},
+		{"the file's state_dir", false, true, "looking for the daemon in "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stateDir := serveStatus(t, statusFixture())
+			if tc.env {
+				t.Setenv("RUNNER_MANAGER_STATE_DIR", stateDir)
+			}
+			cfg := "[daemon]\nmax_runners = 0\n"
+			if tc.stateDir {
+				cfg = "[daemon]\nstate_dir = \"" + stateDir + "\"\nmax_runners = 0\n"
+			}
+			bad := filepath.Join(t.TempDir(), "config.toml")
+			if err := os.WriteFile(bad, []byte(cfg), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, code := runStatusCmd(t, statusCmd(func() time.Time { return statusNow }), "--config", bad)
+			if code != exitOK {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			if !strings.Contains(errOut, tc.note+stateDir) {
+				t.Errorf("stderr %q lacks %q", errOut, tc.note+stateDir)
+			}
+			if !strings.Contains(out, "last reload FAILED 30s ago") {
+				t.Errorf("stdout lacks the reload failure:\n%s", out)
+			}
+		})
 	}
 }
 

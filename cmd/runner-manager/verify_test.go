@@ -34,9 +34,8 @@ func newVerifyWorld(t *testing.T) *verifyWorld {
 	return newVerifyWorldAt(t, ghsim.NewFakeClock(time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)))
 }
 
-// newVerifyWorldAt runs the simulator on clock; nil is the wall clock, which App JWTs need (the
-// App transport signs them with the real time).
-func newVerifyWorldAt(t *testing.T, clock ghsim.Clock) *verifyWorld {
+// startSim runs a simulator on clock until the test ends.
+func startSim(t *testing.T, clock ghsim.Clock) *ghsim.Server {
 	t.Helper()
 	srv, err := ghsim.New(ghsim.Options{Clock: clock})
 	if err != nil {
@@ -46,6 +45,14 @@ func newVerifyWorldAt(t *testing.T, clock ghsim.Clock) *verifyWorld {
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(ctx) }()
 	t.Cleanup(func() { cancel(); _ = srv.Close(); <-done })
+	return srv
+}
+
+// newVerifyWorldAt runs the simulator on clock; nil is the wall clock, which App JWTs need (the
+// App transport signs them with the real time).
+func newVerifyWorldAt(t *testing.T, clock ghsim.Clock) *verifyWorld {
+	t.Helper()
+	srv := startSim(t, clock)
 	for _, r := range []string{"api", "web", "docs"} {
 		srv.CreateRepo("acme", r)
 	}
