@@ -165,7 +165,7 @@ func (s *Server) apiAccount(a *account) *github.User {
 }
 
 // handleListRuns serves GET /repos/{owner}/{repo}/actions/runs with ?status= and pagination.
-func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request, p *principal, rp *repo) {
+func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request, rp *repo) {
 	want := r.URL.Query().Get("status")
 	var runs []*github.WorkflowRun
 	// Newest first, as GitHub lists runs.
@@ -185,7 +185,7 @@ func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request, p *princ
 }
 
 // handleRunJobs serves GET /repos/{owner}/{repo}/actions/runs/{id}/jobs.
-func (s *Server) handleRunJobs(w http.ResponseWriter, r *http.Request, p *principal, rp *repo) {
+func (s *Server) handleRunJobs(w http.ResponseWriter, r *http.Request, rp *repo) {
 	id, _ := pathID(r, "id")
 	ru := s.runs[id]
 	if ru == nil || ru.repo != rp {
@@ -201,7 +201,7 @@ func (s *Server) handleRunJobs(w http.ResponseWriter, r *http.Request, p *princi
 }
 
 // handleGetJob serves GET /repos/{owner}/{repo}/actions/jobs/{id}.
-func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, p *principal, rp *repo) {
+func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, rp *repo) {
 	id, _ := pathID(r, "id")
 	j := s.jobs[id]
 	if j == nil || j.repo != rp {

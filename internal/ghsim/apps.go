@@ -184,18 +184,8 @@ func (s *Server) handleInstallationRepos(w http.ResponseWriter, r *http.Request,
 		writeError(w, http.StatusForbidden, "You must authenticate with an installation access token in order to list repositories for an installation.")
 		return
 	}
-	var repos []*repo
-	for _, rp := range s.repos {
-		if s.canSee(p, rp) {
-			repos = append(repos, rp)
-		}
-	}
-	slices.SortFunc(repos, func(a, b *repo) int { return int(a.id - b.id) })
-	lo, hi := paginate(w, r, len(repos))
-	out := &github.ListRepositories{TotalCount: github.Int(len(repos)), Repositories: []*github.Repository{}}
-	for _, rp := range repos[lo:hi] {
-		out.Repositories = append(out.Repositories, s.apiRepo(rp))
-	}
+	page, total := s.reposPage(w, r, func(rp *repo) bool { return s.canSee(p, rp) })
+	out := &github.ListRepositories{TotalCount: github.Int(total), Repositories: page}
 	writeJSON(w, http.StatusOK, struct {
 		*github.ListRepositories
 		RepositorySelection string `json:"repository_selection"`

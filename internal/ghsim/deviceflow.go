@@ -133,15 +133,7 @@ func userCode() string {
 }
 
 // handleDeviceCode serves POST /login/device/code.
-func (s *Server) handleDeviceCode(w http.ResponseWriter, r *http.Request) {
-	q := oauthParams(r)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cid := q.Get("client_id")
-	if !s.oauthClients[cid] {
-		oauthError(w, r, "incorrect_client_credentials", "The client_id and/or client_secret passed are incorrect.", nil)
-		return
-	}
+func (s *Server) handleDeviceCode(w http.ResponseWriter, r *http.Request, q url.Values, cid string) {
 	dc := newSecret("") + newSecret("")[:4] // 40 characters, like GitHub's
 	d := &deviceCode{clientID: cid, userCode: userCode(), interval: s.opts.DeviceInterval,
 		expiresAt: s.now().Add(s.opts.DeviceCodeTTL), state: "pending"}
@@ -152,15 +144,7 @@ func (s *Server) handleDeviceCode(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleAccessTokenOAuth serves POST /login/oauth/access_token for the device and refresh grants.
-func (s *Server) handleAccessTokenOAuth(w http.ResponseWriter, r *http.Request) {
-	q := oauthParams(r)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cid := q.Get("client_id")
-	if !s.oauthClients[cid] {
-		oauthError(w, r, "incorrect_client_credentials", "The client_id and/or client_secret passed are incorrect.", nil)
-		return
-	}
+func (s *Server) handleAccessTokenOAuth(w http.ResponseWriter, r *http.Request, q url.Values, cid string) {
 	switch q.Get("grant_type") {
 	case deviceGrant:
 		s.pollDevice(w, r, cid, q.Get("device_code"))

@@ -1,6 +1,11 @@
 package ghsim
 
-import "net/http"
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
+)
 
 // A REST route's guard (routes.go) names what a credential must be to use it: it answers the 401,
 // 403 or 404 GitHub answers, resolves what the path names, and runs the handler with s.mu held, so
@@ -32,19 +37,19 @@ func (s *Server) guard(require func(http.ResponseWriter, *principal) bool, h pri
 }
 
 // inRepo serves h for a token that may use need on the path's {owner}/{repo} (lookupRepo).
-func (s *Server) inRepo(need access, h func(w http.ResponseWriter, r *http.Request, p *principal, rp *repo)) http.HandlerFunc {
+func (s *Server) inRepo(need access, h func(w http.ResponseWriter, r *http.Request, rp *repo)) http.HandlerFunc {
 	return s.asToken(func(w http.ResponseWriter, r *http.Request, p *principal) {
 		if rp := s.lookupRepo(w, r, p, need); rp != nil {
-			h(w, r, p, rp)
+			h(w, r, rp)
 		}
 	})
 }
 
 // inOrg serves h for a token that may use need on the path's {org} (lookupOrg).
-func (s *Server) inOrg(need access, h func(w http.ResponseWriter, r *http.Request, p *principal, org *account)) http.HandlerFunc {
+func (s *Server) inOrg(need access, h func(w http.ResponseWriter, r *http.Request, org *account)) http.HandlerFunc {
 	return s.asToken(func(w http.ResponseWriter, r *http.Request, p *principal) {
 		if a := s.lookupOrg(w, r, p, need); a != nil {
-			h(w, r, p, a)
+			h(w, r, a)
 		}
 	})
 }
@@ -57,4 +62,45 @@ func (s *Server) inRunnerScope(h func(w http.ResponseWriter, r *http.Request, sc
 			h(w, r, sc, org)
 		}
 	})
+}
+
+// asRunner serves h for a fake runner's call (/_ghsim/runner/) that its JIT credential
+// authenticates (runnerCall), s.mu held.
+func (s *Server) asRunner(h func(w http.ResponseWriter, rn *runner)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var hello runnerproto.Hello
+		if rn := s.runnerCall(w, r, &hello); rn != nil {
+			h(w, rn)
+		}
+	}
+}
+
+// onRunnersJob serves h for a fake runner's call about the job it holds (runnersJob), s.mu held.
+func (s *Server) onRunnersJob(h func(w http.ResponseWriter, j *job, req runnerproto.JobRequest)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var req runnerproto.JobRequest
+		if j := s.runnersJob(w, r, &req); j != nil {
+			h(w, j, req)
+		}
+	}
+}
+
+// asOAuthClient serves h for an OAuth call (/login/...) of a registered client_id, s.mu held; q
+// holds the call's parameters.
+func (s *Server) asOAuthClient(h func(w http.ResponseWriter, r *http.Request, q url.Values, clientID string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := oauthParams(r)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		cid := q.Get("client_id")
+		if !s.oauthClients[cid] {
+			oauthError(w, r, "incorrect_client_credentials", "The client_id and/or client_secret passed are incorrect.", nil)
+			return
+		}
+		h(w, r, q, cid)
+	}
 }

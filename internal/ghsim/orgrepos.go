@@ -17,17 +17,24 @@ func (s *Server) handleOrgRepos(w http.ResponseWriter, r *http.Request, p *princ
 		writeError(w, http.StatusNotFound, "Not Found")
 		return
 	}
+	page, _ := s.reposPage(w, r, func(rp *repo) bool { return rp.owner == a && s.canSee(p, rp) })
+	writeJSON(w, http.StatusOK, page)
+}
+
+// reposPage is the page the request asks for of the repositories keep picks, in id order as GitHub
+// lists them and in GitHub's form, with the Link header set; total counts every page.
+func (s *Server) reposPage(w http.ResponseWriter, r *http.Request, keep func(*repo) bool) (page []*github.Repository, total int) {
 	var repos []*repo
 	for _, rp := range s.repos {
-		if rp.owner == a && s.canSee(p, rp) {
+		if keep(rp) {
 			repos = append(repos, rp)
 		}
 	}
 	slices.SortFunc(repos, func(a, b *repo) int { return int(a.id - b.id) })
 	lo, hi := paginate(w, r, len(repos))
-	out := []*github.Repository{}
+	page = []*github.Repository{}
 	for _, rp := range repos[lo:hi] {
-		out = append(out, s.apiRepo(rp))
+		page = append(page, s.apiRepo(rp))
 	}
-	writeJSON(w, http.StatusOK, out)
+	return page, len(repos)
 }

@@ -32,13 +32,13 @@ func (s *Server) routes() {
 	a.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { writeError(w, http.StatusNotFound, "Not Found") })
 
 	p := s.priv
-	p.HandleFunc("POST /login/device/code", s.handleDeviceCode)
-	p.HandleFunc("POST /login/oauth/access_token", s.handleAccessTokenOAuth)
+	p.HandleFunc("POST /login/device/code", s.asOAuthClient(s.handleDeviceCode))
+	p.HandleFunc("POST /login/oauth/access_token", s.asOAuthClient(s.handleAccessTokenOAuth))
 	p.HandleFunc("GET /_ghsim/downloads/{file}", s.handlePackageFile)
-	p.HandleFunc("POST /_ghsim/runner/connect", s.handleRunnerConnect)
-	p.HandleFunc("POST /_ghsim/runner/disconnect", s.handleRunnerDisconnect)
-	p.HandleFunc("POST /_ghsim/runner/acquire", s.handleRunnerAcquire)
-	p.HandleFunc("POST /_ghsim/runner/job", s.handleRunnerJob)
-	p.HandleFunc("POST /_ghsim/runner/complete", s.handleRunnerComplete)
+	p.HandleFunc("POST /_ghsim/runner/connect", s.asRunner(s.handleRunnerConnect))
+	p.HandleFunc("POST /_ghsim/runner/disconnect", s.asRunner(s.handleRunnerDisconnect))
+	p.HandleFunc("POST /_ghsim/runner/acquire", s.asRunner(s.handleRunnerAcquire))
+	p.HandleFunc("POST /_ghsim/runner/job", s.onRunnersJob(s.handleRunnerJob))
+	p.HandleFunc("POST /_ghsim/runner/complete", s.onRunnersJob(s.handleRunnerComplete))
 	s.adminRoutes(p)
 }

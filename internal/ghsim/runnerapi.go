@@ -39,14 +39,7 @@ func (s *Server) runnerCall(w http.ResponseWriter, r *http.Request, body any) *r
 	return rn
 }
 
-func (s *Server) handleRunnerConnect(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var h runnerproto.Hello
-	rn := s.runnerCall(w, r, &h)
-	if rn == nil {
-		return
-	}
+func (s *Server) handleRunnerConnect(w http.ResponseWriter, rn *runner) {
 	rn.status = RunnerOnline
 	s.registration(rn.id).Online = true
 	if f, ok := s.runnerFaults[rn.name]; ok {
@@ -55,26 +48,14 @@ func (s *Server) handleRunnerConnect(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, runnerproto.ConnectResponse{Fault: rn.fault})
 }
 
-func (s *Server) handleRunnerDisconnect(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var h runnerproto.Hello
-	if rn := s.runnerCall(w, r, &h); rn != nil {
-		rn.status = RunnerOffline
-		w.WriteHeader(http.StatusNoContent)
-	}
+func (s *Server) handleRunnerDisconnect(w http.ResponseWriter, rn *runner) {
+	rn.status = RunnerOffline
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // handleRunnerAcquire gives an online idle runner the oldest queued job in its scope whose labels
 // it satisfies; 204 when there is none.
-func (s *Server) handleRunnerAcquire(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var h runnerproto.Hello
-	rn := s.runnerCall(w, r, &h)
-	if rn == nil {
-		return
-	}
+func (s *Server) handleRunnerAcquire(w http.ResponseWriter, rn *runner) {
 	rn.status = RunnerOnline
 	if rn.busy {
 		http.Error(w, "runner already has a job", http.StatusConflict)
@@ -124,26 +105,12 @@ func (s *Server) runnersJob(w http.ResponseWriter, r *http.Request, req *runnerp
 }
 
 // handleRunnerJob tells a busy runner whether FinishJob ended its job early.
-func (s *Server) handleRunnerJob(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var req runnerproto.JobRequest
-	j := s.runnersJob(w, r, &req)
-	if j == nil {
-		return
-	}
+func (s *Server) handleRunnerJob(w http.ResponseWriter, j *job, _ runnerproto.JobRequest) {
 	writeJSON(w, http.StatusOK, runnerproto.JobStatus{Finish: j.finish || j.status == StatusCompleted, Conclusion: j.finishAs})
 }
 
 // handleRunnerComplete records the job's outcome and, the runner being ephemeral, removes it.
-func (s *Server) handleRunnerComplete(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var req runnerproto.JobRequest
-	j := s.runnersJob(w, r, &req)
-	if j == nil {
-		return
-	}
+func (s *Server) handleRunnerComplete(w http.ResponseWriter, j *job, req runnerproto.JobRequest) {
 	if err := checkResult(j, req.Result); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

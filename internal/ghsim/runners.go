@@ -145,7 +145,7 @@ func (s *Server) removeRunner(rn *runner, by string) {
 }
 
 // handleRunnerGroups serves GET /orgs/{org}/actions/runner-groups.
-func (s *Server) handleRunnerGroups(w http.ResponseWriter, r *http.Request, p *principal, a *account) {
+func (s *Server) handleRunnerGroups(w http.ResponseWriter, r *http.Request, a *account) {
 	var groups []*runnerGroup
 	for _, g := range s.groups {
 		if g.org == "" || g.org == strings.ToLower(a.login) {
@@ -169,24 +169,13 @@ func (s *Server) handleRunnerGroups(w http.ResponseWriter, r *http.Request, p *p
 
 // handleRunnerGroupRepos serves GET /orgs/{org}/actions/runner-groups/{id}/repositories: the
 // repositories a group of visibility "selected" serves (empty for "all", as on GitHub).
-func (s *Server) handleRunnerGroupRepos(w http.ResponseWriter, r *http.Request, p *principal, a *account) {
+func (s *Server) handleRunnerGroupRepos(w http.ResponseWriter, r *http.Request, a *account) {
 	id, _ := pathID(r, "id")
 	g := s.groups[id]
 	if g == nil || (g.org != "" && g.org != strings.ToLower(a.login)) {
 		writeError(w, http.StatusNotFound, "Not Found")
 		return
 	}
-	var repos []*repo
-	for _, rp := range s.repos {
-		if g.repos[strings.ToLower(rp.fullName())] {
-			repos = append(repos, rp)
-		}
-	}
-	slices.SortFunc(repos, func(x, y *repo) int { return int(x.id - y.id) })
-	lo, hi := paginate(w, r, len(repos))
-	out := &github.ListRepositories{TotalCount: github.Int(len(repos)), Repositories: []*github.Repository{}}
-	for _, rp := range repos[lo:hi] {
-		out.Repositories = append(out.Repositories, s.apiRepo(rp))
-	}
-	writeJSON(w, http.StatusOK, out)
+	page, total := s.reposPage(w, r, func(rp *repo) bool { return g.repos[strings.ToLower(rp.fullName())] })
+	writeJSON(w, http.StatusOK, &github.ListRepositories{TotalCount: github.Int(total), Repositories: page})
 }
