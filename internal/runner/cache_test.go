@@ -147,10 +147,8 @@ func cacheRecords(t *testing.T, c *Cache) []string {
 
 func TestEnsureDownloadsVerifiesAndExtractsOnce(t *testing.T) {
 	t.Parallel()
-	body := buildTarGz(t, runnerPackage)
-	srv := servePackage(t, serveBytes(body))
+	srv, p := servedPackage(t)
 	c := newTestCache(t, CacheOptions{})
-	p := testPackage(srv.URL, body)
 	dir, err := c.Ensure(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
@@ -346,10 +344,9 @@ func TestEnsureRejectsBadPackages(t *testing.T) {
 
 func TestPruneRemovesUnwantedVersions(t *testing.T) {
 	t.Parallel()
-	body := buildTarGz(t, runnerPackage)
-	srv := servePackage(t, serveBytes(body))
+	_, cur := servedPackage(t)
 	c := newTestCache(t, CacheOptions{})
-	old, cur := testPackage(srv.URL, body), testPackage(srv.URL, body)
+	old := cur
 	old.Version = "2.300.0"
 	for _, p := range []Package{old, cur} {
 		if _, err := c.Ensure(context.Background(), p); err != nil {
@@ -395,15 +392,14 @@ func (f *fakeClock) Now() time.Time { f.now = f.now.Add(time.Second); return f.n
 
 func TestDownloadProgressIsLoggedAndDrawnOnATerminal(t *testing.T) {
 	t.Parallel()
-	body := buildTarGz(t, runnerPackage)
-	srv := servePackage(t, serveBytes(body))
+	_, pkg := servedPackage(t)
 	var logs, bar bytes.Buffer
 	clock := &fakeClock{now: time.Unix(0, 0)}
 	c := newTestCache(t, CacheOptions{
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Progress: &bar, LogInterval: time.Second, Now: clock.Now,
 	})
 	c.isTTY = func(io.Writer) bool { return true }
-	if _, err := c.Ensure(context.Background(), testPackage(srv.URL, body)); err != nil {
+	if _, err := c.Ensure(context.Background(), pkg); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"downloading runner package", "bytes_per_second=", "downloaded runner package"} {
@@ -421,11 +417,10 @@ func TestDownloadProgressIsLoggedAndDrawnOnATerminal(t *testing.T) {
 
 func TestNoProgressBarWithoutATerminal(t *testing.T) {
 	t.Parallel()
-	body := buildTarGz(t, runnerPackage)
-	srv := servePackage(t, serveBytes(body))
+	_, pkg := servedPackage(t)
 	var bar bytes.Buffer
 	c := newTestCache(t, CacheOptions{Progress: &bar})
-	if _, err := c.Ensure(context.Background(), testPackage(srv.URL, body)); err != nil {
+	if _, err := c.Ensure(context.Background(), pkg); err != nil {
 		t.Fatal(err)
 	}
 	if bar.Len() != 0 {
@@ -451,4 +446,12 @@ func TestEnsureAbandonsStalledDownload(t *testing.T) {
 	if got := cacheEntries(t, c); len(got) != 0 {
 		t.Fatalf("cache holds %v after a stalled download", got)
 	}
+}
+
+// servedPackage serves the test runner package and returns the server and the package's Package.
+func servedPackage(t *testing.T) (*pkgServer, Package) {
+	t.Helper()
+	body := buildTarGz(t, runnerPackage)
+	srv := servePackage(t, serveBytes(body))
+	return srv, testPackage(srv.URL, body)
 }

@@ -13,11 +13,10 @@ import (
 )
 
 func ensureTestPackage(t *testing.T) (*Cache, string) {
+	_, pkg := servedPackage(t)
 	t.Helper()
-	body := buildTarGz(t, runnerPackage)
-	srv := servePackage(t, serveBytes(body))
 	c := newTestCache(t, CacheOptions{})
-	dir, err := c.Ensure(context.Background(), testPackage(srv.URL, body))
+	dir, err := c.Ensure(context.Background(), pkg)
 	if err != nil {
 		t.Fatal(err)
 	}

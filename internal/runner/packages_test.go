@@ -67,10 +67,9 @@ func TestPackagesResolveFailureIsNotRemembered(t *testing.T) {
 // Prune keeps exactly the packages some configured version resolves to.
 func TestPackagesPruneKeepsResolvedVersions(t *testing.T) {
 	t.Parallel()
-	body := buildTarGz(t, runnerPackage)
-	srv := servePackage(t, serveBytes(body))
+	_, cur := servedPackage(t)
 	c := newTestCache(t, CacheOptions{})
-	old, cur := testPackage(srv.URL, body), testPackage(srv.URL, body)
+	old := cur
 	old.Version = "2.300.0"
 	ctx := context.Background()
 	for _, pkg := range []Package{old, cur} {

@@ -12,10 +12,8 @@ import (
 
 func TestPrepareIsIdempotentUntilStarted(t *testing.T) {
 	t.Parallel()
-	body := buildTarGz(t, runnerPackage)
-	srv := servePackage(t, serveBytes(body))
+	srv, p := servedPackage(t)
 	c := newTestCache(t, CacheOptions{})
-	p := testPackage(srv.URL, body)
 	root := t.TempDir()
 	l := newTestLauncher(t, root)
 	dir := filepath.Join(root, "a1")

@@ -51,8 +51,7 @@ func tamper(t *testing.T, path, body string) {
 // downloaded again; a runtime directory already made from it is left alone.
 func TestEnsureReverifiesAfterIntervalAndRedownloadsAChangedPackage(t *testing.T) {
 	t.Parallel()
-	body := buildTarGz(t, runnerPackage)
-	srv := servePackage(t, serveBytes(body))
+	srv, p := servedPackage(t)
 	clock := &manualClock{now: time.Unix(1_000_000, 0)}
 	var logs bytes.Buffer
 	var discards []string
@@ -60,7 +59,6 @@ func TestEnsureReverifiesAfterIntervalAndRedownloadsAChangedPackage(t *testing.T
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: clock.Now, VerifyInterval: time.Hour,
 		OnDiscard: func(key, reason string) { discards = append(discards, key+" "+reason) },
 	})
-	p := testPackage(srv.URL, body)
 	ctx := context.Background()
 	dir, err := c.Ensure(ctx, p)
 	if err != nil {
@@ -107,10 +105,8 @@ func TestEnsureReverifiesAfterIntervalAndRedownloadsAChangedPackage(t *testing.T
 // A new process (a daemon restart) verifies a package before its first use, whatever the clock.
 func TestEnsureVerifiesBeforeFirstUseAfterStart(t *testing.T) {
 	t.Parallel()
-	body := buildTarGz(t, runnerPackage)
-	srv := servePackage(t, serveBytes(body))
+	srv, p := servedPackage(t)
 	c := newTestCache(t, CacheOptions{})
-	p := testPackage(srv.URL, body)
 	dir, err := c.Ensure(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
@@ -131,8 +127,7 @@ func TestEnsureVerifiesBeforeFirstUseAfterStart(t *testing.T) {
 // verify names the first path that differs from the record, for every kind of change.
 func TestVerifyFindsEveryChange(t *testing.T) {
 	t.Parallel()
-	body := buildTarGz(t, runnerPackage)
-	srv := servePackage(t, serveBytes(body))
+	_, pkg := servedPackage(t)
 	tests := []struct {
 		name   string
 		change func(t *testing.T, c *Cache, dir string, p *Package)
@@ -191,7 +186,7 @@ func TestVerifyFindsEveryChange(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			c := newTestCache(t, CacheOptions{})
-			p := testPackage(srv.URL, body)
+			p := pkg
 			dir, err := c.Ensure(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
@@ -214,11 +209,9 @@ func TestVerifyFindsEveryChange(t *testing.T) {
 // counted as unrecorded, and trusted from then on.
 func TestEnsureReplacesAnUnrecordedPackage(t *testing.T) {
 	t.Parallel()
-	body := buildTarGz(t, runnerPackage)
-	srv := servePackage(t, serveBytes(body))
+	srv, p := servedPackage(t)
 	var discards []string
 	c := newTestCache(t, CacheOptions{OnDiscard: func(key, reason string) { discards = append(discards, reason) }})
-	p := testPackage(srv.URL, body)
 	if err := os.MkdirAll(filepath.Join(c.Dir(), p.Key(), "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
