@@ -76,8 +76,10 @@ type SecretSource interface {
 type Options struct {
 	Secret SecretSource
 	// Notify receives every accepted workflow_job delivery, on the request's goroutine, before the
-	// response is written. It must not block (engine.Wake is a non-blocking send): GitHub gives up
-	// on a delivery after 10 s.
+	// response is written, so it should return quickly: GitHub gives up on a delivery after 10 s.
+	// The daemon's (daemon.deliver) wakes loops without blocking, but in a fleet it also writes a
+	// wake key to etcd for each routed target another host leads, each write bounded by the fleet's
+	// operation timeout (at most 3 s): with etcd unreachable, a delivery waits that long per target.
 	Notify func(Event)
 	// OnResult, if set, is told the outcome of every request (Result* constants), e.g. metrics.WebhookDelivery.
 	OnResult func(result string)
