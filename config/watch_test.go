@@ -114,16 +114,21 @@ func watch(t *testing.T, path string, beforeRun func(*watched)) *watched {
 	return x
 }
 
+// keep holds a timer the Watcher asked for: the stat check's or the quiet period's.
+func (x *watched) keep(tm fakeTimer) {
+	if tm.d == testStat {
+		x.stat = tm.ch
+	} else {
+		x.settle = tm.ch
+	}
+}
+
 // take receives timers the Watcher asked for until it gets none within wait.
 func (x *watched) take(wait time.Duration) {
 	for {
 		select {
 		case tm := <-x.clock.timers:
-			if tm.d == testStat {
-				x.stat = tm.ch
-			} else {
-				x.settle = tm.ch
-			}
+			x.keep(tm)
 		case <-time.After(wait):
 			return
 		}
@@ -141,11 +146,7 @@ func (x *watched) next() string {
 		}
 		select {
 		case tm := <-x.clock.timers:
-			if tm.d == testStat {
-				x.stat = tm.ch
-			} else {
-				x.settle = tm.ch
-			}
+			x.keep(tm)
 		case fire <- time.Now():
 			x.settle = nil
 		case got := <-x.changes:
