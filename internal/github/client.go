@@ -195,21 +195,14 @@ func NewFromConfig(cfg config.GitHub, stateDir string, o Options) (*Client, erro
 
 // newUserSource opens the device-flow sign-in of stateDir; renewals go through wire.
 func newUserSource(cfg config.GitHub, stateDir string, o Options, wire http.RoundTripper) (*auth.User, error) {
-	if cfg.DeviceFlow == nil || cfg.DeviceFlow.ClientID == "" {
-		return nil, errors.New("github.device_flow.client_id is not set")
-	}
-	web := o.WebURL
-	if web == "" {
-		var err error
-		if web, err = auth.WebURLFor(cfg.APIURL); err != nil {
-			return nil, err
-		}
+	flow, err := deviceFlow(cfg, o.WebURL, wire, o.Clock)
+	if err != nil {
+		return nil, err
 	}
 	host := o.Host
 	if host == "" {
 		host, _ = os.Hostname()
 	}
-	flow := &auth.DeviceFlow{WebURL: web, ClientID: cfg.DeviceFlow.ClientID, HTTPClient: &http.Client{Transport: wire}, Clock: o.Clock}
 	return auth.NewUser(auth.UserOptions{Store: auth.NewStore(stateDir), Flow: flow, Host: host, Clock: o.Clock, Logger: o.Logger})
 }
 

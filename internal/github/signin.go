@@ -43,22 +43,31 @@ func (o *SignInOptions) defaults() {
 	}
 }
 
+// deviceFlow is the device flow of cfg's [github.device_flow] over rt, signing in at webURL, or
+// when that is empty at the web host cfg.APIURL belongs to.
+func deviceFlow(cfg config.GitHub, webURL string, rt http.RoundTripper, clock Clock) (*auth.DeviceFlow, error) {
+	if cfg.DeviceFlow == nil || cfg.DeviceFlow.ClientID == "" {
+		return nil, errors.New("github.device_flow.client_id is not set: add a [github.device_flow] section with the App's client ID")
+	}
+	if webURL == "" {
+		var err error
+		if webURL, err = auth.WebURLFor(cfg.APIURL); err != nil {
+			return nil, err
+		}
+	}
+	return &auth.DeviceFlow{WebURL: webURL, ClientID: cfg.DeviceFlow.ClientID, HTTPClient: &http.Client{Transport: rt}, Clock: clock}, nil
+}
+
 // SignIn runs the device flow, asks GitHub who signed in (GET /user) and stores the pair in
 // <stateDir>/credentials/github-user.json. The previous pair is replaced, not revoked: a daemon
 // still using it keeps working until it re-reads the store.
 func SignIn(ctx context.Context, cfg config.GitHub, stateDir string, o SignInOptions) (*auth.Credential, error) {
 	o.defaults()
-	if cfg.DeviceFlow == nil || cfg.DeviceFlow.ClientID == "" {
-		return nil, errors.New("github.device_flow.client_id is not set: add a [github.device_flow] section with the App's client ID")
+	flow, err := deviceFlow(cfg, o.WebURL, o.Transport, o.Clock)
+	if err != nil {
+		return nil, err
 	}
-	web := o.WebURL
-	if web == "" {
-		var err error
-		if web, err = auth.WebURLFor(cfg.APIURL); err != nil {
-			return nil, err
-		}
-	}
-	flow := &auth.DeviceFlow{WebURL: web, ClientID: cfg.DeviceFlow.ClientID, HTTPClient: &http.Client{Transport: o.Transport}, Clock: o.Clock, Sleep: o.Sleep}
+	flow.Sleep = o.Sleep
 	cred, err := flow.Login(ctx, o.Out)
 	if err != nil {
 		return nil, err
