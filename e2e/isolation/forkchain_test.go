@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/e2e/harness"
-	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
 
 // forkChain is issue 26's first hole: a process in a session of its own that forks its successor
@@ -36,7 +35,7 @@ func TestForkChainIsGoneBeforeTheSlotsNextJob(t *testing.T) {
 			if !mode.cgroups {
 				o.Bin = withoutCgroups(t)
 			}
-			sim, cfg, d := startIsolatedWith(t, 1, o)
+			sim, cfg, d := startIsolatedWith(t, 1, o, nil)
 			iso := d.Status(t).Isolation
 			if iso == nil || iso.Cgroups != mode.cgroups || (!mode.cgroups && iso.NoCgroups == "") {
 				t.Fatalf("status isolation = %+v, want cgroups %v (a host without them says why)", iso, mode.cgroups)
@@ -54,11 +53,7 @@ sees own-listener grep -qs 'Runner[.]Listener' /proc/$PPID/cmdline
 `, shq(heartbeat))
 			var ids []int64
 			for _, script := range []string{plant, check} {
-				id, err := sim.QueueJobSpec(ghsim.JobSpec{Repo: "acme/web", Labels: []string{"e2e"}, Command: script})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ids = append(ids, id)
+				ids = append(ids, queueCommand(t, sim, script))
 			}
 			planted := parseChecks(t, waitResult(t, sim, ids[0]))
 			uid := planted.who(t, cfg)

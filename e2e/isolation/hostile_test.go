@@ -43,12 +43,7 @@ sees() { name=$1; shift; if "$@" >/dev/null 2>&1; then echo "SEES $name"; else e
 // own root, _work and _diag (as actions/runner must), so the checks can tell.
 func TestHostileJobBesideAnotherRunner(t *testing.T) {
 	sim, cfg, d := startIsolated(t, 2)
-	other, err := sim.QueueJobSpec(ghsim.JobSpec{Repo: "acme/web", Labels: []string{"e2e"}, Duration: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	otherJob := sim.WaitJobStatus(t, 60*time.Second, other, ghsim.StatusInProgress)
-	otherPID := listenerPID(t, cfg.StateDir, harness.AttemptOf(otherJob.RunnerName))
+	other, otherPID := busyBeside(t, sim, cfg)
 	otherUID, _ := processUID(otherPID)
 
 	script := jobPrelude + fmt.Sprintf(`refused read-token cat %[1]s
@@ -118,11 +113,7 @@ sha256sum "$root/run.sh" "$root/bin/Runner.Listener" | while read -r sum path; d
 `, left)
 	var ids []int64
 	for _, script := range []string{plant, check} {
-		id, err := sim.QueueJobSpec(ghsim.JobSpec{Repo: "acme/web", Labels: []string{"e2e"}, Command: script})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
+		ids = append(ids, queueCommand(t, sim, script))
 	}
 
 	planted := parseChecks(t, waitResult(t, sim, ids[0]))
@@ -178,11 +169,17 @@ func fileHash(t *testing.T, path string) string {
 // runCommandJob queues a command job in acme/web, waits for it and returns what its command did.
 func runCommandJob(t *testing.T, sim *harness.Sim, script string) ghsim.CommandResult {
 	t.Helper()
+	return waitResult(t, sim, queueCommand(t, sim, script))
+}
+
+// queueCommand queues a job in acme/web whose runner runs script, and returns its id.
+func queueCommand(t *testing.T, sim *harness.Sim, script string) int64 {
+	t.Helper()
 	id, err := sim.QueueJobSpec(ghsim.JobSpec{Repo: "acme/web", Labels: []string{"e2e"}, Command: script})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return waitResult(t, sim, id)
+	return id
 }
 
 func waitResult(t *testing.T, sim *harness.Sim, id int64) ghsim.CommandResult {

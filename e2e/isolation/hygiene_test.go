@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runner-manager/runner-manager/e2e/harness"
-	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
 
 // The jobs below reach the kernel's keyrings, POSIX message queues and renameat2 through perl's
@@ -50,10 +49,7 @@ sees plant-lock sh -c 'echo planted > %[4]s && test -e %[4]s'
 chmod 755 "$HOME"
 sees open-home sh -c 'test "$(stat -c %%a "$HOME")" = 755'
 `, addKey, findKey, mqOpen(unix.O_CREAT|unix.O_RDWR, 0o644), lock)
-	first, err := sim.QueueJobSpec(ghsim.JobSpec{Repo: "acme/web", Labels: []string{"e2e"}, Command: plant})
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := queueCommand(t, sim, plant)
 	planted := parseChecks(t, waitResult(t, sim, first))
 	ipc := planted["IPC"]
 	t.Cleanup(func() { removeLeftovers(ipc, lock, nonce) })
@@ -139,10 +135,7 @@ func TestHostileSlotCannotRedirectHygiene(t *testing.T) {
 echo started > ready
 perl -e 'my ($a, $b, $n) = ("d", "d.link", 0); until ($n %% 1024 == 0 && (-e "stop" || time - $^T > 240)) { syscall(%[2]d, -100, $a, -100, $b, 2) == 0 or die "exchange: $!"; $n++ } syscall(%[2]d, -100, $a, -100, $b, 2) if $n %% 2; print "SWAPS $n\n"'
 `, base, unix.SYS_RENAMEAT2)
-	racer, err := sim.QueueJobSpec(ghsim.JobSpec{Repo: "acme/web", Labels: []string{"e2e"}, Command: race})
-	if err != nil {
-		t.Fatal(err)
-	}
+	racer := queueCommand(t, sim, race)
 	waitFile(t, filepath.Join(base, "ready"))
 	// Slot A: its file inside B's directory (written when the name is the directory), its own.
 	leave := jobPrelude + fmt.Sprintf(`n=0; while [ $n -lt %[2]d ]; do

@@ -18,26 +18,14 @@ import (
 	"github.com/runner-manager/runner-manager/e2e/harness"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/runner"
-	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 	"github.com/runner-manager/runner-manager/internal/status"
 )
 
 // startLimited is startIsolated for the limit tests, with bound(target) applied to the target
-// before the daemon starts. It needs root (per-slot users and cgroups): elsewhere it fails saying
-// so, never skips.
+// before the daemon starts.
 func startLimited(t *testing.T, maxRunners int, bound func(*config.Target)) (*harness.Sim, *harness.Config, *harness.Daemon) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("the resource limit tests need a root daemon (per-slot users and a cgroup per runner); run the e2e suite as root, as CI does")
-	}
-	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/web"}})
-	cfg := harness.NewConfig(t, sim)
-	cfg.File.Daemon.RunnerUser = config.RunnerUserPerSlot
-	cfg.File.Daemon.RunnerUserPrefix = runnerusertest.Prefix()
-	cfg.Add(harness.RepoTarget("web", "acme/web", []string{"e2e"}, maxRunners))
-	bound(cfg.Target(t, "web"))
-	openAncestors(t, filepath.Dir(cfg.StateDir))
-	return sim, cfg, harness.StartDaemon(t, cfg.Write(t))
+	return startIsolatedWith(t, maxRunners, harness.DaemonOptions{}, bound)
 }
 
 // busyBeside starts a job that runs until finished and returns it with its runner's listener pid.
@@ -77,10 +65,7 @@ func stillRuns(t *testing.T, sim *harness.Sim, cfg *harness.Config, d *harness.D
 // runHostile queues a command job and returns its id and result.
 func runHostile(t *testing.T, sim *harness.Sim, script string) (int64, ghsim.CommandResult) {
 	t.Helper()
-	id, err := sim.QueueJobSpec(ghsim.JobSpec{Repo: "acme/web", Labels: []string{"e2e"}, Command: script})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := queueCommand(t, sim, script)
 	return id, waitResult(t, sim, id)
 }
 
@@ -187,10 +172,7 @@ head -c 100000000 /dev/zero > "$wd/fill" 2>/dev/null
 echo "FILLED $(df -k "$wd" | awk 'NR==2 {print $4}')"
 sleep 15
 `, shq(workDir))
-	filler, err := sim.QueueJobSpec(ghsim.JobSpec{Repo: "acme/web", Labels: []string{"e2e"}, Command: script})
-	if err != nil {
-		t.Fatal(err)
-	}
+	filler := queueCommand(t, sim, script)
 	sim.WaitJobStatus(t, 60*time.Second, filler, ghsim.StatusInProgress)
 	harness.Eventually(t, 30*time.Second, "the job to fill the work_dir", func() bool {
 		free, err := runner.FreeSpace(workDir)

@@ -70,24 +70,29 @@ func TestRunnersRunAsTheirSlotUsers(t *testing.T) {
 }
 
 // startIsolated starts a simulator with acme/web and a daemon running per-slot runner users (with
-// this test process's prefix) for one target of maxRunners runners labelled e2e. It skips unless
+// this test process's prefix) for one target of maxRunners runners labelled e2e. It fails unless
 // root, as per-slot users need a root daemon.
 func startIsolated(t *testing.T, maxRunners int) (*harness.Sim, *harness.Config, *harness.Daemon) {
 	t.Helper()
-	return startIsolatedWith(t, maxRunners, harness.DaemonOptions{})
+	return startIsolatedWith(t, maxRunners, harness.DaemonOptions{}, nil)
 }
 
-// startIsolatedWith is startIsolated with the daemon started by o (another binary, a wrapper).
-func startIsolatedWith(t *testing.T, maxRunners int, o harness.DaemonOptions) (*harness.Sim, *harness.Config, *harness.Daemon) {
+// startIsolatedWith is startIsolated with the daemon started by o (another binary, a wrapper)
+// and, when bound is not nil, bound applied to the target before the daemon starts. It needs
+// root (per-slot users, and cgroups for the limits): elsewhere it fails saying so, never skips.
+func startIsolatedWith(t *testing.T, maxRunners int, o harness.DaemonOptions, bound func(*config.Target)) (*harness.Sim, *harness.Config, *harness.Daemon) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("per-slot runner users need a root daemon (CI runs as root); run the e2e suite as root to run this test")
+		t.Fatal("the isolation tests need a root daemon (per-slot runner users and a cgroup per runner); run the e2e suite as root, as CI does")
 	}
 	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/web"}})
 	cfg := harness.NewConfig(t, sim)
 	cfg.File.Daemon.RunnerUser = config.RunnerUserPerSlot
 	cfg.File.Daemon.RunnerUserPrefix = runnerusertest.Prefix()
 	cfg.Add(harness.RepoTarget("web", "acme/web", []string{"e2e"}, maxRunners))
+	if bound != nil {
+		bound(cfg.Target(t, "web"))
+	}
 	openAncestors(t, filepath.Dir(cfg.StateDir))
 	return sim, cfg, harness.StartDaemonWith(t, cfg.Write(t), o)
 }
