@@ -175,6 +175,14 @@ func (s Setup) TOML() []byte {
 	return []byte(b.String())
 }
 
+// Render is the config file in format: "yaml" (YAML), else TOML.
+func (s Setup) Render(format string) []byte {
+	if format == "yaml" {
+		return s.YAML()
+	}
+	return s.TOML()
+}
+
 // YAML renders the same config as TOML, in YAML.
 func (s Setup) YAML() []byte {
 	var b strings.Builder

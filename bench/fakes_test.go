@@ -127,11 +127,8 @@ func writeSetupAs(tb testing.TB, dir string, s Setup, format string) string {
 	if s.APIURL == "" {
 		s.APIURL = "http://127.0.0.1:1"
 	}
-	path, data := filepath.Join(dir, "config.toml"), s.TOML()
-	if format == "yaml" {
-		path, data = filepath.Join(dir, "config.yaml"), s.YAML()
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	path := filepath.Join(dir, "config."+format)
+	if err := os.WriteFile(path, s.Render(format), 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	return path

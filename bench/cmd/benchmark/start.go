@@ -39,10 +39,7 @@ func (e env) runStart(window time.Duration) ([]startRun, error) {
 		r := startRun{Format: format, Targets: startTargets, Window: window}
 		s := bench.Setup{StateDir: filepath.Join(dir, "state-"+format), APIURL: w.frontURL, TokenFile: w.tokenFile,
 			Targets: startTargets, HostMax: config.MaxRunnersLimit, TargetMax: 1, PollInterval: 30 * time.Second}
-		data := s.TOML()
-		if format == "yaml" {
-			data = s.YAML()
-		}
+		data := s.Render(format)
 		cfgPath := filepath.Join(dir, "config."+format)
 		if err := os.WriteFile(cfgPath, data, 0o600); err != nil {
 			return nil, err

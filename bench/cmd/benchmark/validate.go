@@ -37,10 +37,7 @@ func (e env) runValidate() ([]validateRun, error) {
 		for _, n := range []int{1000, 10000} {
 			s := bench.Setup{StateDir: filepath.Join(dir, "state"), APIURL: "http://127.0.0.1:1", TokenFile: token,
 				Targets: n, HostMax: config.MaxRunnersLimit, TargetMax: 1, PollInterval: 30 * time.Second}
-			data := s.TOML()
-			if format == "yaml" {
-				data = s.YAML()
-			}
+			data := s.Render(format)
 			path := filepath.Join(dir, fmt.Sprintf("config-%d.%s", n, format))
 			if err := os.WriteFile(path, data, 0o600); err != nil {
 				return nil, err
