@@ -147,12 +147,7 @@ func cacheRecords(t *testing.T, c *Cache) []string {
 
 func TestEnsureDownloadsVerifiesAndExtractsOnce(t *testing.T) {
 	t.Parallel()
-	srv, p := servedPackage(t)
-	c := newTestCache(t, CacheOptions{})
-	dir, err := c.Ensure(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, dir, srv, p := cachedPackage(t)
 	if dir != filepath.Join(c.Dir(), "2.319.1-linux-x64") {
 		t.Fatalf("dir = %s", dir)
 	}
@@ -344,15 +339,7 @@ func TestEnsureRejectsBadPackages(t *testing.T) {
 
 func TestPruneRemovesUnwantedVersions(t *testing.T) {
 	t.Parallel()
-	_, cur := servedPackage(t)
-	c := newTestCache(t, CacheOptions{})
-	old := cur
-	old.Version = "2.300.0"
-	for _, p := range []Package{old, cur} {
-		if _, err := c.Ensure(context.Background(), p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c, old, cur := cacheOfTwoVersions(t)
 	removed, err := c.Prune(context.Background(), func(key string) bool { return key == cur.Key() })
 	if err != nil {
 		t.Fatal(err)
@@ -454,4 +441,33 @@ func servedPackage(t *testing.T) (*pkgServer, Package) {
 	body := buildTarGz(t, runnerPackage)
 	srv := servePackage(t, serveBytes(body))
 	return srv, testPackage(srv.URL, body)
+}
+
+// cachedPackage is a fresh cache holding the served test package: the cache, the package's
+// directory in it, the package's server and its Package.
+func cachedPackage(t *testing.T) (*Cache, string, *pkgServer, Package) {
+	t.Helper()
+	srv, p := servedPackage(t)
+	c := newTestCache(t, CacheOptions{})
+	dir, err := c.Ensure(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, dir, srv, p
+}
+
+// cacheOfTwoVersions is a fresh cache holding the test package as two versions, old (2.300.0)
+// and cur.
+func cacheOfTwoVersions(t *testing.T) (c *Cache, old, cur Package) {
+	t.Helper()
+	_, cur = servedPackage(t)
+	old = cur
+	old.Version = "2.300.0"
+	c = newTestCache(t, CacheOptions{})
+	for _, p := range []Package{old, cur} {
+		if _, err := c.Ensure(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c, old, cur
 }

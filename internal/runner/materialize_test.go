@@ -12,17 +12,6 @@ import (
 	"testing"
 )
 
-func ensureTestPackage(t *testing.T) (*Cache, string) {
-	_, pkg := servedPackage(t)
-	t.Helper()
-	c := newTestCache(t, CacheOptions{})
-	dir, err := c.Ensure(context.Background(), pkg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, dir
-}
-
 func inode(t *testing.T, path string) uint64 {
 	t.Helper()
 	info, err := os.Stat(path)
@@ -34,7 +23,7 @@ func inode(t *testing.T, path string) uint64 {
 
 func TestMaterializeHardlinksFiles(t *testing.T) {
 	t.Parallel()
-	c, pkg := ensureTestPackage(t)
+	c, pkg, _, _ := cachedPackage(t)
 	rt := filepath.Join(t.TempDir(), "runs", "attempt-1")
 	if err := c.Materialize(context.Background(), pkg, rt); err != nil {
 		t.Fatal(err)
@@ -63,7 +52,7 @@ func TestMaterializeHardlinksFiles(t *testing.T) {
 
 func TestMaterializeCopiesWhenLinksFail(t *testing.T) {
 	t.Parallel()
-	c, pkg := ensureTestPackage(t)
+	c, pkg, _, _ := cachedPackage(t)
 	c.link = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EXDEV} }
 	rt := filepath.Join(t.TempDir(), "attempt-2")
 	if err := c.Materialize(context.Background(), pkg, rt); err != nil {
@@ -86,7 +75,7 @@ func TestMaterializeCopiesWhenLinksFail(t *testing.T) {
 
 func TestMaterializeRefuses(t *testing.T) {
 	t.Parallel()
-	c, pkg := ensureTestPackage(t)
+	c, pkg, _, _ := cachedPackage(t)
 	existing := t.TempDir()
 	if err := c.Materialize(context.Background(), pkg, existing); !errors.Is(err, os.ErrExist) {
 		t.Errorf("existing runtime dir: %v, want ErrExist", err)

@@ -67,16 +67,8 @@ func TestPackagesResolveFailureIsNotRemembered(t *testing.T) {
 // Prune keeps exactly the packages some configured version resolves to.
 func TestPackagesPruneKeepsResolvedVersions(t *testing.T) {
 	t.Parallel()
-	_, cur := servedPackage(t)
-	c := newTestCache(t, CacheOptions{})
-	old := cur
-	old.Version = "2.300.0"
+	c, _, cur := cacheOfTwoVersions(t)
 	ctx := context.Background()
-	for _, pkg := range []Package{old, cur} {
-		if _, err := c.Ensure(ctx, pkg); err != nil {
-			t.Fatal(err)
-		}
-	}
 	p := NewPackages(c, time.Now)
 	if _, err := p.Resolve(ctx, "latest", func(context.Context, string, string, string) (Package, error) { return cur, nil }); err != nil {
 		t.Fatal(err)

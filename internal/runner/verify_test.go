@@ -105,12 +105,7 @@ func TestEnsureReverifiesAfterIntervalAndRedownloadsAChangedPackage(t *testing.T
 // A new process (a daemon restart) verifies a package before its first use, whatever the clock.
 func TestEnsureVerifiesBeforeFirstUseAfterStart(t *testing.T) {
 	t.Parallel()
-	srv, p := servedPackage(t)
-	c := newTestCache(t, CacheOptions{})
-	dir, err := c.Ensure(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, dir, srv, p := cachedPackage(t)
 	tamper(t, filepath.Join(dir, "bin", "runner.json"), `{"planted":true}`)
 	restarted, err := NewCache(c.Dir(), CacheOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
