@@ -87,23 +87,29 @@ func forwardSignals(ctx context.Context, in <-chan os.Signal, out chan<- struct{
 	}
 }
 
-// daemonExit maps the daemon's failure classes to the documented exit codes.
+// daemonExits are the daemon's failure classes and their documented exit codes, first match wins.
+var daemonExits = []struct {
+	class error
+	code  int
+}{
+	{selfupdate.ErrUpgradePending, exitUpgradePending},
+	{daemon.ErrConfigInvalid, exitFailure},
+	{daemon.ErrConfigUnreadable, exitUsage},
+	{daemon.ErrConflict, exitConflict},
+	{daemon.ErrNotAuthenticated, exitNotAuthed},
+	{daemon.ErrLocalState, exitLocalState},
+}
+
+// daemonExit maps the daemon's failure classes to the documented exit codes (daemonExits); any
+// other error exits 1.
 func daemonExit(err error) error {
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.Is(err, selfupdate.ErrUpgradePending):
-		return withCode(exitUpgradePending, err)
-	case errors.Is(err, daemon.ErrConfigInvalid):
-		return withCode(exitFailure, err)
-	case errors.Is(err, daemon.ErrConfigUnreadable):
-		return withCode(exitUsage, err)
-	case errors.Is(err, daemon.ErrConflict):
-		return withCode(exitConflict, err)
-	case errors.Is(err, daemon.ErrNotAuthenticated):
-		return withCode(exitNotAuthed, err)
-	case errors.Is(err, daemon.ErrLocalState):
-		return withCode(exitLocalState, err)
+	}
+	for _, e := range daemonExits {
+		if errors.Is(err, e.class) {
+			return withCode(e.code, err)
+		}
 	}
 	return withCode(exitFailure, err)
 }
