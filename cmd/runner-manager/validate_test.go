@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/daemon"
+	"github.com/runner-manager/runner-manager/selfupdate"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files with the current output")
@@ -367,5 +370,30 @@ func TestValidateBoundsAHugeValue(t *testing.T) {
 		if len(stdout) > 4096 || !strings.Contains(stdout, `…`) || !strings.Contains(stdout, "(5.2 MB, cut)") {
 			t.Errorf("%s: %d bytes of output, want the label cut with its size noted: %.300s", format, len(stdout), stdout)
 		}
+	}
+}
+
+// TestDaemonExitCodes: each failure class of the daemon, wrapped as the daemon wraps it, exits with
+// its documented code (docs/exit-codes.md); anything else exits 1, and no error exits 0.
+func TestDaemonExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{errors.Join(errors.New("start"), selfupdate.ErrUpgradePending), exitUpgradePending},
+		{errors.Join(errors.New("load"), daemon.ErrConfigInvalid), exitFailure},
+		{errors.Join(errors.New("load"), daemon.ErrConfigUnreadable), exitUsage},
+		{errors.Join(errors.New("lock"), daemon.ErrConflict), exitConflict},
+		{errors.Join(errors.New("github"), daemon.ErrNotAuthenticated), exitNotAuthed},
+		{errors.Join(errors.New("journal"), daemon.ErrLocalState), exitLocalState},
+		{errors.New("anything else"), exitFailure},
+	} {
+		var e *exitError
+		if !errors.As(daemonExit(tc.err), &e) || e.code != tc.want {
+			t.Errorf("daemonExit(%v) = %v, want exit %d", tc.err, daemonExit(tc.err), tc.want)
+		}
+	}
+	if err := daemonExit(nil); err != nil {
+		t.Errorf("daemonExit(nil) = %v", err)
 	}
 }
