@@ -113,7 +113,7 @@ func (s *Server) apiInstallation(inst *installation) *github.Installation {
 	}
 	return &github.Installation{ID: github.Int64(inst.id), AppID: github.Int64(inst.appID), Account: s.apiAccount(inst.account), Permissions: apiPermissions(inst.perms),
 		TargetType: s.apiAccount(inst.account).Type, RepositorySelection: github.String(sel),
-		AccessTokensURL: github.String(fmt.Sprintf("%s/app/installations/%d/access_tokens", s.URL(), inst.id))}
+		AccessTokensURL: github.String(fmt.Sprintf("%s/app/installations/%d/access_tokens", s.APIURL(), inst.id))}
 }
 
 // handleAccessToken serves POST /app/installations/{id}/access_tokens (201, ghs_ token, 1 h).

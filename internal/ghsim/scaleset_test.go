@@ -78,12 +78,12 @@ func do(t *testing.T, method, url, auth string, body any, hdr map[string]string)
 func connect(t *testing.T, s *Server, org string) *actionsConn {
 	t.Helper()
 	tok := s.AddToken(TokenOptions{})
-	r := do(t, "POST", s.URL()+"/orgs/"+org+"/actions/runners/registration-token", "Bearer "+tok, nil, nil)
+	r := do(t, "POST", s.APIURL()+"/orgs/"+org+"/actions/runners/registration-token", "Bearer "+tok, nil, nil)
 	if r.code != http.StatusCreated {
 		t.Fatalf("registration-token: %d %s", r.code, r.body)
 	}
 	reg := r.json(t)["token"].(string)
-	r = do(t, "POST", s.URL()+"/actions/runner-registration", "RemoteAuth "+reg,
+	r = do(t, "POST", s.APIURL()+"/actions/runner-registration", "RemoteAuth "+reg,
 		map[string]string{"url": "https://github.com/" + org, "runner_event": "register"}, nil)
 	if r.code != http.StatusOK {
 		t.Fatalf("runner-registration: %d %s", r.code, r.body)
