@@ -49,14 +49,17 @@ func (s *Server) apiJob(j *job) *github.WorkflowJob {
 	}
 }
 
-// runStatus derives a run's status and conclusion from its jobs, as GitHub does: queued until a
-// job starts, in_progress until every job (including those announced for later) completed.
+// runStatus derives a run's status and conclusion from its jobs, as GitHub does: waiting while a
+// job waits for approval and none started, queued until a job starts, in_progress until every job
+// (including those announced for later) completed.
 func (s *Server) runStatus(ru *run) (status, conclusion string) {
-	queued, done := 0, 0
+	queued, waiting, done := 0, 0, 0
 	conclusion = "success"
 	for _, id := range ru.jobIDs {
 		j := s.jobs[id]
 		switch j.status {
+		case StatusWaiting:
+			waiting++
 		case StatusQueued:
 			queued++
 		case StatusCompleted:
@@ -69,6 +72,8 @@ func (s *Server) runStatus(ru *run) (status, conclusion string) {
 	switch {
 	case done == len(ru.jobIDs) && ru.held == 0:
 		return StatusCompleted, conclusion
+	case waiting > 0 && queued+waiting == len(ru.jobIDs):
+		return StatusWaiting, ""
 	case queued == len(ru.jobIDs):
 		return StatusQueued, ""
 	}
