@@ -177,7 +177,7 @@ func (s *Server) adminRoutes(p *http.ServeMux) {
 			return nil, err
 		}
 		s.CreateApp(n.AppID, key)
-		return nil, nil
+		return map[string]string{"client_id": AppClientID(n.AppID)}, nil
 	})
 	handle("POST "+a+"/installations", newNamed, func(_ *http.Request, b any) (any, error) {
 		n := b.(*named)

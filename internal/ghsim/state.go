@@ -128,10 +128,11 @@ type token struct {
 }
 
 type app struct {
-	id     int64
-	key    *rsa.PublicKey
-	slug   string
-	bucket *bucket
+	id       int64
+	clientID string // Iv23... (appClientID); a JWT's iss may name it instead of id
+	key      *rsa.PublicKey
+	slug     string
+	bucket   *bucket
 }
 
 type installation struct {
