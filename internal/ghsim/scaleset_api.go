@@ -192,13 +192,7 @@ func (s *Server) apply(w http.ResponseWriter, ss *scaleSet, f setFields) bool {
 	}
 	ss.name, ss.groupID, ss.groupName = name, g.id, g.name
 	if f.Labels != nil {
-		// Custom labels beyond the first need a GHES feature flag; without it they are dropped silently.
-		ss.labels = nil
-		for _, l := range *f.Labels {
-			if l.Name != "" && len(ss.labels) == 0 {
-				ss.labels = append(ss.labels, l.Name)
-			}
-		}
+		ss.labels = s.setLabels(*f.Labels)
 	}
 	if f.RunnerSetting != nil && f.RunnerSetting.DisableUpdate != nil {
 		ss.disableUpdate = *f.RunnerSetting.DisableUpdate
