@@ -415,9 +415,7 @@ func (c *checker) checkLabels(p string, labels []string) {
 	}
 }
 
-// checkScaleSet: a scale set's name is the label its jobs ask for, and the set carries no other
-// label GitHub would honour (custom labels need GHES 3.18 and a feature flag), so labels may only
-// repeat the name.
+// checkScaleSet: a scale set's name is a label its jobs ask for; its labels are ScaleSetLabels.
 func (c *checker) checkScaleSet(t Target, p string) {
 	if t.ScaleSet == "" {
 		if t.DeleteScaleSetOnRemove {
@@ -431,9 +429,7 @@ func (c *checker) checkScaleSet(t Target, p string) {
 	case !labelChars.MatchString(t.ScaleSet):
 		c.add(SeverityError, p+".scale_set", fmt.Sprintf("scale_set %q must not contain commas, spaces or control characters: jobs name it in runs-on", t.ScaleSet))
 	}
-	if len(t.Labels) > 1 || (len(t.Labels) == 1 && t.Labels[0] != t.ScaleSet) {
-		c.add(SeverityError, p+".labels", fmt.Sprintf("a scale-set target's runners carry only the scale set's name: remove labels, or set labels = [%q]; jobs reach the set with runs-on: %s", t.ScaleSet, t.ScaleSet))
-	}
+	c.scaleSetLabels(t, p)
 }
 
 func (c *checker) oneOf(path, v string, allowed ...string) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -187,8 +188,9 @@ func TestRules(t *testing.T) {
 		{"label duplicate warns", target("labels = [\"gpu\", \"GPU\"]\n"), `6:18: warning: target "api": label "GPU" is listed twice`},
 		{"scale_set alone", target("scale_set = \"linux\"\ndelete_scale_set_on_remove = true\n"), ""},
 		{"scale_set with its own name as label", target("scale_set = \"linux\"\nlabels = [\"linux\"]\n"), ""},
-		{"scale_set with other labels", target("scale_set = \"linux\"\nlabels = [\"linux\", \"x64\"]\n"), `7:1: target "api": a scale-set target's runners carry only the scale set's name: remove labels, or set labels = ["linux"]`},
-		{"scale_set with a different label", target("scale_set = \"linux\"\nlabels = [\"Linux\"]\n"), `target "api": a scale-set target's runners carry only the scale set's name`},
+		{"scale_set with other labels", target("scale_set = \"linux\"\nlabels = [\"linux\", \"x64\"]\n"), ""},
+		{"scale_set with labels beside its name", target("scale_set = \"gpu-set\"\nlabels = [\"gpu\", \"Linux\"]\n"), ""},
+		{"scale_set with self-hosted", target("scale_set = \"linux\"\nlabels = [\"x64\", \"Self-Hosted\"]\n"), `7:18: target "api": a scale set does not carry the label self-hosted`},
 		{"scale_set with a comma", target("scale_set = \"a,b\"\n"), `6:1: target "api": scale_set "a,b" must not contain commas`},
 		{"scale_set too long", target("scale_set = \"" + strings.Repeat("s", 101) + "\"\n"), `scale_set must be 1-100 characters`},
 		{"delete_scale_set_on_remove without scale_set", target("delete_scale_set_on_remove = true\n"), `6:1: target "api": delete_scale_set_on_remove applies to scale-set targets only`},
@@ -252,5 +254,21 @@ func TestFleetDefaults(t *testing.T) {
 	}
 	if cfg, err = loadIn(t, "c.toml", auth); err != nil || cfg.Fleet != nil {
 		t.Fatalf("no [fleet]: got %+v, %v", cfg.Fleet, err)
+	}
+}
+
+func TestScaleSetLabels(t *testing.T) {
+	for _, tc := range []struct {
+		t    Target
+		want []string
+	}{
+		{Target{Repository: "o/r"}, nil},
+		{Target{ScaleSet: "gpu-set"}, []string{"gpu-set"}},
+		{Target{ScaleSet: "gpu-set", Labels: []string{"GPU-SET"}}, []string{"gpu-set"}},
+		{Target{ScaleSet: "gpu-set", Labels: []string{"gpu", "linux", "Gpu"}}, []string{"gpu-set", "gpu", "linux"}},
+	} {
+		if got := tc.t.ScaleSetLabels(); !slices.Equal(got, tc.want) {
+			t.Errorf("ScaleSetLabels(%q, %v) = %v, want %v", tc.t.ScaleSet, tc.t.Labels, got, tc.want)
+		}
 	}
 }

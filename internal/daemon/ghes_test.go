@@ -24,15 +24,7 @@ func TestGHESRunsJobsUnderAPIv3(t *testing.T) {
 		ss := target(s).ScaleSet
 		return ss != nil && ss.Session == "open" && ss.ID != 0
 	})
-	id, err := e.srv.QueueJob("acme/web", []string{"web-set"}, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.waitStatus("a scale-set runner busy", func(s status.Snapshot) bool { return target(s).Busy == 1 })
-	if err := e.srv.FinishJob(id, "success", false); err != nil {
-		t.Fatal(err)
-	}
-	e.waitStatus("the runner concluded", func(s status.Snapshot) bool { return target(s).Owned == 0 && len(s.Runners) == 0 })
+	e.runJobWith("web-set")
 	for route, n := range e.srv.Requests() {
 		if strings.Contains(route, "(outside /api/v3)") {
 			t.Errorf("%d requests outside /api/v3 (%s); the daemon's GHES mode must keep the API path", n, route)
