@@ -47,6 +47,7 @@ var classes = map[string]Class{
 	"github.api_url":                 Live, // the GitHub client is rebuilt when the reload is applied
 	"github.token_file":              Live,
 	"github.app_id":                  Live,
+	"github.app_client_id":           Live,
 	"github.installation_id":         Live,
 	"github.private_key_file":        Live,
 	"github.device_flow.client_id":   Live,

@@ -98,8 +98,10 @@ type GitHub struct {
 	APIURL string `koanf:"api_url" json:"api_url" toml:"api_url" jsonschema:"format=uri,default=https://api.github.com"`
 	// File holding a personal access token (must not be readable by other users).
 	TokenFile string `koanf:"token_file" json:"token_file,omitempty" toml:"token_file,omitempty"`
-	// GitHub App ID (with installation_id and private_key_file).
+	// GitHub App ID (with installation_id and private_key_file); or app_client_id instead.
 	AppID int64 `koanf:"app_id" json:"app_id,omitempty" toml:"app_id,omitempty"`
+	// GitHub App client ID (Iv23...), signed into the App JWT in place of app_id, as GitHub recommends; exactly one of the two.
+	AppClientID string `koanf:"app_client_id" json:"app_client_id,omitempty" toml:"app_client_id,omitempty"`
 	// Installation ID of the GitHub App on the organisation or repositories.
 	InstallationID int64 `koanf:"installation_id" json:"installation_id,omitempty" toml:"installation_id,omitempty"`
 	// PEM private key of the GitHub App (must not be readable by other users).
@@ -295,7 +297,10 @@ func (Target) JSONSchemaExtend(s *jsonschema.Schema) {
 
 // JSONSchemaExtend: at most one kind of credential (validate: "configure exactly one credential").
 func (GitHub) JSONSchemaExtend(s *jsonschema.Schema) {
-	kinds := [][]string{{"token_file"}, {"app_id", "installation_id", "private_key_file"}, {"device_flow"}}
+	kinds := [][]string{{"token_file"}, {"app_id", "app_client_id", "installation_id", "private_key_file"}, {"device_flow"}}
+	// The App is named once: by its ID or by its client ID.
+	property(s, "app_client_id").Pattern = appClientID.String()
+	s.AllOf = append(s.AllOf, &jsonschema.Schema{Not: &jsonschema.Schema{Required: []string{"app_id", "app_client_id"}}})
 	for i, a := range kinds {
 		for _, b := range kinds[i+1:] {
 			for _, ka := range a {
@@ -351,7 +356,7 @@ func (g GitHub) Auth() AuthKind {
 	switch {
 	case g.TokenFile != "":
 		return AuthTokenFile
-	case g.AppID != 0 || g.PrivateKeyFile != "" || g.InstallationID != 0:
+	case g.AppID != 0 || g.AppClientID != "" || g.PrivateKeyFile != "" || g.InstallationID != 0:
 		return AuthApp
 	case g.DeviceFlow != nil:
 		return AuthDeviceFlow

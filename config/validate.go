@@ -202,8 +202,8 @@ func (c *checker) validateGitHub(cfg *Config) {
 	if g.TokenFile != "" {
 		kinds = append(kinds, "github.token_file")
 	}
-	if g.AppID != 0 || g.InstallationID != 0 || g.PrivateKeyFile != "" {
-		kinds = append(kinds, "the GitHub App keys (app_id, installation_id, private_key_file)")
+	if g.AppID != 0 || g.AppClientID != "" || g.InstallationID != 0 || g.PrivateKeyFile != "" {
+		kinds = append(kinds, "the GitHub App keys (app_id or app_client_id, installation_id, private_key_file)")
 	}
 	if g.DeviceFlow != nil {
 		kinds = append(kinds, "[github.device_flow]")
@@ -213,22 +213,20 @@ func (c *checker) validateGitHub(cfg *Config) {
 		c.add(SeverityError, "github", fmt.Sprintf("configure exactly one credential, found %s: remove all but one", strings.Join(kinds, " and ")))
 		return
 	case len(kinds) == 0 && slices.ContainsFunc(cfg.Targets, Target.IsEnabled):
-		c.add(SeverityError, "github", "no GitHub credential configured: set github.token_file, the GitHub App keys (app_id, installation_id, private_key_file), or [github.device_flow] client_id")
+		c.add(SeverityError, "github", "no GitHub credential configured: set github.token_file, the GitHub App keys (app_id or app_client_id, installation_id, private_key_file), or [github.device_flow] client_id")
 		return
 	}
 	switch g.Auth() {
 	case AuthTokenFile:
 		c.secretFile("github.token_file", g.TokenFile)
 	case AuthApp:
-		if g.AppID <= 0 {
-			c.add(SeverityError, "github.app_id", fmt.Sprintf("github.app_id must be the GitHub App's positive ID (got %d)", g.AppID))
-		}
+		c.appIdentity(g)
 		// 0 (absent) is fine: the installation is then looked up per target owner.
 		if g.InstallationID < 0 {
 			c.add(SeverityError, "github.installation_id", fmt.Sprintf("github.installation_id must be the App installation's positive ID, or absent to look it up per owner (got %d)", g.InstallationID))
 		}
 		if g.PrivateKeyFile == "" {
-			c.add(SeverityError, "github.private_key_file", "github.private_key_file is required with app_id: the path of the App's PEM private key")
+			c.add(SeverityError, "github.private_key_file", "github.private_key_file is required with a GitHub App: the path of the App's PEM private key")
 		} else {
 			c.secretFile("github.private_key_file", g.PrivateKeyFile)
 		}
@@ -417,9 +415,7 @@ func (c *checker) checkLabels(p string, labels []string) {
 	}
 }
 
-// checkScaleSet: a scale set's name is the label its jobs ask for, and the set carries no other
-// label GitHub would honour (custom labels need GHES 3.18 and a feature flag), so labels may only
-// repeat the name.
+// checkScaleSet: a scale set's name is a label its jobs ask for; its labels are ScaleSetLabels.
 func (c *checker) checkScaleSet(t Target, p string) {
 	if t.ScaleSet == "" {
 		if t.DeleteScaleSetOnRemove {
@@ -433,9 +429,7 @@ func (c *checker) checkScaleSet(t Target, p string) {
 	case !labelChars.MatchString(t.ScaleSet):
 		c.add(SeverityError, p+".scale_set", fmt.Sprintf("scale_set %q must not contain commas, spaces or control characters: jobs name it in runs-on", t.ScaleSet))
 	}
-	if len(t.Labels) > 1 || (len(t.Labels) == 1 && t.Labels[0] != t.ScaleSet) {
-		c.add(SeverityError, p+".labels", fmt.Sprintf("a scale-set target's runners carry only the scale set's name: remove labels, or set labels = [%q]; jobs reach the set with runs-on: %s", t.ScaleSet, t.ScaleSet))
-	}
+	c.scaleSetLabels(t, p)
 }
 
 func (c *checker) oneOf(path, v string, allowed ...string) {

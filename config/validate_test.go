@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,7 +134,14 @@ func TestRules(t *testing.T) {
 		{"app without installation looks it up", "[github]\napp_id = 1\nprivate_key_file = \"key.pem\"\n", ""},
 		{"app negative installation", "[github]\napp_id = 1\ninstallation_id = -3\nprivate_key_file = \"key.pem\"\n", `3:1: github.installation_id must be the App installation's positive ID, or absent to look it up per owner (got -3)`},
 		{"app negative id", "[github]\napp_id = -1\ninstallation_id = 2\nprivate_key_file = \"key.pem\"\n", `2:1: github.app_id must be the GitHub App's positive ID (got -1)`},
-		{"app without key", "[github]\napp_id = 1\ninstallation_id = 2\n", `1:2: github.private_key_file is required with app_id`},
+		{"app without key", "[github]\napp_id = 1\ninstallation_id = 2\n", `1:2: github.private_key_file is required with a GitHub App`},
+		{"app client id ok", "[github]\napp_client_id = \"Iv23liAbCdEf0123456789\"\ninstallation_id = 2\nprivate_key_file = \"key.pem\"\n", ""},
+		{"app old client id ok", "[github]\napp_client_id = \"Iv1.0123456789abcdef\"\nprivate_key_file = \"key.pem\"\n", ""},
+		{"app id and client id", "[github]\napp_id = 1\napp_client_id = \"Iv23liAbCdEf0123456789\"\nprivate_key_file = \"key.pem\"\n", `3:1: set github.app_id or github.app_client_id, not both`},
+		{"app client id numeric", "[github]\napp_client_id = \"12345\"\nprivate_key_file = \"key.pem\"\n", `2:1: github.app_client_id "12345" is not a GitHub App client ID`},
+		{"app client id of an OAuth app", "[github]\napp_client_id = \"Ov23liAbCdEf0123456789\"\nprivate_key_file = \"key.pem\"\n", `2:1: github.app_client_id "Ov23liAbCdEf0123456789" is not a GitHub App client ID`},
+		{"app client id without key", "[github]\napp_client_id = \"Iv23liAbCdEf0123456789\"\n", `1:2: github.private_key_file is required with a GitHub App`},
+		{"app without id or client id", "[github]\ninstallation_id = 2\nprivate_key_file = \"key.pem\"\n", `github.app_id must be the GitHub App's positive ID (got 0), or set github.app_client_id instead`},
 		{"app key missing", "[github]\napp_id = 1\ninstallation_id = 2\nprivate_key_file = \"gone.pem\"\n", `4:1: github.private_key_file "gone.pem" does not exist`},
 		{"device flow without client", "[github.device_flow]\nclient_id = \"\"\n", `2:1: github.device_flow.client_id is required`},
 		// webhook
@@ -180,8 +188,9 @@ func TestRules(t *testing.T) {
 		{"label duplicate warns", target("labels = [\"gpu\", \"GPU\"]\n"), `6:18: warning: target "api": label "GPU" is listed twice`},
 		{"scale_set alone", target("scale_set = \"linux\"\ndelete_scale_set_on_remove = true\n"), ""},
 		{"scale_set with its own name as label", target("scale_set = \"linux\"\nlabels = [\"linux\"]\n"), ""},
-		{"scale_set with other labels", target("scale_set = \"linux\"\nlabels = [\"linux\", \"x64\"]\n"), `7:1: target "api": a scale-set target's runners carry only the scale set's name: remove labels, or set labels = ["linux"]`},
-		{"scale_set with a different label", target("scale_set = \"linux\"\nlabels = [\"Linux\"]\n"), `target "api": a scale-set target's runners carry only the scale set's name`},
+		{"scale_set with other labels", target("scale_set = \"linux\"\nlabels = [\"linux\", \"x64\"]\n"), ""},
+		{"scale_set with labels beside its name", target("scale_set = \"gpu-set\"\nlabels = [\"gpu\", \"Linux\"]\n"), ""},
+		{"scale_set with self-hosted", target("scale_set = \"linux\"\nlabels = [\"x64\", \"Self-Hosted\"]\n"), `7:18: target "api": a scale set does not carry the label self-hosted`},
 		{"scale_set with a comma", target("scale_set = \"a,b\"\n"), `6:1: target "api": scale_set "a,b" must not contain commas`},
 		{"scale_set too long", target("scale_set = \"" + strings.Repeat("s", 101) + "\"\n"), `scale_set must be 1-100 characters`},
 		{"delete_scale_set_on_remove without scale_set", target("delete_scale_set_on_remove = true\n"), `6:1: target "api": delete_scale_set_on_remove applies to scale-set targets only`},
@@ -245,5 +254,21 @@ func TestFleetDefaults(t *testing.T) {
 	}
 	if cfg, err = loadIn(t, "c.toml", auth); err != nil || cfg.Fleet != nil {
 		t.Fatalf("no [fleet]: got %+v, %v", cfg.Fleet, err)
+	}
+}
+
+func TestScaleSetLabels(t *testing.T) {
+	for _, tc := range []struct {
+		t    Target
+		want []string
+	}{
+		{Target{Repository: "o/r"}, nil},
+		{Target{ScaleSet: "gpu-set"}, []string{"gpu-set"}},
+		{Target{ScaleSet: "gpu-set", Labels: []string{"GPU-SET"}}, []string{"gpu-set"}},
+		{Target{ScaleSet: "gpu-set", Labels: []string{"gpu", "linux", "Gpu"}}, []string{"gpu-set", "gpu", "linux"}},
+	} {
+		if got := tc.t.ScaleSetLabels(); !slices.Equal(got, tc.want) {
+			t.Errorf("ScaleSetLabels(%q, %v) = %v, want %v", tc.t.ScaleSet, tc.t.Labels, got, tc.want)
+		}
 	}
 }

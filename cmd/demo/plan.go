@@ -37,7 +37,7 @@ func demoConfig(src, dst, apiURL, stateDir, tokenFile string) (*config.Config, e
 	// The demo shows scaling, not isolation: as root it would create per-slot users.
 	table("daemon")["runner_user"] = config.RunnerUserDaemon
 	gh := table("github")
-	for _, k := range []string{"app_id", "installation_id", "private_key_file", "device_flow"} {
+	for _, k := range []string{"app_id", "app_client_id", "installation_id", "private_key_file", "device_flow"} {
 		delete(gh, k) // the demo authenticates with the simulator's token only
 	}
 	gh["api_url"], gh["token_file"] = apiURL, tokenFile

@@ -51,13 +51,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var act ghsim.ActionsOptions
 	fs.DurationVar(&act.LongPoll, "scaleset-long-poll", 50*time.Second, "how long a scale-set message GET waits before 202")
 	fs.DurationVar(&act.SessionExpiry, "scaleset-session-expiry", 10*time.Minute, "how long an unpolled scale-set session blocks a new one (409)")
-	fs.BoolVar(&act.GHES, "scaleset-ghes", false, "play GHES: JobAvailable messages and acquirejobs before assignment")
+	fs.BoolVar(&act.GHES, "scaleset-ghes", false, "GHES's scale-set message flow alone (JobAvailable, acquirejobs before assignment), REST at the root")
+	fs.BoolVar(&act.CustomLabels, "scaleset-custom-labels", false, "keep a scale set's labels beyond its name and route jobs by every label (GHES 3.18+ custom labels)")
+	ghes := fs.Bool("ghes", false, "play GitHub Enterprise Server: REST under /api/v3 and GHES's scale-set message flow")
 	points := fs.Int("points-per-minute", 0, "secondary-limit points per account per minute (0: GitHub's 900)")
 	latency := fs.Duration("latency", 0, "round-trip latency added to every REST request")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	opts := ghsim.Options{Addr: *listen, RateLimit: *rateLimit, Actions: act,
+	opts := ghsim.Options{Addr: *listen, RateLimit: *rateLimit, Actions: act, GHES: *ghes,
 		Limits: ghsim.Limits{PointsPerMinute: *points}, Latency: *latency}
 	if *fakeClock {
 		opts.Clock = ghsim.NewFakeClock(time.Now())
@@ -99,6 +101,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(out, readiness.SimLine(srv.URL()))
+	if *ghes {
+		fmt.Fprintf(out, "ghsim: GHES mode: REST API at %s (set github.api_url to it)\n", srv.APIURL())
+	}
 	<-ctx.Done()
 	if err := srv.Close(); err != nil && !errors.Is(err, context.Canceled) {
 		return err

@@ -15,15 +15,24 @@ import (
 )
 
 // TestRunServesAndWritesToken starts ghsim on a free port, reads the printed URL, and uses the
-// token it wrote against a pre-created repository.
+// token it wrote against a pre-created repository; with --ghes the REST API is under /api/v3.
 func TestRunServesAndWritesToken(t *testing.T) {
+	for _, c := range []struct {
+		name, api string
+		args      []string
+	}{{"github.com", "", nil}, {"ghes", "/api/v3", []string{"--ghes"}}} {
+		t.Run(c.name, func(t *testing.T) { testRunServes(t, c.api, c.args...) })
+	}
+}
+
+func testRunServes(t *testing.T, api string, extra ...string) {
 	dir := t.TempDir()
 	tokFile := filepath.Join(dir, "token")
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- run(ctx, []string{"--listen", "127.0.0.1:0", "--repo", "acme/api", "--token-file", tokFile}, pw)
+		errc <- run(ctx, append([]string{"--listen", "127.0.0.1:0", "--repo", "acme/api", "--token-file", tokFile}, extra...), pw)
 		pw.Close()
 	}()
 	defer func() {
@@ -48,7 +57,7 @@ func TestRunServesAndWritesToken(t *testing.T) {
 		t.Fatalf("token file: %v %v", st, err)
 	}
 	tok, _ := os.ReadFile(tokFile)
-	req, _ := http.NewRequest(http.MethodGet, url+"/repos/acme/api/actions/runners", nil)
+	req, _ := http.NewRequest(http.MethodGet, url+api+"/repos/acme/api/actions/runners", nil)
 	req.Header.Set("Authorization", "token "+strings.TrimSpace(string(tok)))
 	client := &http.Client{Timeout: 5 * time.Second}
 	resp, err := client.Do(req)

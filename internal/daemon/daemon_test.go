@@ -63,9 +63,12 @@ func TestMetricsLabelValuesAreTheEngines(t *testing.T) {
 // runJob queues a job on acme/web that runs until finished, waits for a runner of the daemon to
 // be busy with it, finishes it and waits until the daemon has concluded that runner. It returns the
 // snapshot taken while the runner was busy.
-func (e *env) runJob() status.Snapshot {
+func (e *env) runJob() status.Snapshot { e.t.Helper(); return e.runJobWith("linux") }
+
+// runJobWith is runJob for a job asking for the given labels.
+func (e *env) runJobWith(labels ...string) status.Snapshot {
 	e.t.Helper()
-	id, err := e.srv.QueueJob("acme/web", []string{"linux"}, -1)
+	id, err := e.srv.QueueJob("acme/web", labels, -1)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -36,14 +36,17 @@ type env struct {
 	opts Options // what start passes beside the paths (a test's clock), zero for most tests
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { t.Helper(); return newEnvWith(t, ghsim.Options{}) }
+
+// newEnvWith is newEnv on a simulator with the given options (GHES, for one).
+func newEnvWith(t *testing.T, opts ghsim.Options) *env {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "rmd")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	srv, err := ghsim.New(ghsim.Options{})
+	srv, err := ghsim.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +131,7 @@ listen = %q
 path = "/webhook"
 secret_file = %q
 poll_interval = "1s"
-`, e.stateDir, e.metricsAddr, e.srv.URL(), e.tokenFile, e.webhookAddr, e.secretFile) + targets
+`, e.stateDir, e.metricsAddr, e.srv.APIURL(), e.tokenFile, e.webhookAddr, e.secretFile) + targets
 }
 
 // webTarget is target web on acme/web bounded to maxRunners; 0 makes the file invalid, on line 26

@@ -247,7 +247,7 @@ func (s *scaleSets) apply(cfg *config.Config) {
 	}
 	for _, t := range cfg.EnabledTargets() {
 		cur := s.sets[t.Name]
-		if cur != nil && cur.t.Identity() == t.Identity() && cur.t.RunnerGroup == t.RunnerGroup {
+		if cur != nil && cur.t.Identity() == t.Identity() && cur.t.RunnerGroup == t.RunnerGroup && slices.Equal(cur.t.ScaleSetLabels(), t.ScaleSetLabels()) {
 			continue
 		}
 		if cur != nil {
@@ -409,7 +409,11 @@ func (s *scaleSets) listenOnce(ctx context.Context, st *setTarget, c *scaleset.C
 				rec, ok := s.fleet.Session(t.Name)
 				return scaleset.Record{SetID: rec.SetID, SessionID: rec.SessionID, Owner: "host " + rec.Host}, ok
 			}},
-		Want:      scaleset.ScaleSet{Name: t.ScaleSet, RunnerGroupID: group, Labels: []string{t.ScaleSet}},
+		Want: scaleset.ScaleSet{Name: t.ScaleSet, RunnerGroupID: group, Labels: t.ScaleSetLabels()},
+		LabelsDropped: func(kept []string) {
+			log.Warn("GitHub dropped the scale set's custom labels: jobs reach it only by the labels kept; custom scale-set labels need GHES 3.18+ with DistributedTask.AllowRunnerScaleSetCustomLabels",
+				"labels", t.ScaleSetLabels(), "kept", kept)
+		},
 		MovedFrom: from,
 		Capacity:  func() int { return s.capacity(ctx, st) },
 		Process:   func(d scaleset.Demand) { s.process(st, d) },

@@ -38,6 +38,10 @@ type ActionsOptions struct {
 	// GHES plays GitHub Enterprise Server: jobs arrive as JobAvailable and are assigned only once
 	// the listener acquires them (scaleset#75).
 	GHES bool
+	// CustomLabels keeps a scale set's labels beyond the first (its name), as GitHub does with
+	// custom scale-set labels (GHES 3.18+ with DistributedTask.AllowRunnerScaleSetCustomLabels;
+	// actions/scaleset and ARC 0.14 send them). Off, extras are dropped silently, as without the flag.
+	CustomLabels bool
 	// BOM prefixes every Actions-service JSON body with a UTF-8 byte-order mark, as the real one may.
 	BOM bool
 }

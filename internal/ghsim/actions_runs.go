@@ -33,7 +33,7 @@ func idOrNil(v int64) *int64 {
 
 // apiJob renders j as GitHub's REST API does (go-github's WorkflowJob). Callers hold s.mu.
 func (s *Server) apiJob(j *job) *github.WorkflowJob {
-	base := s.URL() + "/repos/" + j.repo.fullName()
+	base := s.APIURL() + "/repos/" + j.repo.fullName()
 	return &github.WorkflowJob{
 		ID: github.Int64(j.id), RunID: github.Int64(j.runID), RunURL: github.String(fmt.Sprintf("%s/actions/runs/%d", base, j.runID)),
 		NodeID: github.String(fmt.Sprintf("CR_sim%d", j.id)), HeadBranch: github.String("main"), HeadSHA: github.String(j.headSHA),
@@ -49,14 +49,17 @@ func (s *Server) apiJob(j *job) *github.WorkflowJob {
 	}
 }
 
-// runStatus derives a run's status and conclusion from its jobs, as GitHub does: queued until a
-// job starts, in_progress until every job (including those announced for later) completed.
+// runStatus derives a run's status and conclusion from its jobs, as GitHub does: waiting while a
+// job waits for approval and none started, queued until a job starts, in_progress until every job
+// (including those announced for later) completed.
 func (s *Server) runStatus(ru *run) (status, conclusion string) {
-	queued, done := 0, 0
+	queued, waiting, done := 0, 0, 0
 	conclusion = "success"
 	for _, id := range ru.jobIDs {
 		j := s.jobs[id]
 		switch j.status {
+		case StatusWaiting:
+			waiting++
 		case StatusQueued:
 			queued++
 		case StatusCompleted:
@@ -69,6 +72,8 @@ func (s *Server) runStatus(ru *run) (status, conclusion string) {
 	switch {
 	case done == len(ru.jobIDs) && ru.held == 0:
 		return StatusCompleted, conclusion
+	case waiting > 0 && queued+waiting == len(ru.jobIDs):
+		return StatusWaiting, ""
 	case queued == len(ru.jobIDs):
 		return StatusQueued, ""
 	}
@@ -134,7 +139,7 @@ func orDefault(s, d string) string {
 
 func (s *Server) apiRun(ru *run) *github.WorkflowRun {
 	status, conclusion := s.runStatus(ru)
-	base := s.URL() + "/repos/" + ru.repo.fullName()
+	base := s.APIURL() + "/repos/" + ru.repo.fullName()
 	return &github.WorkflowRun{
 		ID: github.Int64(ru.id), Name: github.String(ru.name), HeadBranch: github.String("main"),
 		HeadSHA: github.String(fmt.Sprintf("%040x", ru.id)), RunNumber: github.Int(ru.number), RunAttempt: github.Int(1),
@@ -151,7 +156,7 @@ func (s *Server) apiRun(ru *run) *github.WorkflowRun {
 func (s *Server) apiRepo(rp *repo) *github.Repository {
 	return &github.Repository{ID: github.Int64(rp.id), NodeID: github.String(fmt.Sprintf("R_sim%d", rp.id)),
 		Name: github.String(rp.name), FullName: github.String(rp.fullName()), Private: github.Bool(true),
-		Owner: s.apiAccount(rp.owner), URL: github.String(s.URL() + "/repos/" + rp.fullName()),
+		Owner: s.apiAccount(rp.owner), URL: github.String(s.APIURL() + "/repos/" + rp.fullName()),
 		DefaultBranch: github.String("main")}
 }
 
@@ -226,7 +231,7 @@ func paginate(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) {
 	}
 	last := max((n+per-1)/per, 1)
 	link := func(p int, rel string) string {
-		u := url.URL{Path: r.URL.Path}
+		u := url.URL{Path: requestPath(r)}
 		v := url.Values{}
 		for k, vs := range q {
 			v[k] = vs

@@ -87,6 +87,7 @@ func (s *Server) adminRoutes(p *http.ServeMux) {
 		ExpiresInS   int64    `json:"expires_in_s"`
 		LatencyMS    int64    `json:"latency_ms"`
 		Forbidden    bool     `json:"forbidden"`
+		Waiting      bool     `json:"waiting"`
 	}
 	newNamed := func() any { return &named{} }
 	handle("POST "+a+"/orgs", newNamed, func(_ *http.Request, b any) (any, error) {
@@ -108,7 +109,7 @@ func (s *Server) adminRoutes(p *http.ServeMux) {
 	handle("POST "+a+"/jobs", newNamed, func(_ *http.Request, b any) (any, error) {
 		n := b.(*named)
 		jid, err := s.QueueJobSpec(JobSpec{Repo: n.Repo, Labels: n.Labels, Duration: time.Duration(n.DurationMS) * time.Millisecond,
-			Name: n.Name, Fault: n.Fault, Command: n.Command})
+			Name: n.Name, Fault: n.Fault, Command: n.Command, Waiting: n.Waiting})
 		return id{jid}, err
 	})
 	handle("GET "+a+"/jobs/{id}/result", nil, func(r *http.Request, _ any) (any, error) {
@@ -124,6 +125,10 @@ func (s *Server) adminRoutes(p *http.ServeMux) {
 		jid, _ := pathID(r, "id")
 		n := b.(*named)
 		return nil, s.FinishJob(jid, n.Conclusion, n.RunnerGone)
+	})
+	handle("POST "+a+"/jobs/{id}/approve", nil, func(r *http.Request, _ any) (any, error) {
+		jid, _ := pathID(r, "id")
+		return nil, s.ApproveJob(jid)
 	})
 	handle("GET "+a+"/runners", nil, func(*http.Request, any) (any, error) { return s.Runners(), nil })
 	handle("POST "+a+"/runners/remove", newNamed, func(_ *http.Request, b any) (any, error) {
@@ -172,7 +177,7 @@ func (s *Server) adminRoutes(p *http.ServeMux) {
 			return nil, err
 		}
 		s.CreateApp(n.AppID, key)
-		return nil, nil
+		return map[string]string{"client_id": AppClientID(n.AppID)}, nil
 	})
 	handle("POST "+a+"/installations", newNamed, func(_ *http.Request, b any) (any, error) {
 		n := b.(*named)

@@ -80,12 +80,15 @@ func TestAdminAPI(t *testing.T) {
 	// An App registered with its PEM public key.
 	key := rsaKey(t)
 	pub := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: must(x509.MarshalPKIXPublicKey(&key.PublicKey))})
-	if code := admin(t, s, "POST", "/apps", map[string]any{"app_id": 9, "public_key_pem": string(pub)}, nil); code != http.StatusNoContent {
-		t.Fatalf("create app: %d", code)
+	var created struct {
+		ClientID string `json:"client_id"`
+	}
+	if code := admin(t, s, "POST", "/apps", map[string]any{"app_id": 9, "public_key_pem": string(pub)}, &created); code != http.StatusOK || created.ClientID != AppClientID(9) {
+		t.Fatalf("create app: %d, client_id %q", code, created.ClientID)
 	}
 	var inst struct{ ID int64 }
 	admin(t, s, "POST", "/installations", map[string]any{"app_id": 9, "login": "acme"}, &inst)
-	gh := newClient(t, s, appJWT(t, key, 9, clock.Now(), clock.Now().Add(5*time.Minute)))
+	gh := newClient(t, s, appJWTIss(t, key, created.ClientID, clock.Now(), clock.Now().Add(5*time.Minute)))
 	if _, _, err := gh.Apps.CreateInstallationToken(t.Context(), inst.ID, nil); err != nil {
 		t.Fatalf("installation token for admin-made app: %v", err)
 	}

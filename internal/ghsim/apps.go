@@ -14,11 +14,34 @@ import (
 	"github.com/google/go-github/v62/github"
 )
 
-// CreateApp registers a GitHub App whose JWTs are signed by the private half of key.
+// CreateApp registers a GitHub App whose JWTs are signed by the private half of key. Its client
+// ID is AppClientID(appID).
 func (s *Server) CreateApp(appID int64, key *rsa.PublicKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.apps[appID] = &app{id: appID, key: key, slug: fmt.Sprintf("ghsim-app-%d", appID), bucket: s.bucketFor(fmt.Sprintf("app:%d", appID))}
+	s.apps[appID] = &app{id: appID, clientID: AppClientID(appID), key: key, slug: fmt.Sprintf("ghsim-app-%d", appID),
+		bucket: s.bucketFor(fmt.Sprintf("app:%d", appID))}
+}
+
+// AppClientID is the client ID of App appID on the simulator: "Iv23li" and 14 hex digits, the
+// form of the client IDs GitHub gives Apps since 2024 (20 characters). GitHub recommends it as a
+// JWT's iss in place of the numeric App ID; the simulator accepts either.
+func AppClientID(appID int64) string { return fmt.Sprintf("Iv23li%014x", appID) }
+
+// appByIssuer finds the App a JWT's iss names: its numeric ID or its client ID. Callers hold s.mu.
+func (s *Server) appByIssuer(iss string) (*app, error) {
+	if id, err := strconv.ParseInt(iss, 10, 64); err == nil {
+		if a := s.apps[id]; a != nil {
+			return a, nil
+		}
+		return nil, fmt.Errorf("no app %d", id)
+	}
+	for _, a := range s.apps {
+		if a.clientID == iss {
+			return a, nil
+		}
+	}
+	return nil, fmt.Errorf("iss %q is neither an app id nor an app's client id", iss)
 }
 
 // CreateInstallation installs app appID on account (an org or user login). repos limits it to
@@ -63,7 +86,8 @@ func (s *Server) SetInstallationAdmin(id int64, admin bool) error {
 	return nil
 }
 
-// verifyAppJWT checks an App JWT: RS256 under the key of the app named by iss, iat and exp
+// verifyAppJWT checks an App JWT: RS256 under the key of the app named by iss (its ID or its
+// client ID), iat and exp
 // against the simulator's clock, and a lifetime of at most 10 minutes as GitHub requires.
 // Callers hold s.mu.
 func (s *Server) verifyAppJWT(raw string) (*app, string) {
@@ -71,14 +95,11 @@ func (s *Server) verifyAppJWT(raw string) (*app, string) {
 	var found *app
 	// Claims are validated below against the simulator's clock, not the wall clock.
 	_, err := jwt.ParseWithClaims(raw, &claims, func(t *jwt.Token) (any, error) {
-		id, err := strconv.ParseInt(claims.Issuer, 10, 64)
+		a, err := s.appByIssuer(claims.Issuer)
 		if err != nil {
-			return nil, fmt.Errorf("iss %q is not an app id", claims.Issuer)
+			return nil, err
 		}
-		found = s.apps[id]
-		if found == nil {
-			return nil, fmt.Errorf("no app %d", id)
-		}
+		found = a
 		return found.key, nil
 	}, jwt.WithValidMethods([]string{"RS256"}), jwt.WithoutClaimsValidation())
 	if err != nil || found == nil {
@@ -113,7 +134,7 @@ func (s *Server) apiInstallation(inst *installation) *github.Installation {
 	}
 	return &github.Installation{ID: github.Int64(inst.id), AppID: github.Int64(inst.appID), Account: s.apiAccount(inst.account), Permissions: apiPermissions(inst.perms),
 		TargetType: s.apiAccount(inst.account).Type, RepositorySelection: github.String(sel),
-		AccessTokensURL: github.String(fmt.Sprintf("%s/app/installations/%d/access_tokens", s.URL(), inst.id))}
+		AccessTokensURL: github.String(fmt.Sprintf("%s/app/installations/%d/access_tokens", s.APIURL(), inst.id))}
 }
 
 // handleAccessToken serves POST /app/installations/{id}/access_tokens (201, ghs_ token, 1 h).

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -20,7 +21,13 @@ import (
 
 func appJWT(t *testing.T, key *rsa.PrivateKey, appID int64, iat, exp time.Time) string {
 	t.Helper()
-	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.RegisteredClaims{Issuer: strconv.FormatInt(appID, 10),
+	return appJWTIss(t, key, strconv.FormatInt(appID, 10), iat, exp)
+}
+
+// appJWTIss is appJWT with any iss: a client ID, as GitHub recommends since 2024.
+func appJWTIss(t *testing.T, key *rsa.PrivateKey, iss string, iat, exp time.Time) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.RegisteredClaims{Issuer: iss,
 		IssuedAt: jwt.NewNumericDate(iat), ExpiresAt: jwt.NewNumericDate(exp)})
 	s, err := tok.SignedString(key)
 	if err != nil {
@@ -91,7 +98,11 @@ func TestAppJWTValidation(t *testing.T) {
 	s.CreateOrg("acme")
 	key, wrong := rsaKey(t), rsaKey(t)
 	s.CreateApp(5, &key.PublicKey)
+	s.CreateApp(6, &wrong.PublicKey)
 	instID, _ := s.CreateInstallation(5, "acme")
+	if id := AppClientID(5); !regexp.MustCompile(`^Iv23[A-Za-z0-9]{16}$`).MatchString(id) || id == AppClientID(6) {
+		t.Fatalf("client ID %q is not GitHub's Iv23 form (20 characters), or not the App's own", id)
+	}
 	now := clock.Now()
 	hs, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{Issuer: "5",
 		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Minute))}).SignedString([]byte("k"))
@@ -105,7 +116,11 @@ func TestAppJWTValidation(t *testing.T) {
 		{"too-long", appJWT(t, key, 5, now, now.Add(time.Hour)), http.StatusUnauthorized},
 		{"issued-in-future", appJWT(t, key, 5, now.Add(5*time.Minute), now.Add(9*time.Minute)), http.StatusUnauthorized},
 		{"wrong-key", appJWT(t, wrong, 5, now, now.Add(5*time.Minute)), http.StatusUnauthorized},
-		{"unknown-app", appJWT(t, key, 6, now, now.Add(5*time.Minute)), http.StatusUnauthorized},
+		{"unknown-app", appJWT(t, key, 7, now, now.Add(5*time.Minute)), http.StatusUnauthorized},
+		{"another-app's-id", appJWT(t, key, 6, now, now.Add(5*time.Minute)), http.StatusUnauthorized},
+		{"client-id", appJWTIss(t, key, AppClientID(5), now, now.Add(5*time.Minute)), http.StatusCreated},
+		{"another-app's-client-id", appJWTIss(t, key, AppClientID(6), now, now.Add(5*time.Minute)), http.StatusUnauthorized},
+		{"unknown-client-id", appJWTIss(t, key, "Iv23liunknown0000000", now, now.Add(5*time.Minute)), http.StatusUnauthorized},
 		{"hs256", hs, http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -147,7 +147,7 @@ func TestWebhookPayloadsMatchGitHubExamples(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ex := decodeJSON(t, name, raw)
 			action := ex["action"].(string)
-			if action == "waiting" { // the simulator has no deployment protection; a waiting job is queued to runners
+			if action == "waiting" { // the simulator announces a held job (JobSpec.Waiting) as queued; this compares a plain queued delivery
 				action = "queued"
 			}
 			got := ours[action]

@@ -33,14 +33,14 @@ func newTestServer(t *testing.T, opts Options) *Server {
 	return s
 }
 
-// newClient is how callers point go-github at the simulator: BaseURL = URL()+"/".
+// newClient is how callers point go-github at the simulator: BaseURL = APIURL()+"/".
 func newClient(t *testing.T, s *Server, tok string) *github.Client {
 	t.Helper()
 	c := github.NewClient(nil)
 	if tok != "" {
 		c = c.WithAuthToken(tok)
 	}
-	u, err := url.Parse(s.URL() + "/")
+	u, err := url.Parse(s.APIURL() + "/")
 	if err != nil {
 		t.Fatal(err)
 	}

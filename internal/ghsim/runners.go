@@ -162,7 +162,7 @@ func (s *Server) handleRunnerGroups(w http.ResponseWriter, r *http.Request, a *a
 		}
 		out.RunnerGroups = append(out.RunnerGroups, &github.RunnerGroup{ID: github.Int64(g.id), Name: github.String(g.name),
 			Visibility: github.String(vis), Default: github.Bool(g.id == 1), Inherited: github.Bool(false),
-			SelectedRepositoriesURL: github.String(fmt.Sprintf("%s/orgs/%s/actions/runner-groups/%d/repositories", s.URL(), a.login, g.id))})
+			SelectedRepositoriesURL: github.String(fmt.Sprintf("%s/orgs/%s/actions/runner-groups/%d/repositories", s.APIURL(), a.login, g.id))})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

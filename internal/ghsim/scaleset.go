@@ -123,16 +123,17 @@ func (s *Server) emit(ss *scaleSet, j *job, kind string, edit func(*jobMessage))
 	ss.wake()
 }
 
-// routeJob sends a newly queued job to the scale set its single label names, if there is one.
+// routeJob sends a newly queued job to the first scale set (of its repository, else of its
+// organization) that carries every label the job asks for (setServes), if there is one.
 // Callers hold s.mu.
 func (s *Server) routeJob(j *job) {
-	if j.set != nil || len(j.labels) != 1 || j.status != StatusQueued {
+	if j.set != nil || len(j.labels) == 0 || j.status != StatusQueued {
 		return
 	}
 	var ss *scaleSet
 	for _, sc := range []scope{repoScope(j.repo), orgScope(j.repo.owner)} {
 		for _, c := range s.sortedSets(sc) {
-			if ss == nil && strings.EqualFold(c.name, j.labels[0]) {
+			if ss == nil && setServes(c, j.labels) {
 				ss = c
 			}
 		}

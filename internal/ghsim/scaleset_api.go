@@ -151,10 +151,16 @@ func (s *Server) handleGetScaleSet(w http.ResponseWriter, _ *http.Request, ss *s
 
 // setFields are the writable fields of a scale set; PATCH merges those present (scaleset.md 2a).
 type setFields struct {
-	Name          *string           `json:"name"`
-	RunnerGroupID *int64            `json:"runnerGroupId"`
-	Labels        *[]apiLabel       `json:"labels"`
-	RunnerSetting *apiRunnerSetting `json:"RunnerSetting"`
+	Name          *string        `json:"name"`
+	RunnerGroupID *int64         `json:"runnerGroupId"`
+	Labels        *[]apiLabel    `json:"labels"`
+	RunnerSetting *settingFields `json:"RunnerSetting"`
+}
+
+// settingFields is RunnerSetting as a request sends it: a field absent keeps its value, so the
+// `"RunnerSetting":{}` GitHub's client sends with every PATCH changes nothing (TestAdminCallShapes, "empty RunnerSetting keeps").
+type settingFields struct {
+	DisableUpdate *bool `json:"disableUpdate"`
 }
 
 // apply checks and merges f into ss; it writes the error and returns false on a bad request.
@@ -186,16 +192,10 @@ func (s *Server) apply(w http.ResponseWriter, ss *scaleSet, f setFields) bool {
 	}
 	ss.name, ss.groupID, ss.groupName = name, g.id, g.name
 	if f.Labels != nil {
-		// Custom labels beyond the first need a GHES feature flag; without it they are dropped silently.
-		ss.labels = nil
-		for _, l := range *f.Labels {
-			if l.Name != "" && len(ss.labels) == 0 {
-				ss.labels = append(ss.labels, l.Name)
-			}
-		}
+		ss.labels = s.setLabels(*f.Labels)
 	}
-	if f.RunnerSetting != nil {
-		ss.disableUpdate = f.RunnerSetting.DisableUpdate
+	if f.RunnerSetting != nil && f.RunnerSetting.DisableUpdate != nil {
+		ss.disableUpdate = *f.RunnerSetting.DisableUpdate
 	}
 	return true
 }

@@ -78,12 +78,12 @@ func do(t *testing.T, method, url, auth string, body any, hdr map[string]string)
 func connect(t *testing.T, s *Server, org string) *actionsConn {
 	t.Helper()
 	tok := s.AddToken(TokenOptions{})
-	r := do(t, "POST", s.URL()+"/orgs/"+org+"/actions/runners/registration-token", "Bearer "+tok, nil, nil)
+	r := do(t, "POST", s.APIURL()+"/orgs/"+org+"/actions/runners/registration-token", "Bearer "+tok, nil, nil)
 	if r.code != http.StatusCreated {
 		t.Fatalf("registration-token: %d %s", r.code, r.body)
 	}
 	reg := r.json(t)["token"].(string)
-	r = do(t, "POST", s.URL()+"/actions/runner-registration", "RemoteAuth "+reg,
+	r = do(t, "POST", s.APIURL()+"/actions/runner-registration", "RemoteAuth "+reg,
 		map[string]string{"url": "https://github.com/" + org, "runner_event": "register"}, nil)
 	if r.code != http.StatusOK {
 		t.Fatalf("runner-registration: %d %s", r.code, r.body)
@@ -267,6 +267,8 @@ func TestAdminCallShapes(t *testing.T) { // section 2a
 		{"unknown id", "GET", "_apis/runtime/runnerscalesets/999999", nil, 404, "RunnerScaleSetNotFoundException"},
 		{"duplicate name", "POST", "_apis/runtime/runnerscalesets", map[string]any{"name": "LINUX", "runnerGroupId": 1}, 409, "RunnerScaleSetExistsException"},
 		{"partial update merges", "PATCH", c.setPath(""), map[string]any{"RunnerSetting": map[string]any{"disableUpdate": true}}, 200, ""},
+		// GitHub's client (actions/scaleset) sends "RunnerSetting":{} with every PATCH: it keeps disableUpdate.
+		{"empty RunnerSetting keeps", "PATCH", c.setPath(""), map[string]any{"name": "linux", "RunnerSetting": map[string]any{}}, 200, ""},
 		{"session", "POST", c.setPath("/sessions"), map[string]any{"ownerName": "host-a"}, 200, ""},
 		{"second session", "POST", c.setPath("/sessions"), map[string]any{"ownerName": "host-b"}, 409, "RunnerScaleSetSessionConflictException"},
 		{"refresh unknown", "PATCH", c.setPath("/sessions/nope"), nil, 404, "RunnerAdminException"},
@@ -287,7 +289,7 @@ func TestAdminCallShapes(t *testing.T) { // section 2a
 			t.Errorf("%s: body %s, want typeName %s", st.name, r.body, st.typeName)
 		}
 		switch st.name {
-		case "partial update merges":
+		case "partial update merges", "empty RunnerSetting keeps":
 			m := r.json(t)
 			if m["name"] != "linux" || m["RunnerSetting"].(map[string]any)["disableUpdate"] != true {
 				t.Errorf("PATCH did not merge: %s", r.body)

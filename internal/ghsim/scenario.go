@@ -89,6 +89,11 @@ type JobSpec struct {
 	// own user and reports its output and exit status (CommandResult). The job lasts as long as
 	// the command, Duration is ignored, and it concludes success on exit 0, failure otherwise.
 	Command string
+	// Waiting holds the job as a deployment protection rule does (an environment awaiting approval):
+	// status waiting, its run waiting, announced by a queued delivery whose job is waiting (octokit's
+	// queued.with-deployment example); no runner takes it and no scale set is offered it until
+	// ApproveJob queues it.
+	Waiting bool
 }
 
 // CommandResult is what a command job's command did, as its runner reported it.
@@ -168,6 +173,9 @@ func (s *Server) addJob(ru *run, spec JobSpec, now time.Time) *job {
 	j := &job{id: s.newID(), runID: ru.id, repo: ru.repo, name: spec.Name, workflowName: ru.name,
 		labels: slices.Clone(spec.Labels), duration: spec.Duration, fault: spec.Fault, command: spec.Command, status: StatusQueued,
 		headSHA: fmt.Sprintf("%040x", ru.id), createdAt: now}
+	if spec.Waiting {
+		j.status = StatusWaiting
+	}
 	ru.jobIDs = append(ru.jobIDs, j.id)
 	s.jobs[j.id] = j
 	s.queueWebhook(j, "queued")

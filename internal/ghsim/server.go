@@ -35,6 +35,9 @@ type Options struct {
 	Seed                 uint64        // seeds probabilistic faults, so a failing test replays
 	Logger               *slog.Logger  // default: discard
 	Actions              ActionsOptions
+	// GHES plays GitHub Enterprise Server: REST under /api/v3 (APIURL), and the Actions service's
+	// GHES message flow (Actions.GHES) with it.
+	GHES bool
 }
 
 func (o *Options) withDefaults() {
@@ -60,6 +63,7 @@ func (o *Options) withDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.Actions.GHES = o.Actions.GHES || o.GHES
 	o.Actions.withDefaults()
 	o.Limits.withDefaults()
 }
@@ -198,8 +202,9 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// URL is the API base URL (http://127.0.0.1:port), without a trailing slash. Paths are GitHub's
-// own (/repos/...), so a go-github client needs BaseURL = URL()+"/".
+// URL is the simulator's origin (http://127.0.0.1:port), without a trailing slash: the REST API's
+// base URL too unless GHES (then APIURL). Paths are GitHub's own (/repos/...), so a go-github
+// client needs BaseURL = APIURL()+"/".
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 
 // SetClock replaces the simulator's clock.
@@ -219,6 +224,9 @@ func (s *Server) newID() int64 {
 // ServeHTTP is the request pipeline: faults, private routes, OAuth, then the REST API
 // with authentication, rate limits and ETags.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.ghesPath(w, r) {
+		return
+	}
 	// Faults reach package downloads (a flaky CDN) but never the admin or fake-runner API.
 	private := strings.HasPrefix(r.URL.Path, "/_ghsim/") && !strings.HasPrefix(r.URL.Path, "/_ghsim/downloads/")
 	if !strings.HasPrefix(r.URL.Path, "/_ghsim/") {

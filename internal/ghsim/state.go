@@ -13,6 +13,7 @@ import (
 // Job states and the conclusions the simulator reports, as GitHub spells them.
 const (
 	StatusQueued     = "queued"
+	StatusWaiting    = "waiting" // a deployment protection rule holds the job (JobSpec.Waiting)
 	StatusInProgress = "in_progress"
 	StatusCompleted  = "completed"
 )
@@ -127,10 +128,11 @@ type token struct {
 }
 
 type app struct {
-	id     int64
-	key    *rsa.PublicKey
-	slug   string
-	bucket *bucket
+	id       int64
+	clientID string // Iv23... (appClientID); a JWT's iss may name it instead of id
+	key      *rsa.PublicKey
+	slug     string
+	bucket   *bucket
 }
 
 type installation struct {
@@ -174,7 +176,7 @@ type Job struct {
 	Name        string    `json:"name"`
 	Labels      []string  `json:"labels"`
 	Command     string    `json:"command,omitempty"` // a command job's command (JobSpec.Command)
-	Status      string    `json:"status"`            // queued, in_progress, completed
+	Status      string    `json:"status"`            // waiting, queued, in_progress, completed
 	Conclusion  string    `json:"conclusion"`        // success, failure, cancelled or ""
 	RunnerID    int64     `json:"runner_id"`
 	RunnerName  string    `json:"runner_name"`

@@ -119,7 +119,7 @@ func (s *Server) payload(j *job, action string) hookPayload {
 	p := hookPayload{Action: action, WorkflowJob: hj, Repository: s.apiRepo(j.repo), Sender: s.apiAccount(j.repo.owner)}
 	if o := j.repo.owner; o.isOrg {
 		p.Organization = &github.Organization{Login: github.String(o.login), ID: github.Int64(o.id),
-			NodeID: github.String(fmt.Sprintf("O_sim%d", o.id)), URL: github.String(s.URL() + "/orgs/" + o.login)}
+			NodeID: github.String(fmt.Sprintf("O_sim%d", o.id)), URL: github.String(s.APIURL() + "/orgs/" + o.login)}
 	}
 	for _, inst := range s.installations {
 		if inst.account == j.repo.owner {

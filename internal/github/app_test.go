@@ -35,8 +35,14 @@ func appKey(t *testing.T) *rsa.PrivateKey {
 	return testKey
 }
 
-// appClient installs App 42 on acme and returns a client authenticating as it.
+// appClient returns a client authenticating as App 42 (installApp installs it).
 func (s *sim) appClient(installationID int64) (*Client, string) {
+	s.t.Helper()
+	return s.appClientAs(config.GitHub{AppID: 42, InstallationID: installationID})
+}
+
+// appClientAs is appClient with the App named as g names it (app_id or app_client_id).
+func (s *sim) appClientAs(g config.GitHub) (*Client, string) {
 	s.t.Helper()
 	key := appKey(s.t)
 	path := filepath.Join(s.t.TempDir(), "app.pem")
@@ -44,7 +50,8 @@ func (s *sim) appClient(installationID int64) (*Client, string) {
 	if err := os.WriteFile(path, pemBytes, 0o600); err != nil {
 		s.t.Fatal(err)
 	}
-	c, err := NewFromConfig(config.GitHub{APIURL: s.srv.URL(), AppID: 42, InstallationID: installationID, PrivateKeyFile: path}, s.t.TempDir(), s.options())
+	g.APIURL, g.PrivateKeyFile = s.srv.URL(), path
+	c, err := NewFromConfig(g, s.t.TempDir(), s.options())
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -177,12 +177,12 @@ func NewFromConfig(cfg config.GitHub, stateDir string, o Options) (*Client, erro
 		src, err = auth.NewTokenFile(cfg.TokenFile)
 	case config.AuthApp:
 		c.o.Installation = true
-		src, err = auth.NewApp(auth.AppOptions{APIURL: apiURLOrDefault(cfg.APIURL), AppID: cfg.AppID,
+		src, err = auth.NewApp(auth.AppOptions{APIURL: apiURLOrDefault(cfg.APIURL), AppID: cfg.AppID, ClientID: cfg.AppClientID,
 			InstallationID: cfg.InstallationID, PrivateKeyFile: cfg.PrivateKeyFile, Transport: c.wire})
 	case config.AuthDeviceFlow:
 		src, err = newUserSource(cfg, stateDir, c.o, c.wire)
 	default:
-		err = errors.New("no GitHub credential configured: set github.token_file, github.app_id + private_key_file, or github.device_flow")
+		err = errors.New("no GitHub credential configured: set github.token_file, github.app_id (or app_client_id) + private_key_file, or github.device_flow")
 	}
 	if err != nil {
 		return nil, err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
 
 func TestLabelsMatch(t *testing.T) {
@@ -103,5 +105,55 @@ func TestIdlePollsCostNoBudget(t *testing.T) {
 	s.srv.QueueJob("acme/api", []string{"linux"}, -1)
 	if jobs, _ := c.QueuedJobs(ctx, repoScope, []string{"linux"}); len(jobs) != 2 {
 		t.Fatalf("after a new job: %d jobs, want 2", len(jobs))
+	}
+}
+
+// TestWaitingJobsAreNoDemand: a job a deployment protection rule holds (status waiting) is not
+// counted by the poll, neither in a run that only waits nor beside a job in progress in the same
+// run (whose jobs the poll reads), until its environment is approved and it is queued.
+func TestWaitingJobsAreNoDemand(t *testing.T) {
+	s := newSim(t)
+	c, _ := s.tokenClient(s.token)
+	ctx := context.Background()
+	held, err := s.srv.QueueJobSpec(ghsim.JobSpec{Repo: "acme/api", Labels: []string{"self-hosted"}, Duration: -1, Waiting: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ids, err := s.srv.QueueRun("acme/api", 0, ghsim.JobSpec{Labels: []string{"self-hosted"}, Duration: -1},
+		ghsim.JobSpec{Name: "deploy", Labels: []string{"self-hosted"}, Duration: -1, Waiting: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jit, err := c.GenerateJITConfig(ctx, repoScope, "runner-manager-1", []string{"self-hosted"}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	takeJob(t, s, jit) // the one queued job: the waiting ones are no runner's
+	if j, _ := s.srv.Job(ids[0]); j.Status != ghsim.StatusInProgress {
+		t.Fatalf("job %d is %s, want in_progress (a runner took it)", ids[0], j.Status)
+	}
+	jobs, err := c.QueuedJobs(ctx, repoScope, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 0 {
+		t.Fatalf("waiting jobs counted as demand: %+v", jobs)
+	}
+	for _, id := range []int64{held, ids[1]} {
+		if err := s.srv.ApproveJob(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs, err = c.QueuedJobs(ctx, repoScope, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, j := range jobs {
+		got = append(got, j.ID)
+	}
+	slices.Sort(got)
+	if want := []int64{held, ids[1]}; !slices.Equal(got, want) {
+		t.Fatalf("queued after approval %v, want %v", got, want)
 	}
 }

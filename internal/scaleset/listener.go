@@ -40,7 +40,10 @@ type Listener struct {
 	Capacity func() int
 	// Process is called with each message's demand before it is acknowledged.
 	Process func(Demand)
-	Now     func() time.Time
+	// LabelsDropped, if set, is told the labels GitHub kept when it kept fewer than Want's: a
+	// GitHub without custom scale-set labels keeps the first only, silently.
+	LabelsDropped func(kept []string)
+	Now           func() time.Time
 	// Backoff is the wait after a failed poll; default 5 s.
 	Backoff time.Duration
 
@@ -80,6 +83,9 @@ func (l *Listener) Ensure(ctx context.Context) (ScaleSet, error) {
 	}
 	if err != nil {
 		return ScaleSet{}, err
+	}
+	if l.LabelsDropped != nil && len(got.Labels) < len(l.Want.Labels) {
+		l.LabelsDropped(got.Labels)
 	}
 	l.mu.Lock()
 	l.set = got

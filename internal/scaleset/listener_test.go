@@ -111,3 +111,26 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestEnsureReportsDroppedLabels: a GitHub that keeps a set's first label only (no custom
+// scale-set labels) is reported through LabelsDropped with what it kept; one that keeps them all
+// is not.
+func TestEnsureReportsDroppedLabels(t *testing.T) {
+	for _, custom := range []bool{false, true} {
+		f := newFixture(t, ghsim.ActionsOptions{CustomLabels: custom})
+		var kept []string
+		called := false
+		l := &Listener{Client: f.c, Want: ScaleSet{Name: "gpu-set", RunnerGroupID: 1, Labels: []string{"gpu-set", "gpu", "linux"}},
+			LabelsDropped: func(k []string) { called, kept = true, k }}
+		set, err := l.Ensure(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if custom && (called || len(set.Labels) != 3) {
+			t.Errorf("custom labels kept: LabelsDropped called %v, set labels %v", called, set.Labels)
+		}
+		if !custom && (!called || len(kept) != 1 || kept[0] != "gpu-set") {
+			t.Errorf("custom labels dropped: LabelsDropped called %v with %v, want [gpu-set]", called, kept)
+		}
+	}
+}

@@ -11,12 +11,17 @@ import (
 // repository (or its organisation) whose runners could take the job, by the same label rule the
 // poll uses. Every state of a job a runner can take counts (engine.Supervisor.Deliver): queued is
 // demand, in_progress says which runner took it (busy without a read of GitHub), completed that
-// its ephemeral runner is done and its registration gone. waiting (an environment approval) is no
-// demand yet. Names compare case-insensitively, as GitHub's do. A target not routed still sees the
+// its ephemeral runner is done and its registration gone. A waiting job (a deployment protection
+// rule holds it) is no demand yet, whether the action says so or only the job's status does:
+// GitHub sends action queued with status waiting for a job of a protected environment (octokit's
+// queued.with-deployment example, TestRouteWaitingJobIsNoDemand); it comes back as queued once
+// approved. Names compare case-insensitively, as GitHub's do. A target not routed still sees the
 // job on its poll.
 func Route(ev Event, targets []config.Target) []string {
-	switch ev.Action {
-	case "queued", "in_progress", "completed":
+	switch {
+	case ev.Status == "waiting":
+		return nil
+	case ev.Action == "queued", ev.Action == "in_progress", ev.Action == "completed":
 	default:
 		return nil
 	}

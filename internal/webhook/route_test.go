@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/ghexamples"
 )
 
 func TestRoute(t *testing.T) {
@@ -33,10 +34,33 @@ func TestRoute(t *testing.T) {
 		{"job without labels wakes nobody", job("queued", "acme/api", "acme"), nil},
 		{"in_progress names the runner that took it", job("in_progress", "acme/api", "acme", "linux"), []string{"api", "api-gpu", "org"}},
 		{"waiting is not queued yet", job("waiting", "acme/api", "acme", "linux"), nil},
+		{"queued while a deployment rule holds it", Event{Action: "queued", Status: "waiting", Repo: "acme/api", Org: "acme", Labels: []string{"linux"}}, nil},
+		{"queued once approved", Event{Action: "queued", Status: "queued", Repo: "acme/api", Org: "acme", Labels: []string{"linux", "x64"}}, []string{"api", "org"}},
 		{"unknown repository", job("queued", "initech/api", "initech", "linux"), nil},
 	} {
 		if got := Route(tc.ev, targets); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: Route = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRouteWaitingJobIsNoDemand routes GitHub's own examples (internal/ghexamples, octokit's
+// payloads) to a target that would take each job: a queued job is demand, and a job a deployment
+// protection rule holds is none, both as action waiting and as octokit's queued.with-deployment
+// (action queued, workflow_job.status waiting).
+func TestRouteWaitingJobIsNoDemand(t *testing.T) {
+	for name, want := range map[string]bool{
+		"workflow_job.queued.json":                 true,
+		"workflow_job.queued.with-deployment.json": false,
+		"workflow_job.waiting.json":                false,
+	} {
+		ev, err := parseWorkflowJob(ghexamples.Webhooks()[name])
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		targets := []config.Target{{Name: "t", Repository: ev.Repo, Labels: ev.Labels}}
+		if got := len(Route(ev, targets)) == 1; got != want {
+			t.Errorf("%s (action %s, status %s): routed %v, want %v", name, ev.Action, ev.Status, got, want)
 		}
 	}
 }

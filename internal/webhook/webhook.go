@@ -37,6 +37,7 @@ const keepBodyBuffer = 64 << 10
 type Event struct {
 	Delivery   string    // X-GitHub-Delivery, unique per delivery (a redelivery reuses it)
 	Action     string    // queued, waiting, in_progress or completed
+	Status     string    // workflow_job.status: waiting under a queued action while a deployment protection rule holds the job
 	Repo       string    // "owner/name"
 	Org        string    // organisation login; "" for a repository owned by a user
 	JobID      int64     // workflow job id
@@ -272,6 +273,7 @@ func parseWorkflowJob(payload []byte) (Event, error) {
 	j := e.WorkflowJob
 	return Event{
 		Action:     e.GetAction(),
+		Status:     j.GetStatus(),
 		Repo:       e.Repo.GetFullName(),
 		Org:        org,
 		JobID:      j.GetID(),

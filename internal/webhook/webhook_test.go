@@ -109,6 +109,7 @@ func want(t *testing.T, body []byte) Event {
 			RunID      int64     `json:"run_id"`
 			Name       string    `json:"name"`
 			Labels     []string  `json:"labels"`
+			Status     string    `json:"status"`
 			RunnerName *string   `json:"runner_name"`
 			CreatedAt  time.Time `json:"created_at"`
 		} `json:"workflow_job"`
@@ -121,7 +122,7 @@ func want(t *testing.T, body []byte) Event {
 	if err := json.Unmarshal(body, &p); err != nil {
 		t.Fatal(err)
 	}
-	e := Event{Action: p.Action, Repo: p.Repo.FullName, JobID: p.Job.ID, RunID: p.Job.RunID,
+	e := Event{Action: p.Action, Status: p.Job.Status, Repo: p.Repo.FullName, JobID: p.Job.ID, RunID: p.Job.RunID,
 		JobName: p.Job.Name, Labels: p.Job.Labels, CreatedAt: p.Job.CreatedAt}
 	if p.Job.RunnerName != nil {
 		e.RunnerName = *p.Job.RunnerName

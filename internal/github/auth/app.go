@@ -19,7 +19,8 @@ import (
 // owner when the config gives no installation_id, and forcing a new token after a 401.
 type App struct {
 	appID   int64
-	fixedID int64 // configured installation_id; 0 = look up per owner
+	name    string // how errors name the App: its ID or its client ID
+	fixedID int64  // configured installation_id; 0 = look up per owner
 	baseURL string
 	apps    *ghinstallation.AppsTransport
 	jwt     *http.Client // requests signed with the App JWT
@@ -34,6 +35,7 @@ type App struct {
 type AppOptions struct {
 	APIURL         string
 	AppID          int64
+	ClientID       string // github.app_client_id: the JWT's iss in place of AppID
 	InstallationID int64
 	PrivateKeyFile string
 	Transport      http.RoundTripper
@@ -52,14 +54,18 @@ func NewApp(o AppOptions) (*App, error) {
 	if tr == nil {
 		tr = http.DefaultTransport
 	}
-	atr, err := ghinstallation.NewAppsTransport(tr, o.AppID, key)
+	atr, err := appsTransport(tr, o.AppID, o.ClientID, key)
 	if err != nil {
 		return nil, fmt.Errorf("GitHub App private key %s is not a PEM RSA key: download a new key from the App's settings", o.PrivateKeyFile)
 	}
 	base := strings.TrimRight(o.APIURL, "/")
 	atr.BaseURL = base
+	name := fmt.Sprint(o.AppID)
+	if o.ClientID != "" {
+		name = o.ClientID
+	}
 	return &App{
-		appID: o.AppID, fixedID: o.InstallationID, baseURL: base, apps: atr,
+		appID: o.AppID, name: name, fixedID: o.InstallationID, baseURL: base, apps: atr,
 		jwt: &http.Client{Transport: atr}, ids: map[string]int64{}, insts: map[int64]*ghinstallation.Transport{},
 	}, nil
 }
@@ -70,9 +76,9 @@ func (a *App) AppID() int64 { return a.appID }
 // Describe names the App (and installation when fixed).
 func (a *App) Describe() string {
 	if a.fixedID != 0 {
-		return fmt.Sprintf("GitHub App %d (installation %d)", a.appID, a.fixedID)
+		return fmt.Sprintf("GitHub App %s (installation %d)", a.name, a.fixedID)
 	}
-	return fmt.Sprintf("GitHub App %d", a.appID)
+	return "GitHub App " + a.name
 }
 
 // Token returns an installation token for owner's installation.
@@ -157,7 +163,7 @@ func (a *App) findInstallation(ctx context.Context, owner string) (int64, error)
 		case http.StatusNotFound:
 			continue
 		case http.StatusUnauthorized:
-			return 0, &InvalidCredentialError{Credential: a.Describe(), Reason: "GitHub rejected the App JWT (401): check github.app_id and that the private key belongs to this App and was not revoked"}
+			return 0, &InvalidCredentialError{Credential: a.Describe(), Reason: "GitHub rejected the App JWT (401): check github.app_id (or app_client_id) and that the private key belongs to this App and was not revoked"}
 		default:
 			err := fmt.Errorf("%s: find the installation for %s: GitHub answered %d", a.Describe(), owner, status)
 			if status >= 500 {

@@ -1,0 +1,24 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// appClientID is the form of a GitHub App's client ID: "Iv1." and 16 hex digits for older Apps,
+// "Iv23" and 16 letters or digits for Apps since 2024. An OAuth App's client ID (Ov23...) or a
+// numeric App ID is not one.
+var appClientID = regexp.MustCompile(`^Iv[0-9A-Za-z.]{4,60}$`)
+
+// appIdentity checks that the App is named exactly once, by app_id or by app_client_id: either is
+// the App JWT's iss (TestValidate, "app" rows).
+func (c *checker) appIdentity(g GitHub) {
+	switch {
+	case g.AppID != 0 && g.AppClientID != "":
+		c.add(SeverityError, "github.app_client_id", "set github.app_id or github.app_client_id, not both: they name the same App (GitHub recommends the client ID)")
+	case g.AppClientID != "" && !appClientID.MatchString(g.AppClientID):
+		c.add(SeverityError, "github.app_client_id", fmt.Sprintf("github.app_client_id %q is not a GitHub App client ID: copy the \"Client ID\" (Iv23...) from the App's settings page, or set the numeric github.app_id instead", g.AppClientID))
+	case g.AppClientID == "" && g.AppID <= 0:
+		c.add(SeverityError, "github.app_id", fmt.Sprintf("github.app_id must be the GitHub App's positive ID (got %d), or set github.app_client_id instead", g.AppID))
+	}
+}
