@@ -152,13 +152,13 @@ func TestPullPolicies(t *testing.T) {
 	ref := r.addr + "/team/runner:1"
 	auth := r.authFile(t, password)
 
-	_, err := im.Ensure(ctx, container.ImageSpec{Ref: ref, Pull: "never", AuthFile: auth})
+	_, err := im.Resolve(ctx, container.ImageSpec{Ref: ref, Pull: "never", AuthFile: auth})
 	assertImageMissing(t, err, `image_pull = "never"`)
 	if n := r.manifests.Load(); n != 0 {
 		t.Fatalf("image_pull = never fetched %d manifests", n)
 	}
 
-	id, err := im.Ensure(ctx, container.ImageSpec{Ref: ref, Pull: "missing", AuthFile: auth})
+	id, err := im.Resolve(ctx, container.ImageSpec{Ref: ref, Pull: "missing", AuthFile: auth})
 	if err != nil {
 		t.Fatalf("missing, absent: %v", err)
 	}
@@ -169,18 +169,18 @@ func TestPullPolicies(t *testing.T) {
 	if got := d.Docker(t, "run", "--rm", "--network", "none", id, "cat", "/marker"); got != "one" {
 		t.Fatalf("the pulled image's /marker = %q, want one", got)
 	}
-	if again, err := im.Ensure(ctx, container.ImageSpec{Ref: ref, Pull: "missing", AuthFile: auth}); err != nil || again != id {
+	if again, err := im.Resolve(ctx, container.ImageSpec{Ref: ref, Pull: "missing", AuthFile: auth}); err != nil || again != id {
 		t.Fatalf("missing, present: %q, %v; want %q", again, err, id)
 	}
 	if n := r.manifests.Load(); n != pulls {
 		t.Fatalf("image_pull = missing pulled a present image (%d manifest fetches, was %d)", n, pulls)
 	}
-	if got, err := im.Ensure(ctx, container.ImageSpec{Ref: ref, Pull: "never"}); err != nil || got != id {
+	if got, err := im.Resolve(ctx, container.ImageSpec{Ref: ref, Pull: "never"}); err != nil || got != id {
 		t.Fatalf("never, present: %q, %v; want %q", got, err, id)
 	}
 	for i := range 2 {
 		before := r.manifests.Load()
-		if got, err := im.Ensure(ctx, container.ImageSpec{Ref: ref, Pull: "always", AuthFile: auth}); err != nil || got != id {
+		if got, err := im.Resolve(ctx, container.ImageSpec{Ref: ref, Pull: "always", AuthFile: auth}); err != nil || got != id {
 			t.Fatalf("always #%d: %q, %v; want %q", i, got, err, id)
 		}
 		if r.manifests.Load() == before {
@@ -196,12 +196,12 @@ func TestPullCredentials(t *testing.T) {
 	ctx := context.Background()
 	ref := r.addr + "/team/runner:1"
 
-	_, err := im.Ensure(ctx, container.ImageSpec{Ref: ref, Pull: "missing"})
+	_, err := im.Resolve(ctx, container.ImageSpec{Ref: ref, Pull: "missing"})
 	assertImageMissing(t, err, "set registry_auth_file")
 
 	wrong := "not-the-registry-password"
 	bad := r.authFile(t, wrong)
-	_, err = im.Ensure(ctx, container.ImageSpec{Ref: ref, Pull: "missing", AuthFile: bad})
+	_, err = im.Resolve(ctx, container.ImageSpec{Ref: ref, Pull: "missing", AuthFile: bad})
 	assertImageMissing(t, err, "refused the credentials in "+bad)
 	encoded := base64.StdEncoding.EncodeToString([]byte(user + ":" + wrong))
 	for _, s := range []string{wrong, encoded} {
@@ -228,7 +228,7 @@ func TestPullDigestPinning(t *testing.T) {
 
 	// The lie: the manifest asked for by runner:1's digest is served from runner:2's.
 	r.lie.Store(&[2]string{"/v2/team/runner/manifests/" + digests["1"], "/v2/team/runner/manifests/2"})
-	_, err := im.Ensure(ctx, container.ImageSpec{Ref: pinned, Pull: "missing", AuthFile: auth})
+	_, err := im.Resolve(ctx, container.ImageSpec{Ref: pinned, Pull: "missing", AuthFile: auth})
 	t.Logf("the lying registry: %v", err)
 	assertImageMissing(t, err, "refused")
 	if !errors.Is(err, container.ErrDigestMismatch) {
@@ -239,7 +239,7 @@ func TestPullDigestPinning(t *testing.T) {
 	}
 	r.lie.Store(nil)
 
-	id, err := im.Ensure(ctx, container.ImageSpec{Ref: pinned, Pull: "missing", AuthFile: auth})
+	id, err := im.Resolve(ctx, container.ImageSpec{Ref: pinned, Pull: "missing", AuthFile: auth})
 	if err != nil {
 		t.Fatalf("pinned pull: %v", err)
 	}
@@ -247,22 +247,22 @@ func TestPullDigestPinning(t *testing.T) {
 		t.Fatalf("the pinned image's /marker = %q, want one", got)
 	}
 	// runner:2 pulled and tagged as the pinned repository's tag: still not the pin.
-	if _, err := im.Ensure(ctx, container.ImageSpec{Ref: r.addr + "/team/runner:2", Pull: "always", AuthFile: auth}); err != nil {
+	if _, err := im.Resolve(ctx, container.ImageSpec{Ref: r.addr + "/team/runner:2", Pull: "always", AuthFile: auth}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := im.Ensure(ctx, container.ImageSpec{Ref: pinned, Pull: "never"}); err != nil || got != id {
+	if got, err := im.Resolve(ctx, container.ImageSpec{Ref: pinned, Pull: "never"}); err != nil || got != id {
 		t.Fatalf("pinned, never, after runner:2 arrived: %q, %v; want %q", got, err, id)
 	}
 
 	absent := r.addr + "/team/runner@sha256:" + strings.Repeat("0", 64)
-	_, err = im.Ensure(ctx, container.ImageSpec{Ref: absent, Pull: "missing", AuthFile: auth})
+	_, err = im.Resolve(ctx, container.ImageSpec{Ref: absent, Pull: "missing", AuthFile: auth})
 	assertImageMissing(t, err, "has no such image")
 }
 
 func assertImageMissing(t *testing.T, err error, want string) {
 	t.Helper()
-	var ie *container.ImageError
-	if err == nil || !errors.As(err, &ie) || ie.FailureReason() != "image_missing" || !strings.Contains(err.Error(), want) {
+	var f *container.Failure
+	if err == nil || !errors.As(err, &f) || f.Reason != container.ReasonImageMissing || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v; want an image_missing failure saying %q", err, want)
 	}
 	if strings.Contains(err.Error(), password) {

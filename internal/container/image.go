@@ -17,10 +17,6 @@ import (
 	"github.com/runner-manager/runner-manager/internal/redact"
 )
 
-// imageMissingReason is the launch failure reason of every image that cannot be had: not on the
-// host under image_pull = "never", not pullable, refused credentials, or a digest that differs.
-const imageMissingReason = "image_missing"
-
 // ImageAPI is what pulling needs of the Docker Engine API; *client.Client satisfies it.
 type ImageAPI interface {
 	ImageInspect(ctx context.Context, ref string, opts ...client.ImageInspectOption) (image.InspectResponse, error)
@@ -34,42 +30,33 @@ type ImageSpec struct {
 	AuthFile string // registry_auth_file, "" for anonymous pulls
 }
 
-// ImageError is a launch failure of the image: its reason is image_missing (FailureReason), and
-// its message says what to do. It never holds a credential.
-type ImageError struct {
-	Ref string
-	Err error
-	// Retry is true for failures trying again may cure (the registry unreachable), false for
-	// those that need the operator (never, refused credentials, a digest that differs).
-	Retry bool
-}
-
-func (e *ImageError) Error() string { return fmt.Sprintf("image %s: %v", e.Ref, e.Err) }
-func (e *ImageError) Unwrap() error { return e.Err }
-
-// FailureReason is the engine's hook for the failure's reason.
-func (e *ImageError) FailureReason() string { return imageMissingReason }
-
-// Temporary is engine.Classify's hook: false backs off as a terminal error.
-func (e *ImageError) Temporary() bool { return e.Retry }
-
-// ErrDigestMismatch is wrapped by the ImageError of a pinned image whose digest is not the pin.
+// ErrDigestMismatch is wrapped by the image_missing Failure of a pinned image whose digest is not the pin.
 var ErrDigestMismatch = errors.New("digest differs from the pinned one")
 
-// Images makes a target's image present on the Engine as its image_pull says, and returns the ID
-// of the image to create the container from (an ID, so a tag moved meanwhile cannot swap it).
+// Images makes a target's image present on the Engine as its image_pull says: the Launcher's
+// ImageSource. Its failures are *Failure with ReasonImageMissing, Retry only for a registry that
+// may come back (a refusal waits for the operator); an Engine that cannot be reached is the
+// launcher's container_runtime_unavailable.
 type Images struct {
 	API ImageAPI
 	// Redactor learns the credentials of every registry_auth_file read; nil scrubs nothing more.
 	Redactor *redact.Redactor
 }
 
-// Ensure returns the ID of spec's image, pulling it first when spec.Pull asks. A pinned reference
+var _ ImageSource = Images{}
+
+// Ensure is Resolve for the Launcher's ImageSource.
+func (im Images) Ensure(ctx context.Context, ref, policy, authFile string) error {
+	_, err := im.Resolve(ctx, ImageSpec{Ref: ref, Pull: policy, AuthFile: authFile})
+	return err
+}
+
+// Resolve returns the ID of spec's image, pulling it first when spec.Pull asks. A pinned reference
 // (name@sha256:...) only ever resolves to an image that carries that digest.
-func (im Images) Ensure(ctx context.Context, spec ImageSpec) (string, error) {
+func (im Images) Resolve(ctx context.Context, spec ImageSpec) (string, error) {
 	ref, err := parseRef(spec.Ref)
 	if err != nil {
-		return "", &ImageError{Ref: spec.Ref, Err: err}
+		return "", imageMissing(spec.Ref, err, false)
 	}
 	policy := spec.Pull
 	if policy == "" {
@@ -83,7 +70,7 @@ func (im Images) Ensure(ctx context.Context, spec ImageSpec) (string, error) {
 		case !errdefs.IsNotFound(err):
 			return "", err
 		case policy == config.PullNever:
-			return "", &ImageError{Ref: spec.Ref, Err: errors.New("not on the host, and image_pull = \"never\": load it (docker pull or docker load), or set image_pull = \"missing\"")}
+			return "", imageMissing(spec.Ref, errors.New("not on the host, and image_pull = \"never\": load it (docker pull or docker load), or set image_pull = \"missing\""), false)
 		}
 	}
 	if err := im.pull(ctx, spec, ref); err != nil {
@@ -91,7 +78,7 @@ func (im Images) Ensure(ctx context.Context, spec ImageSpec) (string, error) {
 	}
 	id, err := im.present(ctx, spec.Ref, ref)
 	if err != nil {
-		return "", &ImageError{Ref: spec.Ref, Err: fmt.Errorf("pulled, yet the Engine does not show it: %w", err)}
+		return "", imageMissing(spec.Ref, fmt.Errorf("pulled, yet the Engine does not show it: %w", err), false)
 	}
 	return id, nil
 }
@@ -112,7 +99,7 @@ func (im Images) present(ctx context.Context, raw string, ref reference.Named) (
 				return info.ID, nil
 			}
 		}
-		return "", &ImageError{Ref: raw, Err: fmt.Errorf("%w: the Engine's image %s carries %v, not %s; it is refused: push the image you pinned, or pin the digest you mean", ErrDigestMismatch, info.ID, info.RepoDigests, want)}
+		return "", imageMissing(raw, fmt.Errorf("%w: the Engine's image %s carries %v, not %s; it is refused: push the image you pinned, or pin the digest you mean", ErrDigestMismatch, info.ID, info.RepoDigests, want), false)
 	}
 	return info.ID, nil
 }
@@ -124,7 +111,7 @@ func (im Images) pull(ctx context.Context, spec ImageSpec, ref reference.Named) 
 	if spec.AuthFile != "" {
 		auth, err := registryAuth(spec.AuthFile, reference.Domain(ref), im.Redactor)
 		if err != nil {
-			return &ImageError{Ref: spec.Ref, Err: err}
+			return imageMissing(spec.Ref, err, false)
 		}
 		opts.RegistryAuth = auth
 	}
@@ -139,7 +126,7 @@ func (im Images) pull(ctx context.Context, spec ImageSpec, ref reference.Named) 
 	if client.IsErrConnectionFailed(err) {
 		return fmt.Errorf("pull %s: %w", spec.Ref, err) // the launcher's container_runtime_unavailable
 	}
-	return &ImageError{Ref: spec.Ref, Err: pullAdvice(err, spec.AuthFile, reference.Domain(ref)), Retry: retryablePull(err)}
+	return imageMissing(spec.Ref, pullAdvice(err, spec.AuthFile, reference.Domain(ref)), retryablePull(err))
 }
 
 // pullMessage is one line of the Engine's pull progress stream.
@@ -205,4 +192,9 @@ func parseRef(raw string) (reference.Named, error) {
 		return nil, fmt.Errorf("not an image reference (%w): use name[:tag] or name@sha256:<digest>", err)
 	}
 	return ref, nil
+}
+
+// imageMissing is the image_missing failure of ref; retry says whether the next pass may cure it.
+func imageMissing(ref string, err error, retry bool) *Failure {
+	return &Failure{Reason: ReasonImageMissing, Err: fmt.Errorf("image %s: %w", ref, err), Retry: retry}
 }

@@ -57,7 +57,7 @@ func (f *fakeImages) ImagePull(_ context.Context, ref string, o image.PullOption
 	return io.NopCloser(strings.NewReader(`{"status":"Downloaded newer image"}` + "\n")), nil
 }
 
-func TestEnsurePolicies(t *testing.T) {
+func TestResolvePolicies(t *testing.T) {
 	local := image.InspectResponse{ID: "sha256:local"}
 	fresh := image.InspectResponse{ID: "sha256:fresh"}
 	pinned := image.InspectResponse{ID: "sha256:pinned", RepoDigests: []string{"reg.example:5000/team/runner@" + pin}}
@@ -92,19 +92,19 @@ func TestEnsurePolicies(t *testing.T) {
 				tc.have = map[string]image.InspectResponse{}
 			}
 			f := &fakeImages{have: tc.have, pulls: tc.pulls, streamErr: tc.streamErr}
-			id, err := Images{API: f}.Ensure(context.Background(), ImageSpec{Ref: tc.ref, Pull: tc.pull})
+			id, err := Images{API: f}.Resolve(context.Background(), ImageSpec{Ref: tc.ref, Pull: tc.pull})
 			if len(f.pulled) != tc.wantPulls {
 				t.Errorf("pulls = %v, want %d", f.pulled, tc.wantPulls)
 			}
 			if tc.wantErr == "" {
 				if err != nil || id != tc.wantID {
-					t.Fatalf("Ensure = %q, %v; want %q", id, err, tc.wantID)
+					t.Fatalf("Resolve = %q, %v; want %q", id, err, tc.wantID)
 				}
 				return
 			}
-			var ie *ImageError
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ie) || ie.FailureReason() != "image_missing" {
-				t.Fatalf("Ensure = %q, %v; want an image_missing ImageError containing %q", id, err, tc.wantErr)
+			var ie *Failure
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ie) || ie.FailureReason() != ReasonImageMissing {
+				t.Fatalf("Resolve = %q, %v; want an image_missing Failure containing %q", id, err, tc.wantErr)
 			}
 			if errors.Is(err, ErrDigestMismatch) != tc.mismatch {
 				t.Fatalf("errors.Is(err, ErrDigestMismatch) = %v, want %v (%v)", !tc.mismatch, tc.mismatch, err)
@@ -116,14 +116,17 @@ func TestEnsurePolicies(t *testing.T) {
 	}
 }
 
-// TestEnsureUnreachableEngine: an Engine that cannot be reached is not image_missing; the
-// launcher classifies it as container_runtime_unavailable.
-func TestEnsureUnreachableEngine(t *testing.T) {
+// TestResolveUnreachableEngine: an Engine that cannot be reached is not image_missing; the
+// launcher's classify makes it container_runtime_unavailable.
+func TestResolveUnreachableEngine(t *testing.T) {
 	f := &fakeImages{have: map[string]image.InspectResponse{}, pullErr: client.ErrorConnectionFailed("unix:///nonexistent.sock")}
-	_, err := Images{API: f}.Ensure(context.Background(), ImageSpec{Ref: "runner:1", Pull: "always"})
-	var ie *ImageError
-	if err == nil || errors.As(err, &ie) || !client.IsErrConnectionFailed(err) {
-		t.Fatalf("Ensure = %v; want the connection failure, unwrappable, and no ImageError", err)
+	_, err := Images{API: f}.Resolve(context.Background(), ImageSpec{Ref: "runner:1", Pull: "always"})
+	if err == nil || !client.IsErrConnectionFailed(err) {
+		t.Fatalf("Resolve = %v; want the connection failure, unwrappable", err)
+	}
+	var fail *Failure
+	if err := classify(err); !errors.As(err, &fail) || fail.Reason != ReasonRuntimeUnavailable {
+		t.Fatalf("the launcher classifies %v as %v; want %s", err, err, ReasonRuntimeUnavailable)
 	}
 }
 
@@ -144,7 +147,7 @@ func TestRegistryAuth(t *testing.T) {
 	path := writeAuthFile(t, `{"auths": {"127.0.0.1:5000": {"auth": "`+b64+`"}, "https://index.docker.io/v1/": {"identitytoken": "hub-identity-token-xyz"}}}`)
 	red := redact.New()
 	f := &fakeImages{have: map[string]image.InspectResponse{}, pulls: map[string]image.InspectResponse{"127.0.0.1:5000/team/runner:1": {ID: "sha256:x"}}}
-	if _, err := (Images{API: f, Redactor: red}).Ensure(context.Background(), ImageSpec{Ref: "127.0.0.1:5000/team/runner:1", Pull: "missing", AuthFile: path}); err != nil {
+	if _, err := (Images{API: f, Redactor: red}).Resolve(context.Background(), ImageSpec{Ref: "127.0.0.1:5000/team/runner:1", Pull: "missing", AuthFile: path}); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := base64.URLEncoding.DecodeString(f.auths[0])
@@ -168,9 +171,9 @@ func TestRegistryAuth(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeImages{have: map[string]image.InspectResponse{}}
-			_, err := Images{API: f}.Ensure(context.Background(), ImageSpec{Ref: tc.ref, Pull: "always", AuthFile: writeAuthFile(t, tc.content)})
+			_, err := Images{API: f}.Resolve(context.Background(), ImageSpec{Ref: tc.ref, Pull: "always", AuthFile: writeAuthFile(t, tc.content)})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), b64) {
-				t.Fatalf("Ensure = %v; want an error containing %q and no credential", err, tc.want)
+				t.Fatalf("Resolve = %v; want an error containing %q and no credential", err, tc.want)
 			}
 			if len(f.pulled) != 0 {
 				t.Fatalf("pulled %v with a bad auth file", f.pulled)
@@ -182,9 +185,9 @@ func TestRegistryAuth(t *testing.T) {
 		if err := os.Chmod(p, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Images{API: &fakeImages{have: map[string]image.InspectResponse{}}}.Ensure(context.Background(), ImageSpec{Ref: "x:1", Pull: "always", AuthFile: p})
+		_, err := Images{API: &fakeImages{have: map[string]image.InspectResponse{}}}.Resolve(context.Background(), ImageSpec{Ref: "x:1", Pull: "always", AuthFile: p})
 		if err == nil || !strings.Contains(err.Error(), "registry_auth_file") {
-			t.Fatalf("Ensure = %v; want the credential-file rule's refusal", err)
+			t.Fatalf("Resolve = %v; want the credential-file rule's refusal", err)
 		}
 	})
 }
