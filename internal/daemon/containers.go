@@ -11,6 +11,7 @@ import (
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/engine"
 	"github.com/runner-manager/runner-manager/internal/container"
+	"github.com/runner-manager/runner-manager/internal/redact"
 	"github.com/runner-manager/runner-manager/internal/runner"
 	"github.com/runner-manager/runner-manager/journal"
 )
@@ -30,12 +31,13 @@ type executors struct {
 
 // newExecutors wraps the host launcher with a Docker client of docker_host (connected lazily:
 // a host that runs no container runner never talks to Docker).
-func newExecutors(host *launcher, cfg *config.Config, hostID string) (*executors, error) {
+// The redactor learns the registry credentials an image pull reads.
+func newExecutors(host *launcher, cfg *config.Config, hostID string, r *redact.Redactor) (*executors, error) {
 	c, err := container.Dial(cfg.Daemon.DockerHost)
 	if err != nil {
 		return nil, err
 	}
-	return &executors{launcher: host, ctr: container.New(c, hostID, nil)}, nil
+	return &executors{launcher: host, ctr: container.New(c, hostID, container.Images{API: c, Redactor: r})}, nil
 }
 
 func (e *executors) Prepare(ctx context.Context, t config.Target, dir string) error {
