@@ -97,7 +97,7 @@ func New(version string) *Metrics {
 	}, []string{"target"})
 	m.runnerFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "runner_failures_total",
-		Help: "Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout; launch_failed; out_of_memory: its job went past memory_max; max_job_duration: busy too long, stopped; ghost: alive after GitHub forgot it, stopped).",
+		Help: "Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout; launch_failed; out_of_memory: its job went past memory_max; max_job_duration: busy too long, stopped; ghost: alive after GitHub forgot it, stopped; image_missing, container_runtime_unavailable, runner_dependency_missing: a container runner's image, Docker Engine or runner dependencies).",
 	}, []string{"target", "reason"})
 	m.launchRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "launches_refused_total",
