@@ -274,6 +274,9 @@ const (
 	CrashAfterCgroup CrashPoint = "after-cgroup"
 	// CrashAfterCgroupRemoved: the runner's cgroup is killed and removed, its directories are not.
 	CrashAfterCgroupRemoved CrashPoint = "after-cgroup-removed"
+	// CrashAfterContainerCreated: a container runner's container is created, not started. The
+	// container launcher fires it (through internal/daemon), not the engine.
+	CrashAfterContainerCreated CrashPoint = "after-container-created"
 )
 
 // CrashHook is called at every CrashPoint with the attempt concerned; nil means no hook.

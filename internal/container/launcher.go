@@ -39,6 +39,9 @@ type Launcher struct {
 	api    API
 	host   string
 	images ImageSource
+	// AfterCreate is called with the attempt id once its container exists, before it starts
+	// (the crash tests' kill point); nil in production.
+	AfterCreate func(attemptID string)
 }
 
 // New returns a Launcher for host id host over api; images nil only inspects (an image that is
@@ -129,6 +132,9 @@ func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 		}
 		// A create that failed after Docker made the container (a lost answer) leaves it.
 		return Handle{}, errors.Join(classify(fmt.Errorf("create container %s: %w", s.Name, err)), l.Remove(context.WithoutCancel(ctx), s.Name))
+	}
+	if l.AfterCreate != nil {
+		l.AfterCreate(s.AttemptID)
 	}
 	h, err := l.start(ctx, s)
 	if err != nil {

@@ -32,12 +32,17 @@ type executors struct {
 // newExecutors wraps the host launcher with a Docker client of docker_host (connected lazily:
 // a host that runs no container runner never talks to Docker).
 // The redactor learns the registry credentials an image pull reads.
-func newExecutors(host *launcher, cfg *config.Config, hostID string, r *redact.Redactor) (*executors, error) {
+// crash is the crash tests' hook (nil in production).
+func newExecutors(host *launcher, cfg *config.Config, hostID string, r *redact.Redactor, crash engine.CrashHook) (*executors, error) {
 	c, err := container.Dial(cfg.Daemon.DockerHost)
 	if err != nil {
 		return nil, err
 	}
-	return &executors{launcher: host, ctr: container.New(c, hostID, container.Images{API: c, Redactor: r})}, nil
+	ctr := container.New(c, hostID, container.Images{API: c, Redactor: r})
+	if crash != nil {
+		ctr.AfterCreate = func(id string) { crash(engine.CrashAfterContainerCreated, id) }
+	}
+	return &executors{launcher: host, ctr: ctr}, nil
 }
 
 func (e *executors) Prepare(ctx context.Context, t config.Target, dir string) error {

@@ -304,7 +304,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	}
 	lc := newLauncher(cache, proc, gh, users, j.HostID(), time.Now)
 	lc.diag = &diagKeeper{journal: j, root: diag.Root(stateDir), redactor: o.Redactor, log: log, now: time.Now}
-	ex, err := newExecutors(lc, cfg, j.HostID(), o.Redactor)
+	ex, err := newExecutors(lc, cfg, j.HostID(), o.Redactor, o.Crash)
 	if err != nil {
 		return nil, classed(ErrConfigInvalid, err)
 	}
