@@ -12,7 +12,7 @@ LDFLAGS  := -X $(VPKG).Version=$(VERSION) -X $(VPKG).Commit=$(COMMIT) -X $(VPKG)
 BIN      := bin
 FUZZTIME ?= 60s
 
-.PHONY: all build test test-unit lint demo bench fuzz test-crash test-e2e tools man clean
+.PHONY: all build test test-unit lint demo bench fuzz test-crash test-e2e tools e2e-tools man clean
 
 all: build
 
@@ -63,7 +63,7 @@ fuzz:
 # (e2e/harness) builds the binary and the fake runner package itself; test-unit never compiles
 # these files (build tag e2e). Part of `make test`.
 CRASH_ROUNDS ?= 2
-test-e2e:
+test-e2e: e2e-tools
 	ROUNDS=$(CRASH_ROUNDS) $(GO) test -tags e2e -count=1 -timeout 20m $(E2EFLAGS) ./e2e/...
 
 # Crash suite (docs/testing.md, "Crash tests"): kill -9 at every crash point and at random moments
@@ -80,6 +80,14 @@ test-crash:
 tools:
 	command -v promtool >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus; }
 	command -v systemd-analyze >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends systemd; }
+
+# What the container executor's end-to-end tests drive for real (e2e/dockertest): Debian's docker.io
+# (dockerd, containerd, runc and the CLI: each test starts a private dockerd of its own, and the
+# Docker-in-Docker test image is made from these binaries) and busybox-static (the shell of the
+# images the tests import; no test pulls from a registry).
+e2e-tools:
+	command -v dockerd >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends docker.io; }
+	dpkg -s busybox-static >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends busybox-static; }
 
 # Man pages (section 1), one per command, generated from the commands' own help (cobra/doc).
 man:

@@ -37,6 +37,32 @@ type Setup struct {
 		Endpoint, Name, Host string
 		LeaseTTL             time.Duration
 	}
+	// SlotPrefix, when set, runs runners as per-slot users named with this prefix (a root
+	// daemon) instead of the daemon's own user.
+	SlotPrefix string
+	// Container, when Image is set, runs every target's runners in containers of Image on
+	// Network (executor = "container", image_pull = "never") through the Engine at DockerHost.
+	Container struct{ Image, Network, DockerHost string }
+}
+
+// runnerUser is the [daemon] lines choosing whose uid runners run as, as key-value pairs.
+func (s Setup) runnerUser() [][2]string {
+	if s.SlotPrefix == "" {
+		return [][2]string{{"runner_user", "daemon"}}
+	}
+	kv := [][2]string{{"runner_user", "per-slot"}, {"runner_user_prefix", s.SlotPrefix}}
+	if s.Container.DockerHost != "" {
+		kv = append(kv, [2]string{"docker_host", s.Container.DockerHost})
+	}
+	return kv
+}
+
+// containerKeys are a target's container keys, as key-value pairs (none for host runners).
+func (s Setup) containerKeys() [][2]string {
+	if s.Container.Image == "" {
+		return nil
+	}
+	return [][2]string{{"executor", "container"}, {"image", s.Container.Image}, {"network", s.Container.Network}, {"image_pull", "never"}}
 }
 
 // SetName is target i's scale set when Setup.ScaleSet is set.
@@ -101,7 +127,9 @@ func (s Setup) tables() []table {
 	d.set("max_runners", "%d", max(s.HostMax, 1))
 	d.set("poll_interval", "%q", s.PollInterval.String())
 	d.set("shutdown_drain_timeout", "%q", "20s")
-	d.set("runner_user", "%q", "daemon")
+	for _, kv := range s.runnerUser() {
+		d.set(kv[0], "%q", kv[1])
+	}
 	g := table{name: "github"}
 	g.set("api_url", "%q", s.APIURL)
 	g.set("token_file", "%q", s.TokenFile)
@@ -141,6 +169,9 @@ func (s Setup) tables() []table {
 		}
 		if s.MinIdle > 0 {
 			t.set("min_idle", "%d", s.MinIdle)
+		}
+		for _, kv := range s.containerKeys() {
+			t.set(kv[0], "%q", kv[1])
 		}
 		out = append(out, t)
 	}

@@ -43,6 +43,8 @@ var classes = map[string]Class{
 	"daemon.cpus":                   NextPass,
 	"daemon.pids_max":               NextPass,
 	"daemon.min_free_disk":          NextPass, // checked before each launch
+	"daemon.executor":               NextPass, // the default of target.executor
+	"daemon.docker_host":            Restart,  // the Docker client is built once, at start
 
 	"github.api_url":                 Live, // the GitHub client is rebuilt when the reload is applied
 	"github.token_file":              Live,
@@ -94,6 +96,15 @@ var classes = map[string]Class{
 	"target.cpus":                       NextPass,
 	"target.pids_max":                   NextPass,
 	"target.min_free_disk":              NextPass,
+	"target.executor":                   NextPass, // runners launched after the change; running ones finish where they are
+	"target.image":                      NextPass,
+	"target.image_pull":                 NextPass,
+	"target.registry_auth_file":         NextPass, // read at each pull
+	"target.runner_in_image":            NextPass,
+	"target.network":                    NextPass,
+	"target.volumes":                    NextPass,
+	"target.docker":                     NextPass,
+	"target.docker_image":               NextPass,
 }
 
 // ClassOf returns the class of the key at schema path ("daemon.log_level", "target.labels").

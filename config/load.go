@@ -72,6 +72,7 @@ var daemonEnvKeys = map[string]string{
 	"metrics_listen": "string", "status_listen": "string",
 	"status_token_file": "string", "runner_user": "string", "runner_user_prefix": "string",
 	"memory_max": "size", "min_free_disk": "size", "cpus": "float", "pids_max": "int",
+	"executor": "string", "docker_host": "string",
 }
 
 // Load reads, parses and validates the config file at path with the process environment. It is the
@@ -128,6 +129,7 @@ func LoadBytes(name string, data []byte, opts Options) (*Config, error) {
 		"daemon.max_runners": DefaultMaxRunners, "daemon.poll_interval": DefaultPollInterval,
 		"daemon.shutdown_drain_timeout": DefaultShutdownDrainTimeout, "daemon.reload_settle": DefaultReloadSettle,
 		"daemon.runner_user_prefix": DefaultRunnerUserPrefix, "daemon.min_free_disk": int64(DefaultMinFreeDisk), "daemon.max_job_duration": DefaultMaxJobDuration,
+		"daemon.executor": ExecutorHost, "daemon.docker_host": DefaultDockerHost,
 		"github.api_url": DefaultAPIURL,
 	}, "."), nil)
 	if loadErr == nil {
@@ -321,6 +323,9 @@ func resolveFiles(cfg *Config, name string) {
 	abs(&cfg.GitHub.TokenFile)
 	abs(&cfg.GitHub.PrivateKeyFile)
 	abs(&cfg.Daemon.StatusTokenFile)
+	for i := range cfg.Targets {
+		abs(&cfg.Targets[i].RegistryAuthFile)
+	}
 	if cfg.Webhook != nil {
 		abs(&cfg.Webhook.SecretFile)
 	}

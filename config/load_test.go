@@ -57,7 +57,7 @@ func TestEnvOverrides(t *testing.T) {
 	}
 	want := Daemon{StateDir: "/srv/rm", LogLevel: "debug", LogFormat: "json", MaxRunners: 12,
 		PollInterval: Duration(5 * time.Second), ShutdownDrainTimeout: Duration(2 * time.Minute), ReloadSettle: Duration(300 * time.Millisecond), MaxJobDuration: Duration(120 * time.Hour), MetricsListen: ":9464", StatusListen: "unix", RunnerUserPrefix: DefaultRunnerUserPrefix,
-		MemoryMax: 2 << 30, CPUs: 1.5, PidsMax: 512, MinFreeDisk: 5e9}
+		MemoryMax: 2 << 30, CPUs: 1.5, PidsMax: 512, MinFreeDisk: 5e9, Executor: ExecutorHost, DockerHost: DefaultDockerHost}
 	if cfg.Daemon != want {
 		t.Errorf("got %+v\nwant %+v", cfg.Daemon, want)
 	}

@@ -90,6 +90,11 @@ type Daemon struct {
 	// work_dir has less free space than this; status, an event and a metric say so. Targets may
 	// override it; absent: 1GiB.
 	MinFreeDisk ByteSize `koanf:"min_free_disk" json:"min_free_disk" toml:"min_free_disk" jsonschema_extras:"default=1GiB"`
+	// Where runners run unless a target says otherwise: host (under the shim, as slot users) or
+	// container (a fresh container per runner through the Docker Engine API at docker_host).
+	Executor string `koanf:"executor" json:"executor" toml:"executor" jsonschema:"enum=host,enum=container,default=host"`
+	// The Docker Engine API socket container runners are created through (unix:///path only).
+	DockerHost string `koanf:"docker_host" json:"docker_host" toml:"docker_host" jsonschema:"default=unix:///var/run/docker.sock"`
 }
 
 // GitHub selects the API endpoint and exactly one way to authenticate.
@@ -232,6 +237,30 @@ type Target struct {
 	MinFreeDisk ByteSize `koanf:"min_free_disk" json:"min_free_disk,omitempty" toml:"min_free_disk,omitempty"`
 	// Must be absent or true: just-in-time runners are always ephemeral.
 	Ephemeral *bool `koanf:"ephemeral" json:"ephemeral,omitempty" toml:"ephemeral,omitempty"`
+	// Where this target's runners run: host or container; absent: daemon.executor. The keys below
+	// apply to executor = "container" only (docs/configuration.md, "Container runners").
+	Executor string `koanf:"executor" json:"executor,omitempty" toml:"executor,omitempty" jsonschema:"enum=host,enum=container"`
+	// The image each runner's container is created from: it provides the runner's dependencies.
+	// name[:tag] or name@sha256:<digest> (pinned: nothing else is accepted). Required for containers.
+	Image string `koanf:"image" json:"image,omitempty" toml:"image,omitempty"`
+	// When the image is pulled: missing (only when not present), always (before each launch), never.
+	ImagePull string `koanf:"image_pull" json:"image_pull,omitempty" toml:"image_pull,omitempty" jsonschema:"enum=missing,enum=always,enum=never,default=missing"`
+	// File holding the registry credentials for pulls, as `docker login` writes them (a config.json
+	// with "auths"); must not be readable by other users.
+	RegistryAuthFile string `koanf:"registry_auth_file" json:"registry_auth_file,omitempty" toml:"registry_auth_file,omitempty"`
+	// true: run the runner the image ships (/home/runner/run.sh or RUNNER_DIR) instead of mounting
+	// the verified runner package into the container.
+	RunnerInImage bool `koanf:"runner_in_image" json:"runner_in_image,omitempty" toml:"runner_in_image,omitempty"`
+	// The Docker network of the container: host, bridge or a network's name. Required for containers.
+	Network string `koanf:"network" json:"network,omitempty" toml:"network,omitempty"`
+	// Host directories mounted into each container, "/host/path:/container/path", read-only
+	// unless ":rw" is added.
+	Volumes []string `koanf:"volumes" json:"volumes,omitempty" toml:"volumes,omitempty"`
+	// true: each job gets a Docker daemon of its own (a Docker-in-Docker sidecar from docker_image),
+	// removed with the job; it never sees the host's containers.
+	Docker bool `koanf:"docker" json:"docker,omitempty" toml:"docker,omitempty"`
+	// The image of the Docker-in-Docker sidecar (with docker = true).
+	DockerImage string `koanf:"docker_image" json:"docker_image,omitempty" toml:"docker_image,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("30s", "5m") in the file.
@@ -293,6 +322,11 @@ func (Target) JSONSchemaExtend(s *jsonschema.Schema) {
 	s.If = &jsonschema.Schema{Properties: jsonschema.NewProperties(), Required: []string{"delete_scale_set_on_remove"}}
 	s.If.Properties.Set("delete_scale_set_on_remove", &jsonschema.Schema{Const: true})
 	s.Then = &jsonschema.Schema{Required: []string{"scale_set"}}
+	// executor = "container" needs image and network (validateExecutor; a daemon-wide default
+	// executor is beyond a target's schema).
+	container := &jsonschema.Schema{Properties: jsonschema.NewProperties(), Required: []string{"executor"}}
+	container.Properties.Set("executor", &jsonschema.Schema{Const: ExecutorContainer})
+	s.AllOf = append(s.AllOf, &jsonschema.Schema{If: container, Then: &jsonschema.Schema{Required: []string{"image", "network"}}})
 }
 
 // JSONSchemaExtend: at most one kind of credential (validate: "configure exactly one credential").

@@ -78,6 +78,7 @@ func (c *Config) SecretFiles() []SecretFile {
 	}
 	for _, t := range c.Targets {
 		add("target."+t.Name+".env_file", t.EnvFile)
+		add("target."+t.Name+".registry_auth_file", t.RegistryAuthFile)
 	}
 	return out
 }

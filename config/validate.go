@@ -60,6 +60,7 @@ func (c *checker) validate(cfg *Config) {
 	for i, t := range cfg.Targets {
 		p := "target." + strconv.Itoa(i)
 		c.validateTarget(t, p)
+		c.validateExecutor(cfg.Daemon, t, p)
 		c.envFile(cfg, i)
 		switch {
 		case !t.SharedWorkDir || t.WorkDir == "":
@@ -136,6 +137,8 @@ func (c *checker) validateDaemon(d Daemon) {
 		c.secretFile("daemon.status_token_file", d.StatusTokenFile)
 	}
 	c.validateRunnerUser(d)
+	c.oneOf("daemon.executor", d.Executor, ExecutorHost, ExecutorContainer)
+	c.validateDockerHost(d.DockerHost)
 	c.validateLimits("daemon", d.MemoryMax, d.MinFreeDisk, d.CPUs, d.PidsMax)
 }
 

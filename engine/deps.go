@@ -74,6 +74,14 @@ type Registrar interface {
 type Process struct {
 	PID       int
 	StartTime uint64
+	// Container names the runner's container when it runs in one (PID is then its init on the
+	// host): Stop and Kill go through the container runtime.
+	Container string
+}
+
+// processOf is the process attempt a journaled (its shim, or its container's init).
+func processOf(a journal.Attempt) Process {
+	return Process{PID: a.ShimPID, StartTime: a.ShimStart, Container: a.Container}
 }
 
 // LaunchSpec is what Start needs; RuntimeDir has been prepared by Prepare. JITConfig is a secret.
@@ -86,6 +94,10 @@ type LaunchSpec struct {
 	Slot       int // the attempt's host slot: a slot runs as its own runner user (docs/security.md)
 	// Limits bound the runner's whole process tree (its cgroup): the target's, else the daemon's.
 	Limits config.Limits
+	// Container is the journaled name of the runner's container; "" runs it on the host. Target
+	// is the target it is launched for (the container's image, network and volumes).
+	Container string
+	Target    config.Target
 }
 
 // ExitStatus is what the shim wrote into the runtime directory when the runner ended.
@@ -262,6 +274,9 @@ const (
 	CrashAfterCgroup CrashPoint = "after-cgroup"
 	// CrashAfterCgroupRemoved: the runner's cgroup is killed and removed, its directories are not.
 	CrashAfterCgroupRemoved CrashPoint = "after-cgroup-removed"
+	// CrashAfterContainerCreated: a container runner's container is created, not started. The
+	// container launcher fires it (through internal/daemon), not the engine.
+	CrashAfterContainerCreated CrashPoint = "after-container-created"
 )
 
 // CrashHook is called at every CrashPoint with the attempt concerned; nil means no hook.

@@ -72,6 +72,9 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 		if own {
 			x.WorkDir = workDir // journaled before Start creates it, so cleanup and recovery remove it
 		}
+		if cfg.ExecutorOf(t) == config.ExecutorContainer {
+			x.Container = a.RunnerName // journaled before Start creates it, so recovery finds and removes it
+		}
 	}, fmt.Sprintf("runner %s registered (id %d)", a.RunnerName, reg.RunnerID))
 	if err != nil {
 		// Not journaled: the planned record still leads recovery to the registration by name.
@@ -91,7 +94,7 @@ func (l *loop) launch(ctx context.Context, cfg *config.Config, t config.Target, 
 			ReasonRegistrationTimedOut, a.RunnerName, t.Name, startupTimeout(t), err), ReasonRegistrationTimedOut)
 	}
 	if err != nil {
-		return l.abandon(ctx, t, a, err, ReasonLaunchFailed)
+		return l.abandon(ctx, t, a, err, launchReason(err))
 	}
 	s.crash(CrashAfterStart, a.ID)
 
@@ -116,11 +119,22 @@ func (l *loop) start(ctx context.Context, t config.Target, a journal.Attempt, re
 	}
 	workDir, _ := attemptWorkDir(t, a.ID)
 	proc, err := lc.Start(ctx, LaunchSpec{AttemptID: a.ID, RuntimeDir: a.RuntimeDir, JITConfig: reg.JITConfig, Env: t.Env, WorkDir: workDir, Slot: a.Slot,
-		Limits: limits})
+		Limits: limits, Container: a.Container, Target: t})
 	if err != nil {
 		return Process{}, fmt.Errorf("start runner %s for target %s: %w", a.RunnerName, t.Name, err)
 	}
 	return proc, nil
+}
+
+// launchReason is the failure reason of a launch that failed with err: the launcher's own
+// (a container's image_missing, container_runtime_unavailable, runner_dependency_missing), else
+// launch_failed.
+func launchReason(err error) string {
+	var r interface{ FailureReason() string }
+	if errors.As(err, &r) && r.FailureReason() != "" {
+		return r.FailureReason()
+	}
+	return ReasonLaunchFailed
 }
 
 // abandon records failed with the cause, counts the failure under reason, then concludes whatever

@@ -367,7 +367,7 @@ func (l *loop) watch(owned []journal.Attempt) {
 		names[a.RunnerName] = true
 		sum.WriteString(a.ID + "=" + string(a.State) + ";")
 		if a.ShimPID != 0 && (a.State == journal.StateStarted || a.State == journal.StateBusy) {
-			l.procs = append(l.procs, Process{PID: a.ShimPID, StartTime: a.ShimStart})
+			l.procs = append(l.procs, processOf(a))
 		}
 		_, online := l.online[a.ID]
 		switch a.State {
@@ -770,7 +770,7 @@ func (l *loop) reapIdle(ctx context.Context, t config.Target, owned []journal.At
 		return err
 	}
 	l.sup.crash(CrashAfterDeregister, a.ID)
-	if err := l.sup.deps.Launcher.Stop(ctx, Process{PID: a.ShimPID, StartTime: a.ShimStart}); err != nil {
+	if err := l.sup.deps.Launcher.Stop(ctx, processOf(a)); err != nil {
 		return fmt.Errorf("stop idle runner %s (pid %d) of target %s: %w", a.RunnerName, a.ShimPID, t.Name, err)
 	}
 	return nil

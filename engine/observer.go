@@ -69,6 +69,12 @@ const (
 	// ReasonGhost: alive while GitHub said its job completed or no longer listed it, for longer
 	// than the target's startup_timeout; stopped and cleaned up (ends.go).
 	ReasonGhost = "ghost"
+	// ReasonImageMissing: a container runner's image is not on the host and could not be pulled.
+	ReasonImageMissing = "image_missing"
+	// ReasonContainerRuntimeUnavailable: the Docker Engine (daemon.docker_host) did not answer.
+	ReasonContainerRuntimeUnavailable = "container_runtime_unavailable"
+	// ReasonRunnerDependencyMissing: the runner cannot start in its container's image.
+	ReasonRunnerDependencyMissing = "runner_dependency_missing"
 )
 
 // RunnerFailureObserver is the optional Observer extension told of every runner given up on

@@ -149,7 +149,7 @@ func (l *loop) observe(a journal.Attempt, v *githubView) observation {
 	var o observation
 	lc := l.sup.deps.Launcher
 	if a.ShimPID != 0 {
-		o.Process, o.HasProcess = Process{PID: a.ShimPID, StartTime: a.ShimStart}, true
+		o.Process, o.HasProcess = processOf(a), true
 	} else if a.RuntimeDir != "" {
 		p, ok, err := lc.ShimProcess(a.RuntimeDir)
 		if err != nil {

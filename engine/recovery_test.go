@@ -43,6 +43,14 @@ func TestDecide(t *testing.T) {
 	killDue.KillDue = true
 	endedBusy := exited // killed; GitHub still lists it busy until it fails the job
 	endedBusy.Listed, endedBusy.ListedBusy, endedBusy.ListedID = true, true, 9
+	ctr := func(s journal.State) journal.Attempt {
+		a := withID(at(s))
+		a.Container = a.RunnerName
+		return a
+	}
+	cp := Process{PID: 42, StartTime: 7, Container: "runner-manager-h-1"}
+	ctrAlive := observation{Process: cp, HasProcess: true, Alive: true, ListKnown: true}
+	ctrExited := observation{Process: cp, HasProcess: true, Exit: ExitStatus{Exited: true, Code: 137, OOMKilled: true}, ListKnown: true}
 
 	tests := []struct {
 		name string
@@ -93,6 +101,16 @@ func TestDecide(t *testing.T) {
 		{"failed, exit recorded, shim still ending: clean (the launcher allows it)", at(journal.StateFailed), endingSettled, stepClean},
 		{"liveness unknown: wait, whatever the state", at(journal.StateStarted), broken, stepWait},
 		{"cleaned: nothing", at(journal.StateCleaned), none, stepWait},
+		// A container runner (issue 27 item 2): its name is journaled in the registered record
+		// before it is created; its init is the process, its inspected state the exit status.
+		{"container, crashed before create: deregister (then clean: nothing to remove)", ctr(journal.StateRegistered), none, stepDeregister},
+		{"container created, not started: deregister (clean removes it)", ctr(journal.StateRegistered), none, stepDeregister},
+		{"container running, started not journaled: attach (adopted)", ctr(journal.StateRegistered), ctrAlive, stepAttach},
+		{"container running: keep (adopted)", ctr(journal.StateStarted), ctrAlive, stepKeep},
+		{"container running a job: keep (adopted)", ctr(journal.StateBusy), ctrAlive, stepKeep},
+		{"container exited, not removed: mark exited", ctr(journal.StateBusy), ctrExited, stepMarkExited},
+		{"container exited, deregistered, not removed: clean (removes it)", ctr(journal.StateDeregistered), ctrExited, stepClean},
+		{"container runtime unreachable: wait", ctr(journal.StateStarted), broken, stepWait},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -62,7 +62,10 @@ type Attempt struct {
 	// Cgroup is the runner's cgroup v2 directory, journaled in the registered record before Start
 	// creates it and removed (every process in it killed) before cleaned; "" on a host without
 	// usable cgroups, where the slot's uid is killed instead (docs/runner-processes.md).
-	Cgroup    string    `json:"cgroup,omitempty"`
+	Cgroup string `json:"cgroup,omitempty"`
+	// Container is the name of the runner's container (executor = "container"), journaled in the
+	// registered record before Start creates it; its init's pid is ShimPID. "" for a host runner.
+	Container string    `json:"container,omitempty"`
 	ShimPID   int       `json:"shim_pid,omitempty"`
 	ShimStart uint64    `json:"shim_start,omitempty"` // process start time as the OS reports it (Linux: clock ticks since boot)
 	JobID     int64     `json:"job_id,omitempty"`

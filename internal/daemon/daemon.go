@@ -304,6 +304,11 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	}
 	lc := newLauncher(cache, proc, gh, users, j.HostID(), time.Now)
 	lc.diag = &diagKeeper{journal: j, root: diag.Root(stateDir), redactor: o.Redactor, log: log, now: time.Now}
+	ex, err := newExecutors(lc, cfg, j.HostID(), o.Redactor, o.Crash)
+	if err != nil {
+		return nil, classed(ErrConfigInvalid, err)
+	}
+	ex.sweepContainers(ctx, cfg, j, log)
 	var sup *engine.Supervisor
 	sets := newScaleSets(gh, j, hostName(), log, func(target string) { sup.Wake(target) })
 	sets.crash, sets.metrics = o.Crash, m
@@ -312,7 +317,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		Journal:   j,
 		Demand:    demand,
 		Registrar: demand,
-		Launcher:  lc,
+		Launcher:  ex,
 		Logger:    log,
 		Crash:     o.Crash,
 		Observer:  observer{Metrics: m, sets: sets, current: func() *config.Config { return sup.Config() }},

@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/internal/container"
 	"github.com/runner-manager/runner-manager/internal/metrics"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/internal/version"
@@ -41,9 +42,14 @@ func TestEngineStagesAreTheMetricsStages(t *testing.T) {
 // The series metrics creates at 0 for every target name exactly the engine's failure reasons and
 // the journal's non-terminal states.
 func TestMetricsLabelValuesAreTheEngines(t *testing.T) {
-	reasons := []string{engine.ReasonRegistrationTimedOut, engine.ReasonLaunchFailed, engine.ReasonOutOfMemory, engine.ReasonMaxJobDuration, engine.ReasonGhost}
+	reasons := []string{engine.ReasonRegistrationTimedOut, engine.ReasonLaunchFailed, engine.ReasonOutOfMemory, engine.ReasonMaxJobDuration, engine.ReasonGhost,
+		engine.ReasonImageMissing, engine.ReasonContainerRuntimeUnavailable, engine.ReasonRunnerDependencyMissing}
 	if !slices.Equal(metrics.FailureReasons, reasons) {
 		t.Errorf("metrics.FailureReasons = %q, engine's reasons are %q", metrics.FailureReasons, reasons)
+	}
+	// The container launcher's reasons are the engine's: they reach it through FailureReason.
+	if got := []string{container.ReasonImageMissing, container.ReasonRuntimeUnavailable, container.ReasonDependencyMissing}; !slices.Equal(got, reasons[5:]) {
+		t.Errorf("container's failure reasons %q, engine's are %q", got, reasons[5:])
 	}
 	if refusals := []string{engine.RefusalLowDisk}; !slices.Equal(metrics.RefusalReasons, refusals) {
 		t.Errorf("metrics.RefusalReasons = %q, engine's refusals are %q", metrics.RefusalReasons, refusals)

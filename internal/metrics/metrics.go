@@ -118,7 +118,7 @@ func New(version string) *Metrics {
 	m.jobsPickedUp = counterVec("jobs_picked_up_total",
 		"Workflow jobs that a runner started by this host picked up, by target.", "target")
 	m.runnerFailures = counterVec("runner_failures_total",
-		"Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout; launch_failed; out_of_memory: its job went past memory_max; max_job_duration: busy too long, stopped; ghost: alive after GitHub forgot it, stopped).", "target", "reason")
+		"Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout; launch_failed; out_of_memory: its job went past memory_max; max_job_duration: busy too long, stopped; ghost: alive after GitHub forgot it, stopped; image_missing, container_runtime_unavailable, runner_dependency_missing: a container runner's image, Docker Engine or runner dependencies).", "target", "reason")
 	m.launchRefusals = counterVec("launches_refused_total",
 		"Passes of a target that wanted runners and launched none for a host condition, by target and reason (low_disk: less than min_free_disk free).", "target", "reason")
 	m.scaleUpLatency = histogramVec("scale_up_latency_seconds",

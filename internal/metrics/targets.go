@@ -12,7 +12,8 @@ import (
 // RefusalReasons its Refusal* constants and RunnerStates the journal's non-terminal states
 // (internal/daemon's tests pin them).
 var (
-	FailureReasons = []string{"registration_timed_out", "launch_failed", "out_of_memory", "max_job_duration", "ghost"}
+	FailureReasons = []string{"registration_timed_out", "launch_failed", "out_of_memory", "max_job_duration", "ghost",
+		"image_missing", "container_runtime_unavailable", "runner_dependency_missing"}
 	RefusalReasons = []string{"low_disk"}
 	RunnerStates   = []string{"planned", "registered", "started", "busy", "exited", "deregistered", "failed"}
 	scaleUpStages  = []string{StageQueuedToStarted, StageStartedToInProgress, StageQueuedToInProgress}

@@ -28,10 +28,14 @@ func TestTargetsStartAtZero(t *testing.T) {
 # TYPE runner_manager_reconcile_errors_total counter
 runner_manager_reconcile_errors_total{target="infra"} 0
 runner_manager_reconcile_errors_total{target="web"} 0
-# HELP runner_manager_runner_failures_total Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout; launch_failed; out_of_memory: its job went past memory_max; max_job_duration: busy too long, stopped; ghost: alive after GitHub forgot it, stopped).
+# HELP runner_manager_runner_failures_total Runners this host gave up on, by target and reason (registration_timed_out: never came online within startup_timeout; launch_failed; out_of_memory: its job went past memory_max; max_job_duration: busy too long, stopped; ghost: alive after GitHub forgot it, stopped; image_missing, container_runtime_unavailable, runner_dependency_missing: a container runner's image, Docker Engine or runner dependencies).
 # TYPE runner_manager_runner_failures_total counter
+runner_manager_runner_failures_total{reason="container_runtime_unavailable",target="infra"} 0
+runner_manager_runner_failures_total{reason="container_runtime_unavailable",target="web"} 0
 runner_manager_runner_failures_total{reason="ghost",target="infra"} 0
 runner_manager_runner_failures_total{reason="ghost",target="web"} 0
+runner_manager_runner_failures_total{reason="image_missing",target="infra"} 0
+runner_manager_runner_failures_total{reason="image_missing",target="web"} 0
 runner_manager_runner_failures_total{reason="launch_failed",target="infra"} 0
 runner_manager_runner_failures_total{reason="launch_failed",target="web"} 1
 runner_manager_runner_failures_total{reason="max_job_duration",target="infra"} 0
@@ -40,6 +44,8 @@ runner_manager_runner_failures_total{reason="out_of_memory",target="infra"} 0
 runner_manager_runner_failures_total{reason="out_of_memory",target="web"} 0
 runner_manager_runner_failures_total{reason="registration_timed_out",target="infra"} 0
 runner_manager_runner_failures_total{reason="registration_timed_out",target="web"} 0
+runner_manager_runner_failures_total{reason="runner_dependency_missing",target="infra"} 0
+runner_manager_runner_failures_total{reason="runner_dependency_missing",target="web"} 0
 # HELP runner_manager_launches_refused_total Passes of a target that wanted runners and launched none for a host condition, by target and reason (low_disk: less than min_free_disk free).
 # TYPE runner_manager_launches_refused_total counter
 runner_manager_launches_refused_total{reason="low_disk",target="infra"} 0

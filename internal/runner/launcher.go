@@ -257,6 +257,17 @@ func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 	return h, nil
 }
 
+// HandOver prepares runtime directory dir for a runner that runs as u elsewhere than under the
+// shim (a container, whose uid is the slot's): slot hygiene first, then the runner's root, _work
+// and _diag become u's, as for a host runner.
+func (l *Launcher) HandOver(ctx context.Context, u User, dir string) error {
+	abs, err := l.inRoot(dir)
+	if err != nil {
+		return fmt.Errorf("hand %s over to %s: %w", dir, u.Name, err)
+	}
+	return l.handOver(ctx, u, abs, RunnerRoot(abs), false)
+}
+
 // handOver prepares a runner user's turn: slot hygiene first (nothing the slot's previous job left
 // survives), then the runner's root, its _work and _diag and its own work directory become the
 // user's. The package files inside stay the daemon's and read-only: the user may replace its
