@@ -350,7 +350,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 		// launches the request governor paced past the call timeout.
 		l.publish(ctx, cfg, t, owned, live, gh.byName, launching)
 	}
-	return l.finish(now, poll, draining, gh.demand, owned, passErr), len(owned)
+	return l.byChange(l.finish(now, poll, draining, gh.demand, owned, passErr), in.Change), len(owned)
 }
 
 // watch remembers the runner processes the loop owns, for the exit check between passes, and
@@ -717,7 +717,8 @@ func (l *loop) owned(live []journal.Attempt) []journal.Attempt {
 }
 
 func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, owned, live []journal.Attempt, regs map[string]Runner, demand int) planInput {
-	in := planInput{Now: now, Demand: demand, MinIdle: t.MinIdle, IdleTimeout: t.IdleTimeout.D()}
+	force := t.InForce(now) // the schedule's min_idle and max_runners at the pass's clock time
+	in := planInput{Now: now, Demand: demand, MinIdle: force.MinIdle, IdleTimeout: t.IdleTimeout.D(), Change: force.Next}
 	policy := policiesFor(l.sup.opts.PolicyKey, t)
 	for _, a := range owned {
 		switch a.State {
@@ -733,7 +734,7 @@ func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, own
 	// The one owner of room for a target (journal.Room): the target's hard room, and the host's
 	// bounded by the target's fair share of it (room.go).
 	r := journal.RoomOf(0, live)
-	in.TargetFree = t.MaxRunners - r.Held(t.Name)
+	in.TargetFree = force.MaxRunners - r.Held(t.Name)
 	in.HostFree = l.sup.room(cfg, r, t, l.want)
 	return in
 }
