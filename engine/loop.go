@@ -717,7 +717,10 @@ func (l *loop) owned(live []journal.Attempt) []journal.Attempt {
 }
 
 func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, owned, live []journal.Attempt, regs map[string]Runner, demand int) planInput {
-	force := t.InForce(now) // the schedule's min_idle and max_runners at the pass's clock time
+	// The schedule's min_idle and max_runners at the pass's clock time; the bound in force is
+	// what the target's room below (and its fair share of the host) counts against.
+	force := t.InForce(now)
+	t.MaxRunners = force.MaxRunners
 	in := planInput{Now: now, Demand: demand, MinIdle: force.MinIdle, IdleTimeout: t.IdleTimeout.D(), Change: force.Next}
 	policy := policiesFor(l.sup.opts.PolicyKey, t)
 	for _, a := range owned {
@@ -734,7 +737,7 @@ func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, own
 	// The one owner of room for a target (journal.Room): the target's hard room, and the host's
 	// bounded by the target's fair share of it (room.go).
 	r := journal.RoomOf(0, live)
-	in.TargetFree = force.MaxRunners - r.Held(t.Name)
+	in.TargetFree = t.MaxRunners - r.Held(t.Name)
 	in.HostFree = l.sup.room(cfg, r, t, l.want)
 	return in
 }
