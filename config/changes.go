@@ -77,6 +77,10 @@ var classes = map[string]Class{
 	"target.labels":                     NextPass,
 	"target.max_runners":                NextPass,
 	"target.min_idle":                   NextPass,
+	"target.schedule.cron":              NextPass, // each pass reads the entry in force at its own time
+	"target.schedule.time_zone":         NextPass,
+	"target.schedule.min_idle":          NextPass,
+	"target.schedule.max_runners":       NextPass,
 	"target.idle_timeout":               NextPass,
 	"target.startup_timeout":            NextPass,
 	"target.max_job_duration":           NextPass, // a busy runner is measured against it at each pass
@@ -93,10 +97,6 @@ var classes = map[string]Class{
 	"target.cpus":                       NextPass,
 	"target.pids_max":                   NextPass,
 	"target.min_free_disk":              NextPass,
-	"target.schedule.cron":              NextPass, // each pass reads the entry in force at its own time
-	"target.schedule.time_zone":         NextPass,
-	"target.schedule.min_idle":          NextPass,
-	"target.schedule.max_runners":       NextPass,
 }
 
 // ClassOf returns the class of the key at schema path ("daemon.log_level", "target.labels").
