@@ -100,3 +100,43 @@ func TestScheduleBoundClaimsNoMoreSlots(t *testing.T) {
 		t.Fatalf("b started %d of the host's 3 free slots: a claimed slots its schedule does not let it use", got)
 	}
 }
+
+// TestScheduleReloadAppliesAtOnce: a schedule added by a reload is a next-pass change, and the
+// reload wakes the target's loop, so the entry in force is acted on without waiting for time to pass.
+func TestScheduleReloadAppliesAtOnce(t *testing.T) {
+	h := newHarness(t) // Sunday 2026-03-01 09:00 UTC
+	a := baseTarget("a")
+	a.PollInterval = config.Duration(45 * time.Minute)
+	h.begin(cfgOf(a))
+	a.Schedule = []config.Schedule{{Cron: "* 9 * * sun", MinIdle: 2}}
+	rep := h.apply(cfgOf(a))
+	if len(rep.Changed) != 1 || rep.Changed[0].Name != "a" {
+		t.Fatalf("reload report %+v: want target a changed in place", rep)
+	}
+	h.waitPass("a", 1)
+	h.settle(1)
+	if got := h.byState("a")["started"]; got != 2 {
+		t.Fatalf("after the reload, at the same instant: %d started, want 2 (the entry's min_idle)", got)
+	}
+}
+
+// TestScheduleMinIdleIsTheFleets: in a fleet the min_idle in force is the fleet's warm pool, as
+// min_idle is: a peer's idle runner counts toward it, so this host starts only what is missing,
+// and none once the window closes.
+func TestScheduleMinIdleIsTheFleets(t *testing.T) {
+	f := &fakeFleet{peers: []PeerSupply{{Host: "h-a", Idle: 1}}}
+	h := newHarness(t) // Sunday 2026-03-01 09:00 UTC
+	h.s.deps.Fleet = f
+	a := baseTarget("a")
+	a.PollInterval = config.Duration(45 * time.Minute)
+	a.Schedule = []config.Schedule{{Cron: "* 9 * * *", MinIdle: 2}}
+	h.begin(cfgOf(a))
+	if got := h.byState("a")["started"]; got != 1 {
+		t.Fatalf("inside the window: %d started, want 1 (min_idle 2 in force, 1 idle on a peer)", got)
+	}
+	h.tick(45*time.Minute, 1, "a")
+	h.tick(15*time.Minute, 1, "a") // 10:00: the window closed
+	if got := h.byState("a")["started"]; got != 0 {
+		t.Fatalf("outside the window: %d idle runners kept, want 0 (the target's own min_idle)", got)
+	}
+}
