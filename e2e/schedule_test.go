@@ -18,12 +18,12 @@ import (
 // databases (/usr/share/zoneinfo and the others Go looks in, Go's own zoneinfo.zip) are hidden
 // under empty tmpfs mounts in a mount namespace of the command's own; the script checks they are.
 func TestScheduleZonesWithoutTheHostsDatabase(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("needs root: it hides the zone databases in a mount namespace (unshare -m); run the e2e suite as root, as CI does")
-	}
 	unshare, err := exec.LookPath("unshare")
-	if err != nil {
+	switch {
+	case err != nil:
 		t.Fatalf("needs unshare (util-linux) to hide the zone databases: %v", err)
+	case os.Geteuid() != 0:
+		t.Fatal("needs root: it hides the zone databases in a mount namespace (unshare -m); run the e2e suite as root, as CI does")
 	}
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
