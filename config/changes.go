@@ -80,6 +80,10 @@ var classes = map[string]Class{
 	"target.labels":                     NextPass,
 	"target.max_runners":                NextPass,
 	"target.min_idle":                   NextPass,
+	"target.schedule.cron":              NextPass, // each pass reads the entry in force at its own time
+	"target.schedule.time_zone":         NextPass,
+	"target.schedule.min_idle":          NextPass,
+	"target.schedule.max_runners":       NextPass,
 	"target.idle_timeout":               NextPass,
 	"target.startup_timeout":            NextPass,
 	"target.max_job_duration":           NextPass, // a busy runner is measured against it at each pass
@@ -112,6 +116,19 @@ var classes = map[string]Class{
 func ClassOf(path string) Class {
 	if c, ok := classes[path]; ok {
 		return c
+	}
+	// A list of tables (target.schedule) changes as a whole: its class is its keys' when they agree.
+	var class Class
+	for p, c := range classes {
+		if strings.HasPrefix(p, path+".") {
+			if class != "" && class != c {
+				return Restart
+			}
+			class = c
+		}
+	}
+	if class != "" {
+		return class
 	}
 	return Restart
 }
@@ -310,6 +327,12 @@ func formatValue(v reflect.Value) string {
 		return "{" + strings.Join(keys, ", ") + "}"
 	case []string:
 		return fmt.Sprintf("%q", x)
+	case []Schedule:
+		entries := make([]string, len(x))
+		for i, e := range x {
+			entries[i] = e.String()
+		}
+		return "[" + strings.Join(entries, ", ") + "]"
 	case string:
 		if x == "" {
 			return `""`

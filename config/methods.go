@@ -57,6 +57,7 @@ func (c *Config) Redacted() *Config {
 	out.Targets = make([]Target, len(c.Targets))
 	for i, t := range c.Targets {
 		t.Labels = append([]string(nil), t.Labels...)
+		t.Schedule = append([]Schedule(nil), t.Schedule...)
 		if t.Env != nil {
 			env := make(map[string]string, len(t.Env))
 			for k := range t.Env {

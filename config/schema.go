@@ -196,6 +196,9 @@ type Target struct {
 	MaxRunners int `koanf:"max_runners" json:"max_runners" toml:"max_runners" jsonschema:"minimum=1,maximum=1000,default=1"`
 	// Runners kept idle and registered, waiting for jobs.
 	MinIdle int `koanf:"min_idle" json:"min_idle" toml:"min_idle" jsonschema:"minimum=0,default=0"`
+	// Windows in which other min_idle and max_runners apply: the first listed entry whose cron
+	// matches the current minute is in force; outside every window the target's own apply.
+	Schedule []Schedule `koanf:"schedule" json:"schedule,omitempty" toml:"schedule,omitempty"`
 	// An idle runner beyond min_idle is removed after this long.
 	IdleTimeout Duration `koanf:"idle_timeout" json:"idle_timeout" toml:"idle_timeout" jsonschema_extras:"default=5m"`
 	// A runner GitHub has not listed online within this long of its start (or offline this long
@@ -261,6 +264,21 @@ type Target struct {
 	Docker bool `koanf:"docker" json:"docker,omitempty" toml:"docker,omitempty"`
 	// The image of the Docker-in-Docker sidecar (with docker = true).
 	DockerImage string `koanf:"docker_image" json:"docker_image,omitempty" toml:"docker_image,omitempty"`
+}
+
+// Schedule is one window of a target's schedule and the values in force inside it
+// (docs/configuration.md, "Schedules").
+type Schedule struct {
+	// Five-field cron expression (minute hour day-of-month month day-of-week); every minute it
+	// matches is inside the window: "* 8-17 * * 1-5" is 08:00 to 17:59 on weekdays.
+	Cron string `koanf:"cron" json:"cron" toml:"cron" jsonschema:"required"`
+	// IANA time zone the cron is read in, such as Europe/Berlin. Absent: UTC.
+	TimeZone string `koanf:"time_zone" json:"time_zone,omitempty" toml:"time_zone,omitempty" jsonschema:"default=UTC"`
+	// Runners kept idle while this entry is in force, instead of the target's min_idle.
+	MinIdle int `koanf:"min_idle" json:"min_idle" toml:"min_idle" jsonschema:"minimum=0,default=0"`
+	// Bound on the target's runners while this entry is in force; at most the target's
+	// max_runners. Absent or 0: the target's.
+	MaxRunners int `koanf:"max_runners" json:"max_runners,omitempty" toml:"max_runners,omitempty" jsonschema:"minimum=0,maximum=1000"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("30s", "5m") in the file.

@@ -16,6 +16,7 @@ import (
 // editor accepts them and only validate refuses them. Every other invalid example must fail the
 // schema too, and every valid example must pass it.
 var schemaCannotSay = map[string]string{
+	"bad-schedule.toml":        "whether a time zone name exists, and a comparison between two values",
 	"duplicate-names.toml":     "uniqueness of a property across array items",
 	"min-idle-over-max.toml":   "a comparison between two values",
 	"missing-private-key.toml": "whether a file exists on the host",

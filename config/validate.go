@@ -347,6 +347,7 @@ func (c *checker) validateTarget(t Target, p string) {
 	case t.MinIdle > t.MaxRunners && t.MaxRunners >= 1:
 		c.add(SeverityError, p+".min_idle", fmt.Sprintf("min_idle (%d) must not exceed max_runners (%d)", t.MinIdle, t.MaxRunners))
 	}
+	c.checkSchedule(t, p)
 	if t.IdleTimeout < 0 {
 		c.add(SeverityError, p+".idle_timeout", fmt.Sprintf("idle_timeout must not be negative (got %s)", t.IdleTimeout))
 	}

@@ -350,7 +350,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 		// launches the request governor paced past the call timeout.
 		l.publish(ctx, cfg, t, owned, live, gh.byName, launching)
 	}
-	return l.finish(now, poll, draining, gh.demand, owned, passErr), len(owned)
+	return l.byChange(l.finish(now, poll, draining, gh.demand, owned, passErr), in.Change), len(owned)
 }
 
 // watch remembers the runner processes the loop owns, for the exit check between passes, and
@@ -717,7 +717,11 @@ func (l *loop) owned(live []journal.Attempt) []journal.Attempt {
 }
 
 func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, owned, live []journal.Attempt, regs map[string]Runner, demand int) planInput {
-	in := planInput{Now: now, Demand: demand, MinIdle: t.MinIdle, IdleTimeout: t.IdleTimeout.D()}
+	// The schedule's min_idle and max_runners at the pass's clock time; the bound in force is
+	// what the target's room below (and its fair share of the host) counts against.
+	force := t.InForce(now)
+	t.MaxRunners = force.MaxRunners
+	in := planInput{Now: now, Demand: demand, MinIdle: force.MinIdle, IdleTimeout: t.IdleTimeout.D(), Change: force.Next}
 	policy := policiesFor(l.sup.opts.PolicyKey, t)
 	for _, a := range owned {
 		switch a.State {

@@ -41,6 +41,10 @@ type planInput struct {
 	// only its placed share: no other host is passing to take a share placed on it, and the
 	// fleet's transaction makes a host deciding at once see this launch.
 	Here bool
+	// Change is when the target's schedule next changes what is in force (zero: never); the
+	// next full pass is due by then (byChange). MinIdle and TargetFree are already the values
+	// in force now.
+	Change time.Time
 }
 
 // reapReason says why an idle runner is deregistered.

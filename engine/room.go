@@ -94,7 +94,9 @@ func (l *loop) claim(cfg *config.Config, t config.Target, live []journal.Attempt
 	case in.Monitor:
 		l.want = 0
 	case read:
-		l.want = plan(*in).Wanted
+		// No more than the target may still start: a schedule's lower max_runners in force
+		// must not claim host slots it cannot use (TestScheduleMaxRunnersInForce).
+		l.want = min(plan(*in).Wanted, max(in.TargetFree, 0))
 	}
 	l.sup.claims.set(t.Name, l.want)
 	r := journal.RoomOf(0, live)

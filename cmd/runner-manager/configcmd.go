@@ -4,17 +4,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"time"
 
 	toml "github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/daemon"
 )
 
 // newConfigCmd is `runner-manager config`, home of `config print`, `config diff` and `config init`.
 func newConfigCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Write a starter config, inspect the effective one, compare two"}
-	cmd.AddCommand(newConfigPrintCmd(), newConfigDiffCmd(), newConfigInitCmd())
+	cmd.AddCommand(newConfigPrintCmd(), configDiffCmd(time.Now), newConfigInitCmd())
 	return cmd
 }
 
@@ -61,17 +64,19 @@ func newConfigPrintCmd() *cobra.Command {
 	return cmd
 }
 
-// newConfigDiffCmd prints what reloading FILE would change against the config at --config (the
+// configDiffCmd prints what reloading FILE would change against the config at --config (the
 // file the daemon runs), key by key with each key's class, from config.Diff: the same answer the
-// daemon acts on.
-func newConfigDiffCmd() *cobra.Command {
+// daemon acts on. Then, for each target of FILE with a schedule, the entry in force at now and
+// its next change, as status shows them.
+func configDiffCmd(now func() time.Time) *cobra.Command {
 	var path, format string
 	cmd := &cobra.Command{
 		Use:   "diff FILE",
 		Short: "Print what reloading FILE would change, key by key, and when each change takes effect",
 		Long: "Compares FILE with the config at --config (what the daemon runs) and prints every changed key " +
 			"with its class: live (applied with the reload), next pass (read by the target's loop at its next " +
-			"pass) or restart (a reload is rejected; restart the daemon). Exit 0 when FILE is valid, 1 when " +
+			"pass) or restart (a reload is rejected; restart the daemon); then, in text, the schedule entry in force " +
+			"now and its next change for each target of FILE with a schedule. Exit 0 when FILE is valid, 1 when " +
 			"either file is invalid, 2 when one cannot be read.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -104,6 +109,7 @@ func newConfigDiffCmd() *cobra.Command {
 				_, err = fmt.Fprintf(out, "%s\n", b)
 				return err
 			}
+			defer printSchedules(out, cfgs[1], now())
 			if len(changes) == 0 {
 				fmt.Fprintf(out, "no change: reloading %s would apply nothing\n", args[0])
 				return nil
@@ -122,4 +128,14 @@ func newConfigDiffCmd() *cobra.Command {
 	cmd.Flags().StringVar(&path, "config", defaultConfigPath, "the current config file (.toml, .yaml or .yml)")
 	cmd.Flags().StringVar(&format, "format", "text", "output: text or json")
 	return cmd
+}
+
+// printSchedules writes, for each target of cfg with a schedule, the entry in force at now and
+// when that next changes (the line status prints, daemon.ScheduleStatus).
+func printSchedules(out io.Writer, cfg *config.Config, now time.Time) {
+	for _, t := range cfg.Targets {
+		if s := daemon.ScheduleStatus(t, now); s != nil {
+			fmt.Fprintf(out, "target %q: %s\n", t.Name, s.Describe(now))
+		}
+	}
 }

@@ -42,15 +42,20 @@ func TestConfigPrintFailures(t *testing.T) {
 	}
 }
 
-func TestConfigDiff(t *testing.T) {
+// files returns a writer of chmod 600 files in a fresh directory, returning each file's path.
+func files(t *testing.T) func(name, body string) string {
 	dir := t.TempDir()
-	write := func(name, body string) string {
+	return func(name, body string) string {
 		p := dir + "/" + name
 		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
+}
+
+func TestConfigDiff(t *testing.T) {
+	write := files(t)
 	write("token", "x")
 	base := "[daemon]\nstate_dir = \"/var/lib/rm\"\nlog_level = \"info\"\n[github]\ntoken_file = \"token\"\n" +
 		"[[target]]\nname = \"api\"\nrepository = \"acme/api\"\nmax_runners = 2\n[target.env]\nK = \"s3cret\"\n"

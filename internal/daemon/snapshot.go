@@ -73,6 +73,7 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 		if ct, ok := cfg.Target(ts.Name); ok {
 			t.MaxRunners = ct.MaxRunners
 			t.Enabled = ct.IsEnabled()
+			t.Schedule = ScheduleStatus(ct, d.now())
 		} else {
 			t.Enabled = false
 		}

@@ -50,15 +50,21 @@ func (k keys) parse(key string) (kind string, parts []string) {
 }
 
 // Fingerprint is what hosts must agree on to share a target: what its runners are (identity,
-// labels, group, version) and how many the fleet keeps (min_idle, mode). max_runners, env and
-// work_dir are each host's own.
+// labels, group, version) and how many the fleet keeps (min_idle, its schedule, mode). max_runners,
+// env and work_dir are each host's own. A target without a schedule hashes as it did before
+// schedules existed, so a rolling upgrade does not split the fleet (TestFingerprintOfASchedule).
 func Fingerprint(t config.Target) string {
 	labels := make([]string, len(t.Labels))
 	for i, l := range t.Labels {
 		labels[i] = strings.ToLower(l)
 	}
 	slices.Sort(labels)
-	h := sha256.Sum256([]byte(strings.Join([]string{t.Identity(), strings.Join(labels, ","), t.RunnerGroup,
-		t.RunnerVersion, strconv.Itoa(t.MinIdle), t.Mode}, "\x00")))
+	parts := []string{t.Identity(), strings.Join(labels, ","), t.RunnerGroup, t.RunnerVersion, strconv.Itoa(t.MinIdle), t.Mode}
+	for _, e := range t.Schedule {
+		// Which entry is in force, and so the fleet's min_idle, must be the same on every host;
+		// an entry's max_runners bounds each host's own runners.
+		parts = append(parts, e.Cron, e.TimeZone, strconv.Itoa(e.MinIdle))
+	}
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(h[:6])
 }

@@ -90,6 +90,11 @@ func RenderStatus(w io.Writer, s Snapshot, now time.Time) error {
 				p.linef("%s: last failure %s ago, attempt %s: %s; see `%s`", t.Name, age(now, f.At), f.Attempt, oneLine(f.Reason), f.Command)
 			}
 		}
+		for _, t := range s.Targets {
+			if t.Schedule != nil {
+				p.linef("%s: %s", t.Name, t.Schedule.Describe(now))
+			}
+		}
 	}
 
 	if len(s.Events) > 0 {

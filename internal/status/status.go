@@ -122,6 +122,8 @@ type Target struct {
 	Failures map[string]int `json:"failures,omitempty"`
 	// LastFailure is the target's latest failed or stopped attempt whose logs were kept.
 	LastFailure *Failure `json:"last_failure,omitempty"`
+	// Schedule is what the target's [[target.schedule]] puts in force now; nil without one.
+	Schedule *Schedule `json:"schedule,omitempty"`
 }
 
 // ScaleSet is a scale-set target's listener: its set, its message session and the queue's counts.
