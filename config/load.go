@@ -248,6 +248,13 @@ func applyListDefaults(raw map[string]any) {
 			setDefault(m, "runner_version", "latest")
 		}
 	}
+	if as, ok := raw["account"].([]any); ok {
+		for _, a := range as {
+			if m, ok := a.(map[string]any); ok {
+				setDefault(m, "api_url", DefaultAPIURL)
+			}
+		}
+	}
 	if w, ok := raw["webhook"].(map[string]any); ok {
 		setDefault(w, "path", DefaultWebhookPath)
 		setDefault(w, "poll_interval", DefaultWebhookPollInterval)
@@ -321,6 +328,10 @@ func resolveFiles(cfg *Config, name string) {
 	abs(&cfg.GitHub.TokenFile)
 	abs(&cfg.GitHub.PrivateKeyFile)
 	abs(&cfg.Daemon.StatusTokenFile)
+	for i := range cfg.Accounts {
+		abs(&cfg.Accounts[i].TokenFile)
+		abs(&cfg.Accounts[i].PrivateKeyFile)
+	}
 	if cfg.Webhook != nil {
 		abs(&cfg.Webhook.SecretFile)
 	}
