@@ -11,7 +11,7 @@ func (s *Server) routes() {
 	a.HandleFunc("GET /repos/{owner}/{repo}/actions/runs/{id}/jobs", s.handleRunJobs)
 	a.HandleFunc("GET /repos/{owner}/{repo}/actions/jobs/{id}", s.handleGetJob)
 
-	for _, base := range []string{"/repos/{owner}/{repo}/actions/runners", "/orgs/{org}/actions/runners"} {
+	for _, base := range []string{"/repos/{owner}/{repo}/actions/runners", "/orgs/{org}/actions/runners", "/enterprises/{enterprise}/actions/runners"} {
 		a.HandleFunc("POST "+base+"/generate-jitconfig", s.handleGenerateJIT)
 		a.HandleFunc("POST "+base+"/registration-token", s.handleRegistrationToken)
 		a.HandleFunc("GET "+base, s.handleListRunners)
@@ -21,6 +21,7 @@ func (s *Server) routes() {
 	}
 	a.HandleFunc("GET /orgs/{org}/actions/runner-groups", s.handleRunnerGroups)
 	a.HandleFunc("GET /orgs/{org}/actions/runner-groups/{id}/repositories", s.handleRunnerGroupRepos)
+	a.HandleFunc("GET /enterprises/{enterprise}/actions/runner-groups", s.handleEnterpriseRunnerGroups)
 
 	a.HandleFunc("GET /app/installations", s.handleListInstallations)
 	a.HandleFunc("POST /app/installations/{id}/access_tokens", s.handleAccessToken)
