@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -44,6 +45,49 @@ func (c *Config) GitHubOf(name string) (GitHub, bool) {
 	return GitHub{}, false
 }
 
+// UsedAccounts names the accounts the enabled targets use, DefaultAccount first, then in file
+// order.
+func (c *Config) UsedAccounts() []string {
+	used := map[string]bool{}
+	for _, t := range c.EnabledTargets() {
+		n, _, _ := c.AccountOf(t)
+		used[n] = true
+	}
+	var out []string
+	for _, n := range c.AccountNames() {
+		if used[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// ForAccount is a copy of c as if the account called name were its only one: its section in
+// [github], no [[account]], and only its targets (their account key cleared). What is planned
+// and checked per account (the poll plan under its ceiling, verify) reads such a copy.
+func (c *Config) ForAccount(name string) *Config {
+	g, _ := c.GitHubOf(name)
+	out := *c
+	out.GitHub, out.Accounts, out.Targets, out.byName = g, nil, nil, nil
+	for _, t := range c.Targets {
+		if n, _, _ := c.AccountOf(t); n == name || name == "" && n == DefaultAccount {
+			t.Account = ""
+			out.Targets = append(out.Targets, t)
+		}
+	}
+	return &out
+}
+
+// AccountStateDir is where the account called name keeps its files (its device-flow sign-in) in
+// stateDir: stateDir itself for [github], as before accounts existed, and
+// <stateDir>/accounts/<name> for an [[account]].
+func AccountStateDir(stateDir, name string) string {
+	if name == "" || name == DefaultAccount {
+		return stateDir
+	}
+	return filepath.Join(stateDir, "accounts", name)
+}
+
 // validateAccounts checks [github], every [[account]], and each target's account key.
 func (c *checker) validateAccounts(cfg *Config) {
 	used := map[string]bool{}
@@ -74,9 +118,14 @@ func (c *checker) validateAccounts(cfg *Config) {
 	}
 	known := strings.Join(cfg.AccountNames(), ", ")
 	for i, t := range cfg.Targets {
-		if _, ok := cfg.GitHubOf(t.Account); !ok {
+		g, ok := cfg.GitHubOf(t.Account)
+		switch {
+		case !ok:
 			c.add(SeverityError, "target."+strconv.Itoa(i)+".account", fmt.Sprintf("account %q is not an account of this file (known: %s, where %q is [github]); add an [[account]] with that name, or remove the key to use [github]",
 				t.Account, known, DefaultAccount))
+		case t.Enterprise != "" && g.Auth() == AuthApp:
+			// GitHub's enterprise runner endpoints take no App token (docs/github.md).
+			c.add(SeverityError, "target."+strconv.Itoa(i)+".enterprise", "GitHub Apps cannot manage enterprise runners: the enterprise endpoints take a classic token (or an OAuth app's sign-in) with manage_runners:enterprise, held by an enterprise owner; give this target an [[account]] with such a token_file and set account = \"<its name>\"")
 		}
 	}
 }

@@ -38,6 +38,7 @@ func TestAccountRules(t *testing.T) {
 		{"enterprise with webhooks", auth + hook + "[[target]]\nname = \"e\"\nenterprise = \"acme\"\nlabels = [\"linux\"]\n", ""},
 		{"enterprise polled", auth + "[[target]]\nname = \"e\"\nenterprise = \"acme\"\n", `5:1: target "e": an enterprise target cannot poll: GitHub's REST API has no enterprise-wide list of queued jobs. Set scale_set = "<name>"`},
 		{"enterprise and organization", auth + hook + "[[target]]\nname = \"e\"\nenterprise = \"acme\"\norganization = \"acme\"\n", `target "e": set one of repository, organization and enterprise, not several`},
+		{"enterprise with an App", "[github]\napp_id = 1\nprivate_key_file = \"key.pem\"\n" + hook + "[[target]]\nname = \"e\"\nenterprise = \"acme\"\n", `target "e": GitHub Apps cannot manage enterprise runners`},
 		{"enterprise slug", auth + hook + "[[target]]\nname = \"e\"\nenterprise = \"-acme\"\n", `target "e": enterprise "-acme" is not a GitHub enterprise slug`},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantOne(t, problemsOf(loadIn(t, "c.toml", tc.body)), tc.want) })
@@ -108,5 +109,24 @@ func TestIdentity(t *testing.T) {
 		if got := tc.t.Identity(); got != tc.want {
 			t.Errorf("%+v: Identity %q, want %q", tc.t, got, tc.want)
 		}
+	}
+}
+
+// TestForAccount: a per-account copy holds that account's section and targets only.
+func TestForAccount(t *testing.T) {
+	cfg := &Config{GitHub: GitHub{TokenFile: "/a"}, Accounts: []Account{{Name: "ci", GitHub: GitHub{TokenFile: "/b", PointsPerMinute: 100}}},
+		Targets: []Target{{Name: "x", Repository: "o/x"}, {Name: "y", Repository: "o/y", Account: "ci"}, {Name: "z", Repository: "o/z", Account: "ci", Enabled: new(bool)}}}
+	if got := cfg.UsedAccounts(); strings.Join(got, ",") != "default,ci" {
+		t.Fatalf("UsedAccounts = %q", got)
+	}
+	ci := cfg.ForAccount("ci")
+	if ci.GitHub.TokenFile != "/b" || ci.GitHub.PointsPerMinute != 100 || len(ci.Accounts) != 0 || len(ci.Targets) != 2 || ci.Targets[0].Name != "y" || ci.Targets[0].Account != "" {
+		t.Fatalf("ForAccount(ci) = %+v", ci)
+	}
+	if def := cfg.ForAccount(DefaultAccount); def.GitHub.TokenFile != "/a" || len(def.Targets) != 1 || def.Targets[0].Name != "x" {
+		t.Fatalf("ForAccount(default) = %+v", def)
+	}
+	if len(cfg.Targets) != 3 || cfg.Targets[1].Account != "ci" {
+		t.Fatal("ForAccount changed the config it copied")
 	}
 }

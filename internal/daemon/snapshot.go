@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/redact"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/internal/version"
@@ -73,6 +74,9 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 		if ct, ok := cfg.Target(ts.Name); ok {
 			t.MaxRunners = ct.MaxRunners
 			t.Enabled = ct.IsEnabled()
+			if name, _, _ := cfg.AccountOf(ct); name != config.DefaultAccount {
+				t.Account = name
+			}
 		} else {
 			t.Enabled = false
 		}

@@ -288,8 +288,11 @@ func (s *Server) parseAdminToken(raw string) (scope, error) {
 // tenantID is the path segment that names a scope in the Actions-service base URL. Callers hold s.mu.
 func (s *Server) tenantID(sc scope) string {
 	kind, name, _ := strings.Cut(string(sc), ":")
-	if kind == "org" {
+	switch kind {
+	case "org":
 		return strconv.FormatInt(s.accounts[name].id, 10)
+	case "enterprise":
+		return strconv.FormatInt(s.enterprises[name].id, 10)
 	}
 	return strconv.FormatInt(s.repos[name].id, 10)
 }
