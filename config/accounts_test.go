@@ -130,3 +130,17 @@ func TestForAccount(t *testing.T) {
 		t.Fatal("ForAccount changed the config it copied")
 	}
 }
+
+// TestAccountRedacted: config print hides userinfo in an account's api_url as in [github]'s, and
+// its copy shares nothing with the config.
+func TestAccountRedacted(t *testing.T) {
+	cfg := &Config{Accounts: []Account{{Name: "ghes", GitHub: GitHub{APIURL: "https://user:secret@ghes.example.com/api/v3", DeviceFlow: &DeviceFlow{ClientID: "x"}}}}}
+	r := cfg.Redacted()
+	if strings.Contains(r.Accounts[0].APIURL, "secret") {
+		t.Fatalf("account api_url printed with its password: %s", r.Accounts[0].APIURL)
+	}
+	r.Accounts[0].DeviceFlow.ClientID = "changed"
+	if cfg.Accounts[0].DeviceFlow.ClientID != "x" || !strings.Contains(cfg.Accounts[0].APIURL, "secret") {
+		t.Fatal("Redacted changed the config it copied")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/runner-manager/runner-manager/config"
@@ -129,5 +130,50 @@ func TestAccountGovernors(t *testing.T) {
 	share := accountShare(&github.FleetShare{Hosts: 2, Others: map[string][]github.Spend{"": {{Points: 5}}, "ci:": {{Points: 7}}}}, "ci")
 	if share.Hosts != 2 || len(share.Others) != 1 || share.Others[""][0].Points != 7 {
 		t.Fatalf("the ci account's share of the fleet: %+v", share)
+	}
+}
+
+// TestEnterpriseTarget: an enterprise target of an [[account]] holding an enterprise owner's
+// classic token takes its demand from the enterprise's workflow_job deliveries (its poll reads no
+// jobs), registers its runner at the enterprise, and the runner runs a job of one of the
+// enterprise's organisations.
+func TestEnterpriseTarget(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.srv.AddEnterprise("acme-corp", "acme")
+	entToken := filepath.Join(e.dir, "ent-token")
+	e.writeFile(entToken, e.srv.AddToken(ghsim.TokenOptions{Login: "ent-owner", Scopes: []string{"manage_runners:enterprise"}}))
+	e.writeConfig(fmt.Sprintf(`
+[[account]]
+name = "enterprise"
+api_url = %q
+token_file = %q
+
+[[target]]
+name = "ent"
+enterprise = "acme-corp"
+account = "enterprise"
+labels = ["linux"]
+max_runners = 1
+`, e.srv.URL(), entToken))
+	e.start()
+	id, err := e.srv.QueueJob("acme/web", []string{"linux"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := e.waitStatus("the job done and its runner concluded", func(s status.Snapshot) bool {
+		return jobDone(e.srv, id) && len(s.Runners) == 0
+	})
+	regs := e.srv.Registrations()
+	if len(regs) != 1 || regs[0].Scope != "enterprises/acme-corp" || regs[0].JobID != id {
+		t.Fatalf("registrations %+v, want one enterprise runner that ran job %d", regs, id)
+	}
+	if len(snap.Targets) != 1 || !strings.Contains(snap.Targets[0].Warning, "webhook deliveries") {
+		t.Fatalf("status %+v: want the target's warning that its demand is its deliveries", snap.Targets)
+	}
+	for route := range e.srv.Requests() {
+		if strings.Contains(route, "/actions/runs") {
+			t.Errorf("an enterprise target read jobs: %s", route)
+		}
 	}
 }
