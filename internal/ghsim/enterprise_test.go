@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 )
@@ -163,4 +164,36 @@ func status(err error) int {
 		return e.Response.StatusCode
 	}
 	return 0
+}
+
+// TestEnterpriseScaleSet: a scale set whose config URL names an enterprise is the enterprise's: its
+// token chain runs on the enterprise's registration token, and it takes the job of an enterprise
+// organisation's repository that names it; its runner is an enterprise runner.
+func TestEnterpriseScaleSet(t *testing.T) {
+	s, _ := newScaleSetServer(t, ActionsOptions{LongPoll: 50 * time.Millisecond, AssignTimeout: time.Hour})
+	s.AddEnterprise("acme-corp", "acme")
+	r := do(t, "POST", s.URL()+"/enterprises/acme-corp/actions/runners/registration-token", "Bearer "+entToken(s), nil, nil)
+	if r.code != http.StatusCreated {
+		t.Fatalf("registration-token: %d %s", r.code, r.body)
+	}
+	r = do(t, "POST", s.URL()+"/actions/runner-registration", "RemoteAuth "+r.json(t)["token"].(string),
+		map[string]string{"url": "https://github.com/enterprises/acme-corp", "runner_event": "register"}, nil)
+	if r.code != http.StatusOK {
+		t.Fatalf("runner-registration: %d %s", r.code, r.body)
+	}
+	c := &actionsConn{t: t, s: s, base: r.json(t)["url"].(string), admin: r.json(t)["token"].(string)}
+	c.createSet("ent-linux")
+	if r := c.openSession("host-a"); r.code != http.StatusOK {
+		t.Fatalf("session: %d %s", r.code, r.body)
+	}
+	id, _ := s.QueueJob("acme/api", []string{"ent-linux"}, time.Second)
+	if r := c.get(0, "1"); r.code != http.StatusOK {
+		t.Fatalf("poll: %d %s (the enterprise set got no job)", r.code, r.body)
+	}
+	if _, got := takeJob(t, s, c, "ent-runner-1"); got != id {
+		t.Fatalf("the enterprise set's runner took job %d, want %d", got, id)
+	}
+	if rs := s.Runners(); len(rs) != 1 || rs[0].Scope != "enterprises/acme-corp" {
+		t.Fatalf("runners %+v", rs)
+	}
 }
