@@ -69,6 +69,13 @@ poll_interval = "1s"
 			t.Errorf("status of target %s: account %q, want %q", st.Name, st.Account, want)
 		}
 	}
+	// Each account's governor paces at its own ceiling: 600 (the default) and the account's 300.
+	fams := e.scrape()
+	for account, want := range map[string]float64{"default": 600, "globex": 300} {
+		if v, ok := sample(fams, "runner_manager_github_points_share_per_minute", map[string]string{"account": account}); !ok || v != want {
+			t.Errorf("points share of account %s = %v (present %v), want %v", account, v, ok, want)
+		}
+	}
 	for _, c := range []struct {
 		srv   *ghsim.Server
 		scope string
