@@ -136,6 +136,12 @@ func (c *checker) validateAccounts(cfg *Config) {
 // client, the App's token requests, the scale-set client and `config print` agree).
 func (c *checker) validateGitHub(g GitHub, sec, label string, needed bool) string {
 	key := func(k string) string { return sec + "." + k }
+	// who starts a message about the whole section, keys names a key in one: [github]'s messages
+	// read "github.token_file ...", an account's `account "ci": token_file ...`.
+	who, keys := label, ""
+	if sec == "github" {
+		who, keys = "", label
+	}
 	for _, b := range []struct {
 		key      string
 		v, limit int
@@ -162,21 +168,21 @@ func (c *checker) validateGitHub(g GitHub, sec, label string, needed bool) strin
 	}
 	var kinds []string
 	if g.TokenFile != "" {
-		kinds = append(kinds, label+"token_file")
+		kinds = append(kinds, keys+"token_file")
 	}
 	if g.AppID != 0 || g.InstallationID != 0 || g.PrivateKeyFile != "" {
 		kinds = append(kinds, "the GitHub App keys (app_id, installation_id, private_key_file)")
 	}
 	if g.DeviceFlow != nil {
-		kinds = append(kinds, "["+sec+".device_flow]")
+		kinds = append(kinds, "["+tableOf(sec)+".device_flow]")
 	}
 	switch {
 	case len(kinds) > 1:
-		c.add(SeverityError, sec, fmt.Sprintf("%sconfigure exactly one credential, found %s: remove all but one", strings.TrimPrefix(label, "github."), strings.Join(kinds, " and ")))
+		c.add(SeverityError, sec, fmt.Sprintf("%sconfigure exactly one credential, found %s: remove all but one", who, strings.Join(kinds, " and ")))
 		return api
 	case len(kinds) == 0 && needed:
 		c.add(SeverityError, sec, fmt.Sprintf("%sno GitHub credential configured: set %stoken_file, the GitHub App keys (app_id, installation_id, private_key_file), or [%s.device_flow] client_id",
-			strings.TrimPrefix(label, "github."), label, sec))
+			who, keys, tableOf(sec)))
 		return api
 	}
 	switch g.Auth() {
@@ -201,4 +207,10 @@ func (c *checker) validateGitHub(g GitHub, sec, label string, needed bool) strin
 		}
 	}
 	return api
+}
+
+// tableOf is the table a section's path names in TOML: "github", or "account" for "account.N".
+func tableOf(sec string) string {
+	table, _, _ := strings.Cut(sec, ".")
+	return table
 }

@@ -20,7 +20,7 @@ func TestAccountRules(t *testing.T) {
 		{"account named default", auth + account("default", ""), `4:1: account name "default" is the [github] section's`},
 		{"account name syntax", auth + account("c i", ""), `4:1: account name must be 1-64 letters`},
 		{"account names unique", auth + account("ci", "") + account("ci", ""), `7:1: account name "ci" is already used by account #1`},
-		{"account without credential", auth + "[[account]]\nname = \"ci\"\n", `3:3: account "ci": no GitHub credential configured: set account "ci": token_file`},
+		{"account without credential", auth + "[[account]]\nname = \"ci\"\n", `3:3: account "ci": no GitHub credential configured: set token_file, the GitHub App keys (app_id, installation_id, private_key_file), or [account.device_flow] client_id`},
 		{"account with two credentials", auth + account("ci", "app_id = 1\nprivate_key_file = \"key.pem\"\n"), `3:3: account "ci": configure exactly one credential`},
 		{"account token world-readable", auth + "[[account]]\nname = \"ci\"\ntoken_file = \"open-token\"\n", `5:1: account.0.token_file "open-token" is readable by every user`},
 		{"account api_url", auth + account("ci", "api_url = \"ghe\"\n"), `6:1: account "ci": api_url must be an http(s) URL`},
