@@ -184,3 +184,25 @@ max_runners = 1
 		}
 	}
 }
+
+// TestAccountReloadClasses: an [[account]] added by a reload is live; a change of its api_url (its
+// identity: where its targets' runners are registered) is rejected whole, naming the account, and
+// the last good config keeps running.
+func TestAccountReloadClasses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.start()
+	account := func(name, api string) string {
+		return fmt.Sprintf("\n[[account]]\nname = %q\napi_url = %q\ntoken_file = %q\n", name, api, e.tokenFile)
+	}
+	e.writeConfig(webTarget(1) + account("ci", e.srv.URL()))
+	e.waitStatus("the account added live", func(s status.Snapshot) bool { return s.Config.LastReload.OK && s.Config.Generation == 2 })
+	e.writeConfig(webTarget(1) + account("ci", "http://127.0.0.1:1"))
+	snap := e.waitStatus("the api_url change rejected", func(s status.Snapshot) bool { return !s.Config.LastReload.OK })
+	if errs := snap.Config.LastReload.Error; len(errs) != 1 || !strings.Contains(errs[0], `changing account "ci" api_url needs a daemon restart`) {
+		t.Fatalf("reload error %q, want one naming the account's api_url", errs)
+	}
+	if snap.Config.Generation != 2 {
+		t.Fatalf("generation %d after a rejected reload, want 2", snap.Config.Generation)
+	}
+}
