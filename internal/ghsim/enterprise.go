@@ -162,3 +162,43 @@ func (s *Server) handleEnterpriseRunnerGroups(w http.ResponseWriter, r *http.Req
 	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+// enterpriseAdminRoutes are the admin API's enterprise calls (docs/simulator.md), for the
+// standalone simulator and the end-to-end tests: an enterprise with its organisations, an
+// enterprise runner group, and a classic token with the scopes given (such as
+// manage_runners:enterprise).
+func (s *Server) enterpriseAdminRoutes(p *http.ServeMux) {
+	type body struct {
+		Slug   string   `json:"slug"`
+		Name   string   `json:"name"`
+		Orgs   []string `json:"orgs"`
+		Login  string   `json:"login"`
+		Scopes []string `json:"scopes"`
+	}
+	route := func(pattern string, fn func(b body) any) {
+		p.HandleFunc("POST /_ghsim/admin"+pattern, func(w http.ResponseWriter, r *http.Request) {
+			var b body
+			if err := decodeBody(r, &b); err != nil {
+				writeError(w, http.StatusBadRequest, "admin: request body is not the expected JSON: "+err.Error())
+				return
+			}
+			if b.Slug == "" && pattern != "/enterprise-tokens" {
+				writeError(w, http.StatusUnprocessableEntity, "admin: slug is required: the enterprise's slug")
+				return
+			}
+			writeJSON(w, http.StatusOK, fn(b))
+		})
+	}
+	type id struct {
+		ID int64 `json:"id"`
+	}
+	route("/enterprises", func(b body) any { return id{s.AddEnterprise(b.Slug, b.Orgs...)} })
+	route("/enterprises/runner-groups", func(b body) any { return id{s.CreateEnterpriseRunnerGroup(b.Slug, b.Name)} })
+	route("/enterprise-tokens", func(b body) any {
+		scopes := b.Scopes
+		if scopes == nil {
+			scopes = []string{scopeManageRunnersEnterprise}
+		}
+		return map[string]string{"token": s.AddToken(TokenOptions{Login: b.Login, Scopes: scopes})}
+	})
+}

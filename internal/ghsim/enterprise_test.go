@@ -197,3 +197,27 @@ func TestEnterpriseScaleSet(t *testing.T) {
 		t.Fatalf("runners %+v", rs)
 	}
 }
+
+// TestEnterpriseAdmin: the admin API sets up an enterprise, its runner group and a token that
+// reaches it, as the Go API does.
+func TestEnterpriseAdmin(t *testing.T) {
+	s := newTestServer(t, Options{})
+	s.CreateRepo("acme", "api")
+	a := s.URL() + "/_ghsim/admin"
+	if r := do(t, "POST", a+"/enterprises", "", map[string]any{"slug": "acme-corp", "orgs": []string{"acme"}}, nil); r.code != http.StatusOK {
+		t.Fatalf("enterprises: %d %s", r.code, r.body)
+	}
+	r := do(t, "POST", a+"/enterprises/runner-groups", "", map[string]any{"slug": "acme-corp", "name": "ci"}, nil)
+	if r.code != http.StatusOK {
+		t.Fatalf("runner-groups: %d %s", r.code, r.body)
+	}
+	gid := int64(r.json(t)["id"].(float64))
+	if r := do(t, "POST", a+"/enterprises", "", map[string]any{}, nil); r.code != http.StatusUnprocessableEntity {
+		t.Fatalf("no slug: %d, want 422", r.code)
+	}
+	tok := do(t, "POST", a+"/enterprise-tokens", "", map[string]any{"login": "ent-owner"}, nil).json(t)["token"].(string)
+	groups, _, err := newClient(t, s, tok).Enterprise.ListRunnerGroups(context.Background(), "acme-corp", nil)
+	if err != nil || len(groups.RunnerGroups) != 2 || groups.RunnerGroups[1].GetID() != gid {
+		t.Fatalf("enterprise groups through the admin-made token: %+v, %v", groups, err)
+	}
+}

@@ -42,4 +42,5 @@ func (s *Server) routes() {
 	p.HandleFunc("POST /_ghsim/runner/job", s.handleRunnerJob)
 	p.HandleFunc("POST /_ghsim/runner/complete", s.handleRunnerComplete)
 	s.adminRoutes(p)
+	s.enterpriseAdminRoutes(p)
 }
