@@ -56,6 +56,21 @@ var classes = map[string]Class{
 	"github.points_per_minute":       Live, // a new client gets a new governor; the poll plan follows the config
 	"github.max_concurrent_requests": Live,
 
+	// An [[account]]: added or removed whole live (validate makes sure no target names a missing
+	// one); its name and api_url are its identity, what its targets' runners are registered
+	// against, so they need a restart; its credential and governor change like [github]'s.
+	"account":                         Live,
+	"account.name":                    Restart,
+	"account.api_url":                 Restart,
+	"account.token_file":              Live,
+	"account.app_id":                  Live,
+	"account.app_client_id":           Live,
+	"account.installation_id":         Live,
+	"account.private_key_file":        Live,
+	"account.device_flow.client_id":   Live,
+	"account.points_per_minute":       Live,
+	"account.max_concurrent_requests": Live,
+
 	"webhook.listen":        Restart, // the listener and its secret are set up once, at start
 	"webhook.path":          Restart,
 	"webhook.secret_file":   Restart,
@@ -73,6 +88,8 @@ var classes = map[string]Class{
 	"target.name":                       Live, // the identity: a rename is a removal plus an addition
 	"target.repository":                 Live, // the loop restarts against the new identity
 	"target.organization":               Live,
+	"target.enterprise":                 Live, // part of the identity, like repository
+	"target.account":                    Live, // part of the identity: another account's runners are others
 	"target.enabled":                    Live, // the loop starts, or drains
 	"target.scale_set":                  Live, // part of the identity: the loop restarts against the new set
 	"target.delete_scale_set_on_remove": Live, // read when the target's last runner has drained
@@ -137,16 +154,21 @@ func ClassOf(path string) Class {
 type Change struct {
 	// Key is the dotted key as written in the file ("daemon.log_level"); inside a target it is
 	// relative to it ("max_runners"), and "" when the whole target was added or removed.
-	Key    string `json:"key"`
-	Target string `json:"target,omitempty"` // the target's name, for target keys
-	Class  Class  `json:"class"`
-	Old    string `json:"old"` // the value before, as the file would spell it; env values never
-	New    string `json:"new"`
+	Key     string `json:"key"`
+	Target  string `json:"target,omitempty"`  // the target's name, for target keys
+	Account string `json:"account,omitempty"` // the [[account]]'s name, for its keys (Key relative to it)
+	Class   Class  `json:"class"`
+	Old     string `json:"old"` // the value before, as the file would spell it; env values never
+	New     string `json:"new"`
 }
 
 // Path is the change's schema path, the key of its class ("target.max_runners").
 func (c Change) Path() string {
 	switch {
+	case c.Account != "" && c.Key == "":
+		return "account"
+	case c.Account != "":
+		return "account." + c.Key
 	case c.Target == "":
 		return c.Key
 	case c.Key == "":
@@ -159,6 +181,10 @@ func (c Change) Path() string {
 func (c Change) String() string {
 	what := c.Key
 	switch {
+	case c.Account != "" && c.Key == "":
+		what = fmt.Sprintf("account %q", c.Account)
+	case c.Account != "":
+		what = fmt.Sprintf("account %q: %s", c.Account, c.Key)
 	case c.Target != "" && c.Key == "":
 		what = fmt.Sprintf("target %q", c.Target)
 	case c.Target != "":
@@ -168,7 +194,7 @@ func (c Change) String() string {
 }
 
 // Changes is the result of Diff, in file order: [daemon], [github], [webhook], [fleet], then the
-// targets by name.
+// accounts and the targets by name.
 type Changes []Change
 
 // Of returns the changes of class c.
@@ -192,8 +218,11 @@ func (cs Changes) Keys() string {
 	names := make([]string, len(cs))
 	for i, c := range cs {
 		names[i] = c.Path()
-		if c.Target != "" {
+		switch {
+		case c.Target != "":
 			names[i] = fmt.Sprintf("target %q %s", c.Target, c.Key)
+		case c.Account != "":
+			names[i] = fmt.Sprintf("account %q %s", c.Account, c.Key)
 		}
 	}
 	return strings.Join(names, ", ")
@@ -218,38 +247,56 @@ func Diff(old, cur *Config) Changes {
 			out = append(out, Change{Key: key, Class: ClassOf(key), Old: o, New: n})
 		})
 	}
-	oldT, curT := byName(old.Targets), byName(cur.Targets)
-	names := make([]string, 0, len(oldT)+len(curT))
-	for n := range oldT {
+	out = append(out, diffEntries("account", old.Accounts, cur.Accounts, func(a Account) string { return a.Name },
+		func(name string) Change { return Change{Account: name} })...)
+	out = append(out, diffEntries("target", old.Targets, cur.Targets, func(t Target) string { return t.Name },
+		func(name string) Change { return Change{Target: name} })...)
+	return out
+}
+
+// diffEntries compares two lists of named tables ([[account]], [[target]]) entry by entry, matched
+// by name: an entry only in one list is a whole-entry change of class Live, the keys of one in
+// both are compared one by one. change makes a Change naming the entry.
+func diffEntries[T any](kind string, old, cur []T, name func(T) string, change func(string) Change) Changes {
+	oldE, curE := byName(old, name), byName(cur, name)
+	names := make([]string, 0, len(oldE)+len(curE))
+	for n := range oldE {
 		names = append(names, n)
 	}
-	for n := range curT {
-		if _, ok := oldT[n]; !ok {
+	for n := range curE {
+		if _, ok := oldE[n]; !ok {
 			names = append(names, n)
 		}
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		o, inOld := oldT[name]
-		n, inCur := curT[name]
+	var out Changes
+	for _, n := range names {
+		o, inOld := oldE[n]
+		c, inCur := curE[n]
 		switch {
 		case !inOld:
-			out = append(out, Change{Target: name, Class: Live, Old: "absent", New: "added"})
+			ch := change(n)
+			ch.Class, ch.Old, ch.New = Live, "absent", "added"
+			out = append(out, ch)
 		case !inCur:
-			out = append(out, Change{Target: name, Class: Live, Old: "present", New: "removed"})
+			ch := change(n)
+			ch.Class, ch.Old, ch.New = Live, "present", "removed"
+			out = append(out, ch)
 		default:
-			walkDiff("", reflect.ValueOf(o), reflect.ValueOf(n), func(key, ov, nv string) {
-				out = append(out, Change{Key: key, Target: name, Class: ClassOf("target." + key), Old: ov, New: nv})
+			walkDiff("", reflect.ValueOf(o), reflect.ValueOf(c), func(key, ov, nv string) {
+				ch := change(n)
+				ch.Key, ch.Class, ch.Old, ch.New = key, ClassOf(kind+"."+key), ov, nv
+				out = append(out, ch)
 			})
 		}
 	}
 	return out
 }
 
-func byName(ts []Target) map[string]Target {
-	m := make(map[string]Target, len(ts))
+func byName[T any](ts []T, name func(T) string) map[string]T {
+	m := make(map[string]T, len(ts))
 	for _, t := range ts {
-		m[t.Name] = t
+		m[name(t)] = t
 	}
 	return m
 }
@@ -272,13 +319,8 @@ func walkDiff(path string, a, b reflect.Value, report func(key, old, cur string)
 		}
 		return
 	}
-	t := a.Type()
-	for i := range t.NumField() {
-		tag := t.Field(i).Tag.Get("koanf")
-		if tag == "" || tag == "-" {
-			continue
-		}
-		walkDiff(joinPath(path, tag), a.Field(i), b.Field(i), report)
+	for _, f := range keyFields(a.Type()) {
+		walkDiff(joinPath(path, f.Tag.Get("koanf")), a.FieldByIndex(f.Index), b.FieldByIndex(f.Index), report)
 	}
 }
 

@@ -250,6 +250,13 @@ func applyListDefaults(raw map[string]any) {
 			setDefault(m, "runner_version", "latest")
 		}
 	}
+	if as, ok := raw["account"].([]any); ok {
+		for _, a := range as {
+			if m, ok := a.(map[string]any); ok {
+				setDefault(m, "api_url", DefaultAPIURL)
+			}
+		}
+	}
 	if w, ok := raw["webhook"].(map[string]any); ok {
 		setDefault(w, "path", DefaultWebhookPath)
 		setDefault(w, "poll_interval", DefaultWebhookPollInterval)
@@ -325,6 +332,10 @@ func resolveFiles(cfg *Config, name string) {
 	abs(&cfg.Daemon.StatusTokenFile)
 	for i := range cfg.Targets {
 		abs(&cfg.Targets[i].RegistryAuthFile)
+	}
+	for i := range cfg.Accounts {
+		abs(&cfg.Accounts[i].TokenFile)
+		abs(&cfg.Accounts[i].PrivateKeyFile)
 	}
 	if cfg.Webhook != nil {
 		abs(&cfg.Webhook.SecretFile)

@@ -112,7 +112,7 @@ func TestExamplesEquivalent(t *testing.T) {
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("examples differ:\ntoml %+v\nyaml %+v", a, b)
 	}
-	if len(a.Targets) != 3 || len(a.EnabledTargets()) != 2 {
+	if len(a.Targets) != 4 || len(a.EnabledTargets()) != 2 || len(a.Accounts) != 1 {
 		t.Errorf("example targets: %d, enabled %d", len(a.Targets), len(a.EnabledTargets()))
 	}
 }

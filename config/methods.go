@@ -35,7 +35,7 @@ func (c *Config) Target(name string) (Target, bool) {
 }
 
 // Redacted returns a deep copy safe to print: target env values become RedactedValue (they may hold
-// secrets; their names stay visible), and so does userinfo in api_url. Credential paths are kept: a path is not a secret, and the
+// secrets; their names stay visible), and so does userinfo in every api_url. Credential paths are kept: a path is not a secret, and the
 // files themselves are never read into a Config.
 func (c *Config) Redacted() *Config {
 	out := *c
@@ -53,6 +53,14 @@ func (c *Config) Redacted() *Config {
 		out.GitHub.DeviceFlow = &d
 	}
 	out.GitHub.APIURL = redact.URL(c.GitHub.APIURL)
+	out.Accounts = make([]Account, len(c.Accounts))
+	for i, a := range c.Accounts {
+		a.APIURL, a.DeviceFlow = redact.URL(a.APIURL), clonePtr(a.DeviceFlow)
+		out.Accounts[i] = a
+	}
+	if c.Accounts == nil {
+		out.Accounts = nil
+	}
 	out.Warnings = append([]Problem(nil), c.Warnings...)
 	out.Targets = make([]Target, len(c.Targets))
 	for i, t := range c.Targets {

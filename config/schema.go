@@ -13,8 +13,12 @@ import (
 type Config struct {
 	// Host-wide settings of the daemon.
 	Daemon Daemon `koanf:"daemon" json:"daemon" toml:"daemon"`
-	// GitHub endpoint and the one credential the daemon uses.
+	// The default GitHub account: its endpoint and credential, used by every target that names no
+	// account.
 	GitHub GitHub `koanf:"github" json:"github" toml:"github"`
+	// Further GitHub accounts, each with its own name, endpoint, credential and request governor;
+	// a target uses one with account = "<name>".
+	Accounts []Account `koanf:"account" json:"account,omitempty" toml:"account,omitempty"`
 	// Optional listener for workflow_job webhook deliveries (polling still runs, slower).
 	Webhook *Webhook `koanf:"webhook" json:"webhook,omitempty" toml:"webhook,omitempty"`
 	// Optional fleet: hosts with the same fleet name share their targets (by target name) through etcd.
@@ -125,6 +129,18 @@ const (
 	GitHubConcurrent      = 100
 )
 
+// Account is one more GitHub account: a name targets refer to, and the keys of [github] for its own
+// endpoint (github.com, GHES or GHE.com), credential and request governor.
+type Account struct {
+	// The name targets use in account = "<name>"; unique, and not "default" ([github] is that one).
+	Name string `koanf:"name" json:"name" toml:"name" jsonschema:"required"`
+	// The keys of [github]: api_url, one credential, points_per_minute, max_concurrent_requests.
+	GitHub `koanf:",squash"`
+}
+
+// DefaultAccount is the name of the [github] account in status, metrics and messages.
+const DefaultAccount = "default"
+
 // DeviceFlow is OAuth device-flow sign-in; the resulting token pair lives in the state dir.
 type DeviceFlow struct {
 	// Client ID of the OAuth or GitHub App used for the device flow.
@@ -178,11 +194,17 @@ type Fleet struct {
 type Target struct {
 	// Unique name; the identity of the target across reloads.
 	Name string `koanf:"name" json:"name" toml:"name" jsonschema:"required"`
-	// "owner/repo" (exclusive with organization).
+	// "owner/repo" (exclusive with organization and enterprise).
 	Repository string `koanf:"repository" json:"repository,omitempty" toml:"repository,omitempty"`
-	// Organisation login (exclusive with repository).
+	// Organisation login (exclusive with repository and enterprise).
 	Organization string `koanf:"organization" json:"organization,omitempty" toml:"organization,omitempty"`
-	// Runner group of the organisation (organisation targets; empty = Default).
+	// Enterprise slug (exclusive with repository and organization): enterprise-level runners.
+	// Demand comes from a scale set or from webhooks; GitHub has no enterprise list of queued jobs
+	// to poll.
+	Enterprise string `koanf:"enterprise" json:"enterprise,omitempty" toml:"enterprise,omitempty"`
+	// The [[account]] whose credential serves this target; absent: the [github] account.
+	Account string `koanf:"account" json:"account,omitempty" toml:"account,omitempty"`
+	// Runner group of the organisation or enterprise (empty = Default).
 	RunnerGroup string `koanf:"runner_group" json:"runner_group,omitempty" toml:"runner_group,omitempty"`
 	// Custom labels added to the runners; a job runs here when its runs-on labels are a subset.
 	// With scale_set: empty, or exactly [scale_set] (a scale set carries its name as its label).
@@ -320,7 +342,7 @@ func (Duration) JSONSchema() *jsonschema.Schema {
 // What JSON Schema cannot say (unique names, min_idle <= max_runners, files on the host) stays in
 // validate only; TestSchemaAgreesWithValidate names those examples.
 
-// JSONSchemaExtend: exactly one of repository and organization; names, labels and versions as
+// JSONSchemaExtend: exactly one of repository, organization and enterprise; names, labels and versions as
 // validate accepts them; ephemeral only true.
 func (Target) JSONSchemaExtend(s *jsonschema.Schema) {
 	name := property(s, "name")
@@ -335,7 +357,8 @@ func (Target) JSONSchemaExtend(s *jsonschema.Schema) {
 	property(s, "ephemeral").Const = true
 	set := property(s, "scale_set")
 	set.Pattern, set.MinLength, set.MaxLength = labelChars.String(), uintPtr(1), uintPtr(maxLabelLen)
-	s.OneOf = []*jsonschema.Schema{{Required: []string{"repository"}}, {Required: []string{"organization"}}}
+	property(s, "enterprise").Pattern = "^" + ownerPattern + "$"
+	s.OneOf = []*jsonschema.Schema{{Required: []string{"repository"}}, {Required: []string{"organization"}}, {Required: []string{"enterprise"}}}
 	// delete_scale_set_on_remove = true needs a scale_set.
 	s.If = &jsonschema.Schema{Properties: jsonschema.NewProperties(), Required: []string{"delete_scale_set_on_remove"}}
 	s.If.Properties.Set("delete_scale_set_on_remove", &jsonschema.Schema{Const: true})
@@ -364,6 +387,14 @@ func (GitHub) JSONSchemaExtend(s *jsonschema.Schema) {
 	}
 }
 
+// JSONSchemaExtend: the credential rules of [github], and a name as validate accepts it.
+func (a Account) JSONSchemaExtend(s *jsonschema.Schema) {
+	a.GitHub.JSONSchemaExtend(s)
+	name := property(s, "name")
+	name.Pattern, name.MaxLength = targetName.String(), uintPtr(maxTargetLen)
+	name.Not = &jsonschema.Schema{Const: DefaultAccount}
+}
+
 func property(s *jsonschema.Schema, name string) *jsonschema.Schema {
 	p, ok := s.Properties.Get(name)
 	if !ok {
@@ -384,13 +415,20 @@ func (d Daemon) PerSlotRunners(root bool) bool {
 // IsEnabled reports whether the target should have a running loop (absent means enabled).
 func (t Target) IsEnabled() bool { return t.Enabled == nil || *t.Enabled }
 
-// Identity is what a target's runners are registered against ("repo:owner/name" or "org:name",
-// with "/scale_set:<name>" appended for a scale-set target, whose runners belong to that set).
+// Identity is what a target's runners are registered against ("repo:owner/name", "org:name" or
+// "enterprise:slug", after "account:<name>/" for a target of an [[account]], with "/scale_set:<name>" appended for a scale-set target, whose runners belong to that set).
 // A change of identity is the only change that restarts a target's loop.
 func (t Target) Identity() string {
 	id := "org:" + t.Organization
-	if t.Repository != "" {
+	switch {
+	case t.Repository != "":
 		id = "repo:" + t.Repository
+	case t.Enterprise != "":
+		id = "enterprise:" + t.Enterprise
+	}
+	if t.Account != "" {
+		// Another account may be another GitHub (api_url): the same name there is another scope.
+		id = "account:" + t.Account + "/" + id
 	}
 	if t.ScaleSet != "" {
 		id += ScaleSetIdentity + t.ScaleSet

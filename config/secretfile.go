@@ -69,6 +69,10 @@ func (c *Config) SecretFiles() []SecretFile {
 	}
 	add("github.token_file", c.GitHub.TokenFile)
 	add("github.private_key_file", c.GitHub.PrivateKeyFile)
+	for _, a := range c.Accounts {
+		add("account."+a.Name+".token_file", a.TokenFile)
+		add("account."+a.Name+".private_key_file", a.PrivateKeyFile)
+	}
 	add("daemon.status_token_file", c.Daemon.StatusTokenFile)
 	if c.Webhook != nil {
 		add("webhook.secret_file", c.Webhook.SecretFile)

@@ -122,11 +122,8 @@ func (c *checker) checkShape(raw map[string]any) {
 
 func (c *checker) checkStruct(m map[string]any, t reflect.Type, path string) {
 	fields := map[string]reflect.Type{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if tag := f.Tag.Get("koanf"); tag != "" && tag != "-" {
-			fields[tag] = f.Type
-		}
+	for _, f := range keyFields(t) {
+		fields[f.Tag.Get("koanf")] = f.Type
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -155,6 +152,18 @@ func (c *checker) checkStruct(m map[string]any, t reflect.Type, path string) {
 
 // checkValue reports whether v has the kind t needs, reporting (and returning false) when not.
 // Elements of lists and maps that are wrong are reported and dropped individually.
+// keyFields are t's fields that are keys of the file, those of a squashed embedded struct
+// (Account's GitHub) included as t's own; each Index reaches the field from t.
+func keyFields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for _, f := range reflect.VisibleFields(t) {
+		if tag := f.Tag.Get("koanf"); !f.Anonymous && tag != "" && tag != "-" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func (c *checker) checkValue(v any, t reflect.Type, path string) bool {
 	bad := func(want string) bool {
 		c.add(SeverityError, path, fmt.Sprintf("%s must be %s (got %s)", display(path), want, describe(v, path)))

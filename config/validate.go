@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/runner-manager/runner-manager/internal/redact"
 )
 
 // Every rule lives here and has a row in validate_test.go. Messages name the key as the operator
@@ -47,7 +45,7 @@ const (
 
 func (c *checker) validate(cfg *Config) {
 	c.validateDaemon(cfg.Daemon)
-	c.validateGitHub(cfg)
+	c.validateAccounts(cfg)
 	if cfg.Webhook != nil {
 		c.validateWebhook(*cfg.Webhook)
 	}
@@ -61,6 +59,9 @@ func (c *checker) validate(cfg *Config) {
 		p := "target." + strconv.Itoa(i)
 		c.validateTarget(t, p)
 		c.validateExecutor(cfg.Daemon, t, p)
+		if t.Enterprise != "" && t.ScaleSet == "" && cfg.Webhook == nil {
+			c.add(SeverityError, p+".enterprise", enterpriseNeedsDemand)
+		}
 		c.envFile(cfg, i)
 		switch {
 		case !t.SharedWorkDir || t.WorkDir == "":
@@ -90,6 +91,10 @@ func (c *checker) validate(cfg *Config) {
 		c.add(SeverityWarning, "daemon.max_runners", fmt.Sprintf("enabled targets allow %d runners together but daemon.max_runners is %d: they will share %d (raise daemon.max_runners or lower a target's max_runners if that is not intended)", sum, cfg.Daemon.MaxRunners, cfg.Daemon.MaxRunners))
 	}
 }
+
+// enterpriseNeedsDemand: GitHub's REST API lists queued jobs per repository only, and an
+// enterprise's repositories are not the daemon's to enumerate, so polling cannot serve one.
+const enterpriseNeedsDemand = `an enterprise target cannot poll: GitHub's REST API has no enterprise-wide list of queued jobs. Set scale_set = "<name>" (GitHub's message queue; jobs use runs-on: <name>), or add a [webhook] section and send the enterprise's workflow_job webhooks to it (enterprise settings, Hooks)`
 
 func (c *checker) validateDaemon(d Daemon) {
 	if !filepath.IsAbs(d.StateDir) {
@@ -174,72 +179,6 @@ func (c *checker) validateRunnerUser(d Daemon) {
 	}
 }
 
-func (c *checker) validateGitHub(cfg *Config) {
-	g := cfg.GitHub
-	for _, b := range []struct {
-		key      string
-		v, limit int
-	}{{"github.points_per_minute", g.PointsPerMinute, GitHubPointsPerMinute}, {"github.max_concurrent_requests", g.MaxConcurrentRequests, GitHubConcurrent}} {
-		switch {
-		case b.v < 0:
-			c.add(SeverityError, b.key, fmt.Sprintf("%s must be positive, or absent for the default (got %d)", b.key, b.v))
-		case b.v > b.limit:
-			c.add(SeverityError, b.key, tooLarge(b.key, fmt.Sprintf("%d, GitHub's own limit", b.limit), fmt.Sprint(b.v)))
-		}
-	}
-	u, err := url.Parse(g.APIURL)
-	switch {
-	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
-		c.add(SeverityError, "github.api_url", fmt.Sprintf("github.api_url must be an http(s) URL such as %s (got %q)", DefaultAPIURL, redact.URL(g.APIURL)))
-	case u.Scheme == "http" && !isLoopback(u.Hostname()):
-		c.add(SeverityWarning, "github.api_url", "github.api_url uses plain http to a remote host: the credential would cross the network unencrypted; use https")
-	}
-	// The one place api_url is normalised, so the client, the App's token requests, the scale-set
-	// client and `config print` all use the same URL.
-	if norm, changed := enterpriseAPIURL(cfg.GitHub.APIURL); changed {
-		c.add(SeverityWarning, "github.api_url", fmt.Sprintf("github.api_url %q has no API path; runner-manager uses %q, GitHub Enterprise Server's REST API (write that to silence this notice)",
-			redact.URL(cfg.GitHub.APIURL), redact.URL(norm)))
-		cfg.GitHub.APIURL = norm
-	}
-	var kinds []string
-	if g.TokenFile != "" {
-		kinds = append(kinds, "github.token_file")
-	}
-	if g.AppID != 0 || g.AppClientID != "" || g.InstallationID != 0 || g.PrivateKeyFile != "" {
-		kinds = append(kinds, "the GitHub App keys (app_id or app_client_id, installation_id, private_key_file)")
-	}
-	if g.DeviceFlow != nil {
-		kinds = append(kinds, "[github.device_flow]")
-	}
-	switch {
-	case len(kinds) > 1:
-		c.add(SeverityError, "github", fmt.Sprintf("configure exactly one credential, found %s: remove all but one", strings.Join(kinds, " and ")))
-		return
-	case len(kinds) == 0 && slices.ContainsFunc(cfg.Targets, Target.IsEnabled):
-		c.add(SeverityError, "github", "no GitHub credential configured: set github.token_file, the GitHub App keys (app_id or app_client_id, installation_id, private_key_file), or [github.device_flow] client_id")
-		return
-	}
-	switch g.Auth() {
-	case AuthTokenFile:
-		c.secretFile("github.token_file", g.TokenFile)
-	case AuthApp:
-		c.appIdentity(g)
-		// 0 (absent) is fine: the installation is then looked up per target owner.
-		if g.InstallationID < 0 {
-			c.add(SeverityError, "github.installation_id", fmt.Sprintf("github.installation_id must be the App installation's positive ID, or absent to look it up per owner (got %d)", g.InstallationID))
-		}
-		if g.PrivateKeyFile == "" {
-			c.add(SeverityError, "github.private_key_file", "github.private_key_file is required with a GitHub App: the path of the App's PEM private key")
-		} else {
-			c.secretFile("github.private_key_file", g.PrivateKeyFile)
-		}
-	case AuthDeviceFlow:
-		if strings.TrimSpace(g.DeviceFlow.ClientID) == "" {
-			c.add(SeverityError, "github.device_flow.client_id", "github.device_flow.client_id is required: the client ID of the OAuth or GitHub App used to sign in")
-		}
-	}
-}
-
 func (c *checker) validateWebhook(w Webhook) {
 	if w.Listen == "" {
 		c.add(SeverityError, "webhook.listen", `webhook.listen is required: the host:port to receive deliveries on, such as "127.0.0.1:8080"`)
@@ -320,6 +259,12 @@ func (c *checker) validateTarget(t Target, p string) {
 	switch {
 	case t.Repository != "" && t.Organization != "":
 		c.add(SeverityError, p+".organization", "set either repository or organization, not both")
+	case t.Enterprise != "" && (t.Repository != "" || t.Organization != ""):
+		c.add(SeverityError, p+".enterprise", "set one of repository, organization and enterprise, not several: a runner is registered in one place")
+	case t.Enterprise != "":
+		if msg := checkOwner(t.Enterprise); msg != "" {
+			c.add(SeverityError, p+".enterprise", fmt.Sprintf("enterprise %q %s (the slug in https://github.com/enterprises/<slug>)", t.Enterprise, strings.Replace(msg, "GitHub login", "GitHub enterprise slug", 1)))
+		}
 	case t.Repository != "":
 		c.checkRepository(p+".repository", t.Repository)
 		if t.RunnerGroup != "" {
@@ -330,7 +275,7 @@ func (c *checker) validateTarget(t Target, p string) {
 			c.add(SeverityError, p+".organization", fmt.Sprintf("organization %q %s", t.Organization, msg))
 		}
 	default:
-		c.add(SeverityError, p, `one of repository = "owner/repo" or organization = "org" is required`)
+		c.add(SeverityError, p, `one of repository = "owner/repo", organization = "org" or enterprise = "slug" is required`)
 	}
 	if len(t.RunnerGroup) > maxRepoLen || strings.ContainsFunc(t.RunnerGroup, isControl) {
 		c.add(SeverityError, p+".runner_group", fmt.Sprintf("runner_group must be at most %d printable characters", maxRepoLen))

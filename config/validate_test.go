@@ -170,7 +170,7 @@ func TestRules(t *testing.T) {
 		{"name missing", auth + "[[target]]\nrepository = \"o/a\"\n", `3:3: target #1: name is required`},
 		{"name syntax", auth + "[[target]]\nname = \"a b\"\nrepository = \"o/a\"\n", `4:1: target "a b": name must be 1-64 letters`},
 		{"duplicate names", auth + "[[target]]\nname = \"a\"\nrepository = \"o/a\"\n[[target]]\nname = \"a\"\nrepository = \"o/b\"\n", `7:1: target "a": name is already used by target #1 (line 3)`},
-		{"neither repository nor organization", auth + "[[target]]\nname = \"a\"\n", `3:3: target "a": one of repository = "owner/repo" or organization = "org" is required`},
+		{"neither repository nor organization", auth + "[[target]]\nname = \"a\"\n", `3:3: target "a": one of repository = "owner/repo", organization = "org" or enterprise = "slug" is required`},
 		{"both repository and organization", target("organization = \"acme\"\n"), `6:1: target "api": set either repository or organization, not both`},
 		{"repository without slash", auth + "[[target]]\nname = \"a\"\nrepository = \"acme\"\n", `5:1: target "a": repository must be "owner/repo" (got "acme")`},
 		{"repository two slashes", auth + "[[target]]\nname = \"a\"\nrepository = \"a/b/c\"\n", `repository must be "owner/repo"`},

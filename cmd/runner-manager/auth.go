@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,12 +30,13 @@ func newAuthCmd() *cobra.Command { return newAuthCmdWith(authDeps{}) }
 // newAuthCmdWith is `runner-manager auth login|status|logout`: the device-flow sign-in kept in
 // <state_dir>/credentials/github-user.json. None of them prints a token.
 func newAuthCmdWith(d authDeps) *cobra.Command {
-	var path string
+	var path, account string
 	cmd := &cobra.Command{
 		Use:   "auth",
 		Short: "Sign this host in to GitHub with the device flow, show or remove the sign-in",
 	}
 	cmd.PersistentFlags().StringVar(&path, "config", defaultConfigPath, "config file (for github.api_url, github.device_flow.client_id and daemon.state_dir)")
+	cmd.PersistentFlags().StringVar(&account, "account", "", "the [[account]] to sign in (its api_url and device_flow.client_id; its sign-in is kept in <state_dir>/accounts/NAME); default: [github]")
 	opts := func(out io.Writer, webURL string) github.SignInOptions {
 		return github.SignInOptions{WebURL: webURL, Out: out, Host: d.host, Transport: d.transport, Clock: d.clock, Sleep: d.sleep}
 	}
@@ -50,15 +52,15 @@ is on github.com for api.github.com, on SUBDOMAIN.ghe.com for api.SUBDOMAIN.ghe.
 and on the API URL's own host otherwise (GHES, the simulator); --web-url overrides it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadAuthConfig(cmd.Context(), path)
+			gc, stateDir, err := loadAuthConfig(cmd.Context(), path, account)
 			if err != nil {
 				return err
 			}
-			cred, err := github.SignIn(cmd.Context(), cfg.GitHub, cfg.Daemon.StateDir, opts(cmd.OutOrStdout(), webURL))
+			cred, err := github.SignIn(cmd.Context(), gc, stateDir, opts(cmd.OutOrStdout(), webURL))
 			if err != nil {
 				return withCode(exitNotAuthed, fmt.Errorf("sign-in failed: %w", err))
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Signed in to GitHub as %s; the sign-in is stored in %s.\n", cred.Login, ghauth.NewStore(cfg.Daemon.StateDir).Path())
+			fmt.Fprintf(cmd.OutOrStdout(), "Signed in to GitHub as %s; the sign-in is stored in %s.\n", cred.Login, ghauth.NewStore(stateDir).Path())
 			fmt.Fprintln(cmd.OutOrStdout(), "A running daemon switches to it when its current sign-in stops working or is next renewed; no restart is needed.")
 			return nil
 		},
@@ -70,11 +72,11 @@ and on the API URL's own host otherwise (GHES, the simulator); --web-url overrid
 		Short: "Show who is signed in, when the token expires and whether it can be renewed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadAuthConfig(cmd.Context(), path)
+			gc, stateDir, err := loadAuthConfig(cmd.Context(), path, account)
 			if err != nil {
 				return err
 			}
-			st, err := github.SignInStatus(cmd.Context(), cfg.GitHub, cfg.Daemon.StateDir, opts(io.Discard, ""))
+			st, err := github.SignInStatus(cmd.Context(), gc, stateDir, opts(io.Discard, ""))
 			if err != nil {
 				return withCode(exitNotAuthed, err)
 			}
@@ -87,16 +89,16 @@ and on the API URL's own host otherwise (GHES, the simulator); --web-url overrid
 		Short: "Remove this host's sign-in (the tokens are not revoked at GitHub)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadAuthConfig(cmd.Context(), path)
+			_, stateDir, err := loadAuthConfig(cmd.Context(), path, account)
 			if err != nil {
 				return err
 			}
-			p := ghauth.NewStore(cfg.Daemon.StateDir).Path()
+			p := ghauth.NewStore(stateDir).Path()
 			if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 				fmt.Fprintf(cmd.OutOrStdout(), "Not signed in (there is no %s).\n", p)
 				return nil
 			}
-			if err := github.SignOut(cfg.Daemon.StateDir); err != nil {
+			if err := github.SignOut(stateDir); err != nil {
 				return withCode(exitLocalState, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Signed out: removed %s.\n", p)
@@ -122,15 +124,24 @@ func loadConfig(ctx context.Context, path string) (*config.Config, error) {
 	return cfg, nil
 }
 
-func loadAuthConfig(ctx context.Context, path string) (*config.Config, error) {
+// loadAuthConfig returns the section of the account auth acts on ("" : [github]) and the
+// directory its sign-in is kept in.
+func loadAuthConfig(ctx context.Context, path, account string) (config.GitHub, string, error) {
 	cfg, err := loadConfig(ctx, path)
-	switch {
-	case err != nil:
-		return nil, err
-	case cfg.GitHub.Auth() != config.AuthDeviceFlow:
-		return nil, withCode(exitUsage, fmt.Errorf("%s does not configure [github.device_flow]: auth signs in with the device flow; add [github.device_flow] client_id = \"<the App's client ID>\"", path))
+	if err != nil {
+		return config.GitHub{}, "", err
 	}
-	return cfg, nil
+	gc, ok := cfg.GitHubOf(account)
+	isDefault := account == "" || account == config.DefaultAccount
+	switch {
+	case !ok:
+		return config.GitHub{}, "", withCode(exitUsage, fmt.Errorf("%s has no account %q (its accounts: %s)", path, account, strings.Join(cfg.AccountNames(), ", ")))
+	case gc.Auth() != config.AuthDeviceFlow && isDefault:
+		return config.GitHub{}, "", withCode(exitUsage, fmt.Errorf("%s does not configure [github.device_flow]: auth signs in with the device flow; add [github.device_flow] client_id = \"<the App's client ID>\"", path))
+	case gc.Auth() != config.AuthDeviceFlow:
+		return config.GitHub{}, "", withCode(exitUsage, fmt.Errorf("%s: account %q does not configure [account.device_flow]: auth signs in with the device flow; add one under that [[account]] with client_id = \"<the App's client ID>\"", path, account))
+	}
+	return gc, config.AccountStateDir(cfg.Daemon.StateDir, account), nil
 }
 
 func printSignIn(w io.Writer, st github.SignInState, now time.Time) error {

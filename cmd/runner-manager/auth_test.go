@@ -121,3 +121,42 @@ func TestAuthNeedsDeviceFlowConfig(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 }
+
+// TestAuthLoginAccount: `auth login --account NAME` signs in that [[account]] with its own
+// client ID, keeping its sign-in apart from [github]'s; an unknown account is named.
+func TestAuthLoginAccount(t *testing.T) {
+	w := newAuthWorld(t)
+	w.srv.CreateOAuthClient("Iv1.ops")
+	body, err := os.ReadFile(w.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	body = append(body, []byte("\n[[account]]\nname = \"ops\"\napi_url = \""+w.srv.URL()+"\"\n[account.device_flow]\nclient_id = \"Iv1.ops\"\n"+
+		"\n[[account]]\nname = \"ci\"\ntoken_file = \""+tok+"\"\n")...)
+	if err := os.WriteFile(w.cfg, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := w.run("login", "--account", "ops")
+	if code != exitOK || !strings.Contains(out, "{{STATE}}/accounts/ops/credentials/github-user.json") {
+		t.Fatalf("login --account ops: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(w.stateDir, "credentials", "github-user.json")); !os.IsNotExist(err) {
+		t.Fatalf("the account's sign-in reached [github]'s place: %v", err)
+	}
+	if out, code := w.run("status", "--account", "ops"); code != exitOK || !strings.Contains(out, "Signed in to GitHub as octocat") {
+		t.Fatalf("status --account ops: exit %d\n%s", code, out)
+	}
+	if out, code := w.run("status"); code != exitNotAuthed {
+		t.Fatalf("[github] is signed in too: exit %d\n%s", code, out)
+	}
+	if out, code := w.run("login", "--account", "nope"); code != exitUsage || !strings.Contains(out, `has no account "nope" (its accounts: default, ops, ci)`) {
+		t.Fatalf("unknown account: exit %d\n%s", code, out)
+	}
+	if out, code := w.run("login", "--account", "ci"); code != exitUsage || !strings.Contains(out, `account "ci" does not configure [account.device_flow]`) {
+		t.Fatalf("token account: exit %d\n%s", code, out)
+	}
+}

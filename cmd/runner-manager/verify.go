@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -63,14 +64,12 @@ registration token) and never registers a runner. Exit codes: docs/exit-codes.md
 				cp.Targets = slices.DeleteFunc(slices.Clone(cfg.Targets), func(t config.Target) bool { return !slices.Contains(only, t.Name) })
 				cfg = &cp
 			}
-			client, err := github.NewFromConfig(cfg.GitHub, cfg.Daemon.StateDir, github.Options{Transport: d.transport, Sleep: d.sleep, MaxRetries: 2})
-			if err != nil {
-				return withCode(exitNotAuthed, fmt.Errorf("no usable GitHub credential: %w", err))
-			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			rep := verify.Run(ctx, cfg, verify.Options{GitHub: client, Kind: cfg.GitHub.Auth(),
-				ScaleSets: verify.ActionsService{APIURL: cfg.GitHub.APIURL, Tokens: client, Transport: d.transport}})
+			rep, err := d.verifyAccounts(ctx, cfg)
+			if err != nil {
+				return err
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -111,7 +110,11 @@ registration token) and never registers a runner. Exit codes: docs/exit-codes.md
 func printVerify(w io.Writer, r verify.Report) {
 	ready := 0
 	for _, t := range r.Targets {
-		fmt.Fprintf(w, "%s (%s) with %s\n", t.Name, t.Scope, t.Credential)
+		if t.Account != "" {
+			fmt.Fprintf(w, "%s (%s) with %s of account %s\n", t.Name, t.Scope, t.Credential, t.Account)
+		} else {
+			fmt.Fprintf(w, "%s (%s) with %s\n", t.Name, t.Scope, t.Credential)
+		}
 		ok := true
 		for _, c := range t.Checks {
 			mark := string(c.Status)
@@ -131,8 +134,43 @@ func printVerify(w io.Writer, r verify.Report) {
 		fmt.Fprintf(w, "not verified (enabled = false): %s\n", strings.Join(r.Skipped, ", "))
 	}
 	fmt.Fprintf(w, "GitHub cost: the polls need %d of %d points/min of the request governor\n", r.Plan.Need, r.Plan.Ceiling)
+	for _, name := range slices.Sorted(maps.Keys(r.AccountPlans)) {
+		p := r.AccountPlans[name]
+		fmt.Fprintf(w, "GitHub cost of account %s: the polls need %d of %d points/min of its request governor\n", name, p.Need, p.Ceiling)
+	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(w, "warning:", warn)
 	}
 	fmt.Fprintf(w, "verify: %d of %s ready\n", ready, plural(len(r.Targets), "target"))
+}
+
+// verifyAccounts verifies the targets of each account the enabled targets use with that
+// account's own client (its credential, its api_url), and merges the reports. An account whose
+// credential cannot even be loaded stops it: exit 3, naming the account.
+func (d verifyDeps) verifyAccounts(ctx context.Context, cfg *config.Config) (verify.Report, error) {
+	var rep verify.Report
+	for _, t := range cfg.Targets {
+		if !t.IsEnabled() {
+			rep.Skipped = append(rep.Skipped, t.Name)
+		}
+	}
+	accounts := cfg.UsedAccounts()
+	if len(accounts) == 0 {
+		accounts = []string{config.DefaultAccount} // no enabled target: the report says so
+	}
+	for _, name := range accounts {
+		acfg := cfg.ForAccount(name)
+		client, err := github.NewFromConfig(acfg.GitHub, config.AccountStateDir(cfg.Daemon.StateDir, name), github.Options{Transport: d.transport, Sleep: d.sleep, MaxRetries: 2})
+		if err != nil && name != config.DefaultAccount {
+			return rep, withCode(exitNotAuthed, fmt.Errorf("account %s: no usable GitHub credential: %w", name, err))
+		}
+		if err != nil {
+			return rep, withCode(exitNotAuthed, fmt.Errorf("no usable GitHub credential: %w", err))
+		}
+		r := verify.Run(ctx, acfg, verify.Options{GitHub: client, Kind: acfg.GitHub.Auth(),
+			ScaleSets: verify.ActionsService{APIURL: acfg.GitHub.APIURL, Tokens: client, Transport: d.transport}})
+		r.Skipped = nil // counted once, above
+		rep.Merge(name, r)
+	}
+	return rep, nil
 }

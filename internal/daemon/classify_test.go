@@ -15,7 +15,7 @@ import (
 // The engine owns the error classes (engine.Classify); this adapter only gives its errors the
 // methods Classify reads. Every error the adapter makes of its own must land in the class meant.
 func TestAdapterErrorsHaveTheEngineClassIntended(t *testing.T) {
-	noClient := newGitHub(config.GitHub{}, func(config.GitHub) (*github.Client, error) {
+	noClient := newGitHub(&config.Config{}, func(string, config.GitHub) (*github.Client, error) {
 		return nil, errors.New("no token file /etc/runner-manager/token")
 	})
 	_, errScope := noClient.Runners(context.Background(), config.Target{Name: "x"})

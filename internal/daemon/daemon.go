@@ -241,8 +241,8 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		m.GitHubContact(last)
 	}
 
-	gh := newGitHub(cfg.GitHub, func(gc config.GitHub) (*github.Client, error) {
-		c, err := github.NewFromConfig(gc, stateDir, github.Options{
+	gh := newGitHub(cfg, func(account string, gc config.GitHub) (*github.Client, error) {
+		c, err := github.NewFromConfig(gc, config.AccountStateDir(stateDir, account), github.Options{
 			Logger: log,
 			Observer: func(ri github.RequestInfo) {
 				m.ObserveGitHubRequest(ri.Endpoint, ri.Status, ri.Duration)
@@ -270,7 +270,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	gh.idleEvery = pc.idleEvery
 	// A host with targets must be able to authenticate now; one without needs no credential.
 	if len(cfg.EnabledTargets()) > 0 {
-		if _, err := gh.get(); err != nil {
+		if err := gh.checkAccounts(cfg); err != nil {
 			return nil, classed(ErrNotAuthenticated, err)
 		}
 	}

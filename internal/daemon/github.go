@@ -19,22 +19,32 @@ import (
 // use, not at start, so a host with no enabled target needs no credential and makes no call; it is
 // rebuilt when a reload changes the [github] section.
 type gitHub struct {
-	build     func(config.GitHub) (*github.Client, error)
+	build     func(account string, gc config.GitHub) (*github.Client, error)
+	name      string                  // the account's name (config.DefaultAccount for [github])
 	idleEvery func(config.Target) int // passes between an idle repository's reads; nil: the client's default
 
 	mu     sync.Mutex
 	cfg    config.GitHub
 	client *github.Client
 	share  *github.FleetShare // the fleet's last word on the governor's share (nil: the whole ceiling)
+	others map[string]*gitHub // the [[account]]s by name, each with its own client and governor (accounts.go)
 }
 
-func newGitHub(cfg config.GitHub, build func(config.GitHub) (*github.Client, error)) *gitHub {
-	return &gitHub{build: build, cfg: cfg}
+func newGitHub(cfg *config.Config, build func(account string, gc config.GitHub) (*github.Client, error)) *gitHub {
+	g := &gitHub{build: build, name: config.DefaultAccount, cfg: cfg.GitHub}
+	g.setAccounts(cfg.Accounts)
+	return g
 }
 
-// setConfig records the [github] section of a newly applied config; a change drops the client so
-// the next call builds one with the new credential.
-func (g *gitHub) setConfig(cfg config.GitHub) {
+// setConfig records the [github] section and the [[account]]s of a newly applied config; a change
+// of an account drops its client so the next call builds one with the new credential.
+func (g *gitHub) setConfig(cfg *config.Config) {
+	g.setSection(cfg.GitHub)
+	g.setAccounts(cfg.Accounts)
+}
+
+// setSection records one account's section; a change drops its client.
+func (g *gitHub) setSection(cfg config.GitHub) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if reflect.DeepEqual(cfg, g.cfg) {
@@ -49,7 +59,7 @@ func (g *gitHub) get() (*github.Client, error) {
 	if g.client != nil {
 		return g.client, nil
 	}
-	c, err := g.build(g.cfg)
+	c, err := g.build(g.name, g.cfg)
 	if err != nil {
 		return nil, &unauthorizedError{err: err}
 	}
@@ -67,19 +77,24 @@ func (g *gitHub) current() *github.Client {
 }
 
 func (g *gitHub) Spend() map[string]github.Spend {
+	var out map[string]github.Spend
 	if c := g.current(); c != nil {
-		return c.Governor().Spend()
+		out = c.Governor().Spend()
 	}
-	return nil
+	return g.othersSpend(out)
 }
 
 func (g *gitHub) SetFleet(fs *github.FleetShare) {
 	g.mu.Lock()
 	g.share = fs
 	c := g.client
+	others := g.othersLocked()
 	g.mu.Unlock()
 	if c != nil {
 		c.Governor().SetFleet(fs)
+	}
+	for name, a := range others {
+		a.SetFleet(accountShare(fs, name))
 	}
 }
 
@@ -106,9 +121,21 @@ func (g *gitHub) pollingFleet(ceiling int) *status.PollingFleet {
 }
 
 // sharePerMinute is the metrics' governor-share source: the points a minute this host may spend
-// now, read at scrape time. Like rateLimits it never builds a client: before the first one, the
+// now, per account, read at scrape time. Like rateLimits it never builds a client: before the first one, the
 // share is what the fleet's last word gives the configured ceiling (the whole of it when alone).
-func (g *gitHub) sharePerMinute() int {
+func (g *gitHub) sharePerMinute() map[string]int {
+	out := map[string]int{g.name: g.shareOne()}
+	g.mu.Lock()
+	others := g.othersLocked()
+	g.mu.Unlock()
+	for name, a := range others {
+		out[name] = a.shareOne()
+	}
+	return out
+}
+
+// shareOne is sharePerMinute of this account alone.
+func (g *gitHub) shareOne() int {
 	if c := g.current(); c != nil {
 		return c.Governor().Stats().Share
 	}
@@ -135,6 +162,9 @@ func (g *gitHub) rateLimits() map[string]metrics.RateLimit {
 }
 
 func (g *gitHub) Queued(ctx context.Context, t config.Target) ([]engine.Job, error) {
+	if t.Enterprise != "" {
+		return nil, errWebhookOnly // its deliveries are its demand (config.Validate)
+	}
 	ctx, c, s, err := g.scoped(ctx, t)
 	if err != nil {
 		return nil, err
@@ -203,14 +233,18 @@ func (g *gitHub) DeleteRunner(ctx context.Context, t config.Target, runnerID int
 	return classify(err)
 }
 
-// scoped returns the client and t's scope, and ctx marked for t so the target's last GitHub
-// contact is its own (metrics).
+// scoped returns the client of t's account and t's scope, and ctx marked for t so the target's
+// last GitHub contact is its own (metrics).
 func (g *gitHub) scoped(ctx context.Context, t config.Target) (context.Context, *github.Client, github.Scope, error) {
 	s, err := github.ScopeOf(t)
 	if err != nil {
 		return ctx, nil, github.Scope{}, &terminalError{err: err}
 	}
-	c, err := g.get()
+	a, err := g.forTarget(t)
+	if err != nil {
+		return ctx, nil, s, err
+	}
+	c, err := a.get()
 	return github.WithTarget(ctx, t.Name), c, s, err
 }
 

@@ -282,7 +282,7 @@ func (d *daemon) reload(ctx context.Context, cfg *config.Config, err error) {
 		d.log.Warn("config warning", "problem", w.String())
 	}
 	old := d.config()
-	d.gh.setConfig(cfg.GitHub)
+	d.gh.setConfig(cfg)
 	d.pacer.set(cfg) // before Apply: the loops it starts plan their first pass with it
 	rep, err := d.sup.Apply(ctx, cfg)
 	if err == nil && d.fleet != nil {
@@ -292,7 +292,7 @@ func (d *daemon) reload(ctx context.Context, cfg *config.Config, err error) {
 		d.log.Error("config rejected; the last good config keeps running", "err", err)
 		d.sup.ReloadFailed(err)
 		d.metrics.ConfigReload(false, 0, now)
-		d.gh.setConfig(d.config().GitHub)
+		d.gh.setConfig(d.config())
 		d.pacer.set(d.config())
 		return
 	}

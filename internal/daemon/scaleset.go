@@ -193,16 +193,20 @@ func (t tokens) RegistrationToken(ctx context.Context, scope string) (string, er
 	return c.RegistrationToken(ctx, scope)
 }
 
-// client returns the Actions-service client of t's scope under the current api_url.
+// client returns the Actions-service client of t's scope under its account's current api_url.
 func (s *scaleSets) client(t config.Target) (*scaleset.Client, error) {
-	s.gh.mu.Lock()
-	api := s.gh.cfg.APIURL
-	s.gh.mu.Unlock()
-	scope := t.Organization
-	if t.Repository != "" {
-		scope = t.Repository
+	gh, err := s.gh.forTarget(t)
+	if err != nil {
+		return nil, err
 	}
-	key := api + " " + scope
+	gh.mu.Lock()
+	api := gh.cfg.APIURL
+	gh.mu.Unlock()
+	scope, err := scaleSetScope(t)
+	if err != nil {
+		return nil, err
+	}
+	key := t.Account + " " + api + " " + scope
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c, ok := s.clients[key]; ok {
@@ -212,7 +216,7 @@ func (s *scaleSets) client(t config.Target) (*scaleset.Client, error) {
 	if err != nil {
 		return nil, &terminalError{err: err}
 	}
-	c, err := scaleset.New(scaleset.Options{APIURL: api, WebURL: web, Scope: scope, Tokens: tokens{s.gh}, UserAgent: "runner-manager (scaleset)"})
+	c, err := scaleset.New(scaleset.Options{APIURL: api, WebURL: web, Scope: scope, Tokens: tokens{gh}, UserAgent: "runner-manager (scaleset)"})
 	if err != nil {
 		return nil, &terminalError{err: err}
 	}

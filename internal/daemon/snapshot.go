@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/redact"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/internal/version"
@@ -74,6 +75,9 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 			t.MaxRunners = ct.MaxRunners
 			t.Enabled = ct.IsEnabled()
 			t.Schedule = ScheduleStatus(ct, d.now())
+			if name, _, _ := cfg.AccountOf(ct); name != config.DefaultAccount {
+				t.Account = name
+			}
 		} else {
 			t.Enabled = false
 		}

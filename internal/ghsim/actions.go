@@ -292,8 +292,11 @@ func (s *Server) parseAdminToken(raw string) (scope, error) {
 // tenantID is the path segment that names a scope in the Actions-service base URL. Callers hold s.mu.
 func (s *Server) tenantID(sc scope) string {
 	kind, name, _ := strings.Cut(string(sc), ":")
-	if kind == "org" {
+	switch kind {
+	case "org":
 		return strconv.FormatInt(s.accounts[name].id, 10)
+	case "enterprise":
+		return strconv.FormatInt(s.enterprises[name].id, 10)
 	}
 	return strconv.FormatInt(s.repos[name].id, 10)
 }
@@ -375,7 +378,8 @@ func (s *Server) handleRunnerRegistration(w http.ResponseWriter, r *http.Request
 	writeJSON(w, http.StatusOK, map[string]string{"url": base, "token": tok, "token_schema": "OAuthAccessToken"})
 }
 
-// configScope reads the scope of a config URL (https://github.com/{org} or /{owner}/{repo});
+// configScope reads the scope of a config URL (https://github.com/{org}, /{owner}/{repo} or
+// /enterprises/{enterprise});
 // any host, since the simulator has no web host of its own.
 func configScope(u string) scope {
 	i := strings.Index(u, "://")
@@ -385,6 +389,8 @@ func configScope(u string) scope {
 	_, path, _ := strings.Cut(u[i+3:], "/")
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
+	case len(parts) == 2 && parts[0] == "enterprises" && parts[1] != "":
+		return scope("enterprise:" + strings.ToLower(parts[1]))
 	case len(parts) == 1 && parts[0] != "":
 		return scope("org:" + strings.ToLower(parts[0]))
 	case len(parts) == 2 && parts[0] != "" && parts[1] != "":

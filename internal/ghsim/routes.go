@@ -11,7 +11,7 @@ func (s *Server) routes() {
 	a.HandleFunc("GET /repos/{owner}/{repo}/actions/runs/{id}/jobs", s.inRepo(accessActions, s.handleRunJobs))
 	a.HandleFunc("GET /repos/{owner}/{repo}/actions/jobs/{id}", s.inRepo(accessActions, s.handleGetJob))
 
-	for _, base := range []string{"/repos/{owner}/{repo}/actions/runners", "/orgs/{org}/actions/runners"} {
+	for _, base := range []string{"/repos/{owner}/{repo}/actions/runners", "/orgs/{org}/actions/runners", "/enterprises/{enterprise}/actions/runners"} {
 		a.HandleFunc("POST "+base+"/generate-jitconfig", s.handleGenerateJIT)
 		a.HandleFunc("POST "+base+"/registration-token", s.inRunnerScope(s.handleRegistrationToken))
 		a.HandleFunc("GET "+base, s.inRunnerScope(s.handleListRunners))
@@ -21,6 +21,7 @@ func (s *Server) routes() {
 	}
 	a.HandleFunc("GET /orgs/{org}/actions/runner-groups", s.inOrg(accessRunners, s.handleRunnerGroups))
 	a.HandleFunc("GET /orgs/{org}/actions/runner-groups/{id}/repositories", s.inOrg(accessRunners, s.handleRunnerGroupRepos))
+	a.HandleFunc("GET /enterprises/{enterprise}/actions/runner-groups", s.handleEnterpriseRunnerGroups)
 
 	a.HandleFunc("GET /app/installations", s.asApp(s.handleListInstallations))
 	a.HandleFunc("POST /app/installations/{id}/access_tokens", s.asApp(s.handleAccessToken))
@@ -41,4 +42,5 @@ func (s *Server) routes() {
 	p.HandleFunc("POST /_ghsim/runner/job", s.onRunnersJob(s.handleRunnerJob))
 	p.HandleFunc("POST /_ghsim/runner/complete", s.onRunnersJob(s.handleRunnerComplete))
 	s.adminRoutes(p)
+	s.enterpriseAdminRoutes(p)
 }

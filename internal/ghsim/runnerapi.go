@@ -86,7 +86,7 @@ func (s *Server) handleRunnerAcquire(w http.ResponseWriter, rn *runner) {
 }
 
 func (s *Server) inScope(rn *runner, j *job) bool {
-	return rn.scope == repoScope(j.repo) || (rn.scope == orgScope(j.repo.owner) && s.groups[rn.groupID].takes(j.repo))
+	return rn.scope == repoScope(j.repo) || ((rn.scope == orgScope(j.repo.owner) || rn.scope == s.enterpriseScopeOf(j.repo.owner)) && s.groups[rn.groupID].takes(j.repo))
 }
 
 // runnersJob authenticates a fake runner's call and finds the job it names, which must be the

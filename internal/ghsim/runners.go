@@ -23,6 +23,13 @@ func (s *Server) apiRunner(r *runner) *github.Runner {
 // scopeOf resolves the repo or org named in the path to a runner scope, writing 404/403 on failure.
 // Callers hold s.mu.
 func (s *Server) scopeOf(w http.ResponseWriter, r *http.Request, p *principal) (scope, *account, bool) {
+	if r.PathValue("enterprise") != "" {
+		e := s.lookupEnterprise(w, r, p)
+		if e == nil {
+			return "", nil, false
+		}
+		return e.scope(), nil, true
+	}
 	if r.PathValue("org") != "" {
 		a := s.lookupOrg(w, r, p, accessRunners)
 		if a == nil {
@@ -50,7 +57,7 @@ func (s *Server) handleGenerateJIT(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sc, org, ok := s.scopeOf(w, r, p)
+	sc, _, ok := s.scopeOf(w, r, p)
 	if !ok {
 		return
 	}
@@ -62,7 +69,7 @@ func (s *Server) handleGenerateJIT(w http.ResponseWriter, r *http.Request) {
 	if req.RunnerGroupID == 0 {
 		g = s.groups[1]
 	}
-	if g == nil || (g.org != "" && (org == nil || g.org != strings.ToLower(org.login))) {
+	if g == nil || (g.org != "" && g.org != groupOwner(sc)) {
 		writeError(w, http.StatusNotFound, "Not Found")
 		return
 	}
@@ -146,13 +153,7 @@ func (s *Server) removeRunner(rn *runner, by string) {
 
 // handleRunnerGroups serves GET /orgs/{org}/actions/runner-groups.
 func (s *Server) handleRunnerGroups(w http.ResponseWriter, r *http.Request, a *account) {
-	var groups []*runnerGroup
-	for _, g := range s.groups {
-		if g.org == "" || g.org == strings.ToLower(a.login) {
-			groups = append(groups, g)
-		}
-	}
-	slices.SortFunc(groups, func(x, y *runnerGroup) int { return int(x.id - y.id) })
+	groups := s.groupsOf(strings.ToLower(a.login))
 	lo, hi := paginate(w, r, len(groups))
 	out := &github.RunnerGroups{TotalCount: len(groups), RunnerGroups: []*github.RunnerGroup{}}
 	for _, g := range groups[lo:hi] {
@@ -165,6 +166,19 @@ func (s *Server) handleRunnerGroups(w http.ResponseWriter, r *http.Request, a *a
 			SelectedRepositoriesURL: github.String(fmt.Sprintf("%s/orgs/%s/actions/runner-groups/%d/repositories", s.APIURL(), a.login, g.id))})
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// groupsOf lists, by id, the Default group and the groups of owner (runnerGroup.org). Callers
+// hold s.mu.
+func (s *Server) groupsOf(owner string) []*runnerGroup {
+	var groups []*runnerGroup
+	for _, g := range s.groups {
+		if g.org == "" || g.org == owner {
+			groups = append(groups, g)
+		}
+	}
+	slices.SortFunc(groups, func(x, y *runnerGroup) int { return int(x.id - y.id) })
+	return groups
 }
 
 // handleRunnerGroupRepos serves GET /orgs/{org}/actions/runner-groups/{id}/repositories: the

@@ -131,7 +131,7 @@ func (s *Server) routeJob(j *job) {
 		return
 	}
 	var ss *scaleSet
-	for _, sc := range []scope{repoScope(j.repo), orgScope(j.repo.owner)} {
+	for _, sc := range []scope{repoScope(j.repo), orgScope(j.repo.owner), s.enterpriseScopeOf(j.repo.owner)} {
 		for _, c := range s.sortedSets(sc) {
 			if ss == nil && setServes(c, j.labels) {
 				ss = c

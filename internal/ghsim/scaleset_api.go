@@ -96,10 +96,7 @@ func (s *Server) pathSet(w http.ResponseWriter, r *http.Request, sc scope) *scal
 
 // group finds a runner group of scope sc by id or name (case-insensitive).
 func (s *Server) group(sc scope, id int64, name string) *runnerGroup {
-	org := ""
-	if kind, v, _ := strings.Cut(string(sc), ":"); kind == "org" {
-		org = v
-	}
+	org := groupOwner(sc)
 	for _, g := range s.groups {
 		if g.org != "" && g.org != org {
 			continue

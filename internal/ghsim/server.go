@@ -110,6 +110,7 @@ type Server struct {
 	requests      map[string]int // "METHOD /route/pattern" -> count
 	limitAnswers  map[string]int // Limit* -> refusals
 	latency       time.Duration
+	enterprises   map[string]*enterprise // lower-case slug -> enterprise (enterprise.go); nil until AddEnterprise
 }
 
 // New binds the listener (so URL is known at once) but serves nothing until Start.

@@ -196,7 +196,7 @@ func (j *job) snapshot() Job {
 type Runner struct {
 	ID      int64    `json:"id"`
 	Name    string   `json:"name"`
-	Scope   string   `json:"scope"` // "owner/name" for a repository runner, "org" for an organization runner
+	Scope   string   `json:"scope"` // "owner/name" for a repository runner, "org" for an organization runner, "enterprises/<slug>" for an enterprise runner
 	Labels  []string `json:"labels"`
 	GroupID int64    `json:"group_id"`
 	Status  string   `json:"status"` // online or offline
@@ -222,7 +222,10 @@ func (r *runner) snapshot(now time.Time) Runner {
 }
 
 func (s scope) display() string {
-	_, v, _ := strings.Cut(string(s), ":")
+	kind, v, _ := strings.Cut(string(s), ":")
+	if kind == "enterprise" {
+		return "enterprises/" + v
+	}
 	return v
 }
 

@@ -93,6 +93,7 @@ type hookPayload struct {
 	WorkflowJob  hookJob              `json:"workflow_job"`
 	Repository   *github.Repository   `json:"repository"`
 	Organization *github.Organization `json:"organization,omitempty"`
+	Enterprise   *hookEnterprise      `json:"enterprise,omitempty"` // the owner's enterprise, if any
 	Installation *github.Installation `json:"installation,omitempty"`
 	Sender       *github.User         `json:"sender"`
 }
@@ -121,6 +122,7 @@ func (s *Server) payload(j *job, action string) hookPayload {
 		p.Organization = &github.Organization{Login: github.String(o.login), ID: github.Int64(o.id),
 			NodeID: github.String(fmt.Sprintf("O_sim%d", o.id)), URL: github.String(s.APIURL() + "/orgs/" + o.login)}
 	}
+	p.Enterprise = s.hookEnterpriseOf(j.repo.owner)
 	for _, inst := range s.installations {
 		if inst.account == j.repo.owner {
 			p.Installation = &github.Installation{ID: github.Int64(inst.id), NodeID: github.String(fmt.Sprintf("I_sim%d", inst.id))}

@@ -98,7 +98,7 @@ func (c *Client) RunnerGroupInfo(ctx context.Context, s Scope, name string) (Run
 	if name == "" || strings.EqualFold(name, "default") {
 		return RunnerGroup{ID: DefaultRunnerGroupID, Name: "Default", Visibility: "all"}, nil
 	}
-	if !s.IsOrg() {
+	if !s.IsOrg() && !s.IsEnterprise() {
 		_, err := c.RunnerGroupID(ctx, s, name) // the repository's refusal, phrased once
 		return RunnerGroup{}, err
 	}
@@ -107,7 +107,9 @@ func (c *Client) RunnerGroupInfo(ctx context.Context, s Scope, name string) (Run
 		return RunnerGroup{}, err
 	}
 	out := RunnerGroup{ID: g.GetID(), Name: g.GetName(), Visibility: g.GetVisibility()}
-	if out.Visibility != "selected" {
+	if out.Visibility != "selected" || s.IsEnterprise() {
+		// An enterprise group's "selected" names organisations, not repositories: not a filter
+		// of the webhook deliveries this daemon reads.
 		return out, nil
 	}
 	opts := &gh.ListOptions{PerPage: 100}

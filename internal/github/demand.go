@@ -83,6 +83,9 @@ func (c *Client) QueuedJobs(ctx context.Context, s Scope, runnerLabels []string)
 // *PartialError returned with the other repositories' jobs. Every GET is conditional, so an idle
 // scope costs no rate budget.
 func (c *Client) Jobs(ctx context.Context, s Scope, runnerLabels []string) ([]Job, error) {
+	if s.IsEnterprise() {
+		return nil, fmt.Errorf("target %s: %w", s, ErrEnterpriseNoJobs)
+	}
 	if !s.IsOrg() {
 		return c.pacedRepoJobs(ctx, s, runnerLabels)
 	}

@@ -26,6 +26,7 @@ var ErrVersionNotOffered = errors.New("runner version not offered by GitHub")
 var (
 	opDLRepo = op{"GET /repos/{owner}/{repo}/actions/runners/downloads", "list runner downloads", permRunners}
 	opDLOrg  = op{"GET /orgs/{org}/actions/runners/downloads", "list runner downloads", permRunners}
+	opDLEnt  = op{"GET /enterprises/{enterprise}/actions/runners/downloads", "list runner downloads", permRunners}
 	verRE    = regexp.MustCompile(`-(\d+)\.(\d+)\.(\d+)\.(?:tar\.gz|zip)$`)
 )
 
@@ -33,14 +34,14 @@ var (
 // x64|arm64|arm) at version "latest" (or "") or a pinned "x.y.z".
 func (c *Client) RunnerPackage(ctx context.Context, s Scope, os, arch, version string) (Package, error) {
 	var list []*gh.RunnerApplicationDownload
-	o := opDLRepo
-	if s.IsOrg() {
-		o = opDLOrg
-	}
+	o := pick(s, opDLRepo, opDLOrg, opDLEnt)
 	err := c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
-		if s.IsOrg() {
+		switch {
+		case s.IsEnterprise():
+			list, resp, err = c.gh.Enterprise.ListRunnerApplicationDownloads(ctx, s.Enterprise)
+		case s.IsOrg():
 			list, resp, err = c.gh.Actions.ListOrganizationRunnerApplicationDownloads(ctx, s.Owner)
-		} else {
+		default:
 			list, resp, err = c.gh.Actions.ListRunnerApplicationDownloads(ctx, s.Owner, s.Repo)
 		}
 		return resp, err

@@ -94,11 +94,14 @@ func PlanConfig(cfg *config.Config, interval func(config.Target) time.Duration, 
 	}
 	var ts []PollTarget
 	for _, t := range cfg.EnabledTargets() {
-		if t.ScaleSet != "" {
-			continue // demand comes from the scale set's queue
+		if t.ScaleSet != "" || (t.Account != "" && t.Account != config.DefaultAccount) {
+			continue // demand comes from the scale set's queue; another account has its own ceiling
 		}
 		pts := PassPoints(false, 1)
-		if t.Organization != "" {
+		switch {
+		case t.Enterprise != "":
+			pts = 1 // its runner list: its jobs come from webhooks
+		case t.Organization != "":
 			n, ok := count(t.Organization)
 			if !ok {
 				n = 1

@@ -9,21 +9,26 @@ import (
 var (
 	opRegTokenRepo = op{"POST /repos/{owner}/{repo}/actions/runners/registration-token", "get a runner registration token", permRunners}
 	opRegTokenOrg  = op{"POST /orgs/{org}/actions/runners/registration-token", "get a runner registration token", permRunners}
+	opRegTokenEnt  = op{"POST /enterprises/{enterprise}/actions/runners/registration-token", "get a runner registration token", permRunners}
 )
 
-// RegistrationToken mints a runner registration token for scope ("org" or "owner/repo"): the first
-// link of the scale-set token chain (internal/scaleset). The token is a secret.
+// RegistrationToken mints a runner registration token for scope ("org", "owner/repo" or
+// "enterprises/<slug>", Scope.String's spelling): the first link of the scale-set token chain
+// (internal/scaleset). The token is a secret.
 func (c *Client) RegistrationToken(ctx context.Context, scope string) (string, error) {
-	s := OrgScope(scope)
-	o := opRegTokenOrg
-	if r, err := RepoScope(scope); err == nil {
-		s, o = r, opRegTokenRepo
+	s, err := ParseScope(scope)
+	if err != nil {
+		return "", err
 	}
+	o := pick(s, opRegTokenRepo, opRegTokenOrg, opRegTokenEnt)
 	var out *gh.RegistrationToken
-	err := c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
-		if s.IsOrg() {
+	err = c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
+		switch {
+		case s.IsEnterprise():
+			out, resp, err = c.gh.Enterprise.CreateRegistrationToken(ctx, s.Enterprise)
+		case s.IsOrg():
 			out, resp, err = c.gh.Actions.CreateOrganizationRegistrationToken(ctx, s.Owner)
-		} else {
+		default:
 			out, resp, err = c.gh.Actions.CreateRegistrationToken(ctx, s.Owner, s.Repo)
 		}
 		return resp, err

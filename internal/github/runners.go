@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	gh "github.com/google/go-github/v62/github"
@@ -46,6 +47,11 @@ var (
 	opRunnerOrg  = op{"GET /orgs/{org}/actions/runners", "list runners", permRunners}
 	opDelRepo    = op{"DELETE /repos/{owner}/{repo}/actions/runners/{runner_id}", "remove a runner", permRunners}
 	opDelOrg     = op{"DELETE /orgs/{org}/actions/runners/{runner_id}", "remove a runner", permRunners}
+
+	opJITEnt    = op{"POST /enterprises/{enterprise}/actions/runners/generate-jitconfig", "register a runner", permRunners}
+	opGroupsEnt = op{"GET /enterprises/{enterprise}/actions/runner-groups", "look up the runner group", permRunners}
+	opRunnerEnt = op{"GET /enterprises/{enterprise}/actions/runners", "list runners", permRunners}
+	opDelEnt    = op{"DELETE /enterprises/{enterprise}/actions/runners/{runner_id}", "remove a runner", permRunners}
 )
 
 // DefaultRunnerGroupID is GitHub's "Default" runner group, the only one a repository has.
@@ -62,14 +68,14 @@ func (c *Client) GenerateJITConfig(ctx context.Context, s Scope, name string, la
 		req.WorkFolder = gh.String(workFolder)
 	}
 	var out *gh.JITRunnerConfig
-	o := opJITRepo
-	if s.IsOrg() {
-		o = opJITOrg
-	}
+	o := pick(s, opJITRepo, opJITOrg, opJITEnt)
 	err := c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
-		if s.IsOrg() {
+		switch {
+		case s.IsEnterprise():
+			out, resp, err = c.gh.Enterprise.GenerateEnterpriseJITConfig(ctx, s.Enterprise, req)
+		case s.IsOrg():
 			out, resp, err = c.gh.Actions.GenerateOrgJITConfig(ctx, s.Owner, req)
-		} else {
+		default:
 			out, resp, err = c.gh.Actions.GenerateRepoJITConfig(ctx, s.Owner, s.Repo, req)
 		}
 		return resp, err
@@ -83,17 +89,17 @@ func (c *Client) GenerateJITConfig(ctx context.Context, s Scope, name string, la
 	return JITConfig{RunnerID: out.GetRunner().GetID(), Name: out.GetRunner().GetName(), Encoded: out.GetEncodedJITConfig()}, nil
 }
 
-// RunnerGroupID resolves an organisation's runner group by name (case-insensitive), cached for
+// RunnerGroupID resolves an organisation's or enterprise's runner group by name (case-insensitive), cached for
 // the client's life. "" and "default" are the default group; repositories only have that one.
 func (c *Client) RunnerGroupID(ctx context.Context, s Scope, name string) (int64, error) {
 	if name == "" || strings.EqualFold(name, "default") {
 		return DefaultRunnerGroupID, nil
 	}
-	if !s.IsOrg() {
+	if !s.IsOrg() && !s.IsEnterprise() {
 		return 0, &Error{Target: s.String(), Op: opGroups.what,
 			Detail: fmt.Sprintf("runner group %q: repository runners can only join the default group; remove runner_group or target the organization", name)}
 	}
-	key := strings.ToLower(s.Owner + "/" + name)
+	key := strings.ToLower(s.String() + "/" + name)
 	c.mu.Lock()
 	id, ok := c.groups[key]
 	c.mu.Unlock()
@@ -110,49 +116,61 @@ func (c *Client) RunnerGroupID(ctx context.Context, s Scope, name string) (int64
 	return g.GetID(), nil
 }
 
-// findGroup lists the organization's runner groups for the one called name (case-insensitive).
+// findGroup lists the organization's (or enterprise's) runner groups for the one called name
+// (case-insensitive).
 func (c *Client) findGroup(ctx context.Context, s Scope, name string) (*gh.RunnerGroup, error) {
-	opts := &gh.ListOrgRunnerGroupOptions{ListOptions: gh.ListOptions{PerPage: 100}}
-	for {
-		var page *gh.RunnerGroups
+	list, o := c.orgGroups, opGroups
+	if s.IsEnterprise() {
+		list, o = c.enterpriseGroups, opGroupsEnt
+	}
+	for page := 1; page != 0; {
+		var groups []*gh.RunnerGroup
 		var next int
-		err := c.call(ctx, s, opGroups, func(ctx context.Context) (resp *gh.Response, err error) {
-			page, resp, err = c.gh.Actions.ListOrganizationRunnerGroups(ctx, s.Owner, opts)
+		err := c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
+			groups, resp, err = list(ctx, s, page)
 			next = nextPage(resp)
 			return resp, err
 		})
+		page = next
 		if err != nil {
 			return nil, err
 		}
-		for _, g := range page.RunnerGroups {
-			if strings.EqualFold(g.GetName(), name) {
-				return g, nil
-			}
+		if i := slices.IndexFunc(groups, func(g *gh.RunnerGroup) bool { return strings.EqualFold(g.GetName(), name) }); i >= 0 {
+			return groups[i], nil
 		}
-		if next == 0 {
-			break
-		}
-		opts.Page = next
 	}
-	return nil, &Error{Target: s.String(), Op: opGroups.what, Status: http.StatusNotFound,
-		Detail: fmt.Sprintf("organization %s has no runner group %q that %s can see: create it, or fix runner_group", s.Owner, name, c.o.Auth.Describe())}
+	where, fix := "organization "+s.Owner, "create it, or fix runner_group"
+	if s.IsEnterprise() {
+		where, fix = "enterprise "+s.Enterprise, "create it in the enterprise's Actions settings, or fix runner_group"
+	}
+	return nil, &Error{Target: s.String(), Op: o.what, Status: http.StatusNotFound,
+		Detail: fmt.Sprintf("%s has no runner group %q that %s can see: %s", where, name, c.o.Auth.Describe(), fix)}
+}
+
+// orgGroups reads one page of an organisation's runner groups.
+func (c *Client) orgGroups(ctx context.Context, s Scope, page int) ([]*gh.RunnerGroup, *gh.Response, error) {
+	out, resp, err := c.gh.Actions.ListOrganizationRunnerGroups(ctx, s.Owner, &gh.ListOrgRunnerGroupOptions{ListOptions: gh.ListOptions{PerPage: 100, Page: page}})
+	if err != nil {
+		return nil, resp, err
+	}
+	return out.RunnerGroups, resp, nil
 }
 
 // ListRunners returns every runner registered at the scope (all pages).
 func (c *Client) ListRunners(ctx context.Context, s Scope) ([]Runner, error) {
 	opts := &gh.ListRunnersOptions{ListOptions: gh.ListOptions{PerPage: 100}}
-	o := opRunnerRepo
-	if s.IsOrg() {
-		o = opRunnerOrg
-	}
+	o := pick(s, opRunnerRepo, opRunnerOrg, opRunnerEnt)
 	var out []Runner
 	for {
 		var page *gh.Runners
 		var next int
 		err := c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
-			if s.IsOrg() {
+			switch {
+			case s.IsEnterprise():
+				page, resp, err = c.listEnterpriseRunners(ctx, s.Enterprise, opts)
+			case s.IsOrg():
 				page, resp, err = c.gh.Actions.ListOrganizationRunners(ctx, s.Owner, opts)
-			} else {
+			default:
 				page, resp, err = c.gh.Actions.ListRunners(ctx, s.Owner, s.Repo, opts)
 			}
 			if resp != nil {
@@ -184,12 +202,11 @@ func convertRunner(r *gh.Runner) Runner {
 // DeleteRunner deregisters a runner. A runner already gone (404) is success; one running a job
 // (422) returns ErrRunnerBusy, which is not a failure.
 func (c *Client) DeleteRunner(ctx context.Context, s Scope, runnerID int64) error {
-	o := opDelRepo
-	if s.IsOrg() {
-		o = opDelOrg
-	}
-	err := c.call(ctx, s, o, func(ctx context.Context) (*gh.Response, error) {
-		if s.IsOrg() {
+	err := c.call(ctx, s, pick(s, opDelRepo, opDelOrg, opDelEnt), func(ctx context.Context) (*gh.Response, error) {
+		switch {
+		case s.IsEnterprise():
+			return c.gh.Enterprise.RemoveRunner(ctx, s.Enterprise, runnerID)
+		case s.IsOrg():
 			return c.gh.Actions.RemoveOrganizationRunner(ctx, s.Owner, runnerID)
 		}
 		return c.gh.Actions.RemoveRunner(ctx, s.Owner, s.Repo, runnerID)

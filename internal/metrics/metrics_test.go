@@ -162,11 +162,11 @@ func TestGovernorShareIsReadAtScrapeTime(t *testing.T) {
 		t.Fatalf("%d share series with no source, want 0", n)
 	}
 	share := 600
-	m.SetGovernorShareSource(func() int { return share })
+	m.SetGovernorShareSource(func() map[string]int { return map[string]int{"default": share, "ghes": 120} })
 	for _, v := range []int{600, 230} {
 		share = v
-		want := fmt.Sprintf("# HELP runner_manager_github_points_share_per_minute Secondary-limit points a minute this host's request governor may spend now: the whole ceiling (github.points_per_minute) alone or when not joined, its share of it while joined to a fleet.\n"+
-			"# TYPE runner_manager_github_points_share_per_minute gauge\nrunner_manager_github_points_share_per_minute %d\n", v)
+		want := fmt.Sprintf("# HELP runner_manager_github_points_share_per_minute Secondary-limit points a minute this host's request governor of the account may spend now: the whole ceiling (points_per_minute) alone or when not joined, its share of it while joined to a fleet.\n"+
+			"# TYPE runner_manager_github_points_share_per_minute gauge\nrunner_manager_github_points_share_per_minute{account=\"default\"} %d\nrunner_manager_github_points_share_per_minute{account=\"ghes\"} 120\n", v)
 		if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), "runner_manager_github_points_share_per_minute"); err != nil {
 			t.Errorf("share %d: %v", v, err)
 		}

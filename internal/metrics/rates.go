@@ -77,22 +77,22 @@ func (c *rateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// SetGovernorShareSource makes every scrape read this host's share of the request governor's
-// ceiling from f, in points a minute: the whole ceiling alone (no fleet, or not joined: degraded
-// mode), its fleet share while joined (docs/fleet.md). Read at scrape time like the rate limits,
-// so the gauge is the share the governor paces itself at now. f must be fast and safe for
-// concurrent use; nil stops exporting it.
-func (m *Metrics) SetGovernorShareSource(f func() int) { m.share.src.set(f) }
+// SetGovernorShareSource makes every scrape read this host's share of each account's request
+// governor's ceiling from f (account name -> points a minute): the whole ceiling alone (no fleet,
+// or not joined: degraded mode), its fleet share while joined (docs/fleet.md). Read at scrape time
+// like the rate limits, so the gauge is the share each governor paces itself at now. f must be
+// fast and safe for concurrent use; nil stops exporting it.
+func (m *Metrics) SetGovernorShareSource(f func() map[string]int) { m.share.src.set(f) }
 
-// shareCollector exports the governor's share from its source at collection time.
+// shareCollector exports the governors' shares from their source at collection time.
 type shareCollector struct {
 	desc *prometheus.Desc
-	src  source[int]
+	src  source[map[string]int]
 }
 
 func newShareCollector() *shareCollector {
 	return &shareCollector{desc: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "github", "points_share_per_minute"),
-		"Secondary-limit points a minute this host's request governor may spend now: the whole ceiling (github.points_per_minute) alone or when not joined, its share of it while joined to a fleet.", nil, nil)}
+		"Secondary-limit points a minute this host's request governor of the account may spend now: the whole ceiling (points_per_minute) alone or when not joined, its share of it while joined to a fleet.", []string{"account"}, nil)}
 }
 
 // Describe implements prometheus.Collector.
@@ -100,7 +100,8 @@ func (c *shareCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 // Collect implements prometheus.Collector.
 func (c *shareCollector) Collect(ch chan<- prometheus.Metric) {
-	if share, ok := c.src.read(); ok {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(share))
+	shares, _ := c.src.read()
+	for account, share := range shares {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(share), account)
 	}
 }

@@ -102,8 +102,9 @@ type Reload struct {
 // Target is one configured target and its loop's view of demand and capacity.
 type Target struct {
 	Name       string    `json:"name"`
-	Scope      string    `json:"scope"` // "repo:owner/name" or "org:name"
-	Mode       string    `json:"mode"`  // autoscale or monitor
+	Scope      string    `json:"scope"`             // "repo:owner/name", "org:name" or "enterprise:slug", after "account:<name>/" for an [[account]]'s
+	Account    string    `json:"account,omitempty"` // the [[account]] serving it; absent for [github]
+	Mode       string    `json:"mode"`              // autoscale or monitor
 	Enabled    bool      `json:"enabled"`
 	Demand     int       `json:"demand"`   // queued jobs this target's runners could take
 	Owned      int       `json:"owned"`    // runners this host has for the target, in any live state

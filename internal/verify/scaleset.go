@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/github"
 	"github.com/runner-manager/runner-manager/internal/github/auth"
 	"github.com/runner-manager/runner-manager/internal/scaleset"
 )
@@ -24,11 +25,11 @@ func (a ActionsService) Find(ctx context.Context, t config.Target) (int64, bool,
 	if err != nil {
 		return 0, false, err
 	}
-	scope := t.Organization
-	if t.Repository != "" {
-		scope = t.Repository
+	sc, err := github.ScopeOf(t)
+	if err != nil {
+		return 0, false, err
 	}
-	c, err := scaleset.New(scaleset.Options{APIURL: a.APIURL, WebURL: web, Scope: scope, Tokens: a.Tokens, Transport: a.Transport, UserAgent: "runner-manager (verify)"})
+	c, err := scaleset.New(scaleset.Options{APIURL: a.APIURL, WebURL: web, Scope: sc.String(), Tokens: a.Tokens, Transport: a.Transport, UserAgent: "runner-manager (verify)"})
 	if err != nil {
 		return 0, false, err
 	}

@@ -66,7 +66,8 @@ type Check struct {
 // Target is one target's report.
 type Target struct {
 	Name       string  `json:"name"`
-	Scope      string  `json:"scope"` // "acme/api" or "acme"
+	Account    string  `json:"account,omitempty"` // its [[account]]; absent for [github]
+	Scope      string  `json:"scope"`             // "acme/api" or "acme"
 	Credential string  `json:"credential"`
 	Checks     []Check `json:"checks"`
 	// Repositories is an organization's repository count as the credential sees it.
@@ -98,6 +99,9 @@ type Report struct {
 	Skipped  []string `json:"disabled_targets,omitempty"`
 	Plan     Plan     `json:"plan"`
 	Warnings []string `json:"warnings,omitempty"`
+	// AccountPlans are the poll plans of the [[account]]s, each under its own ceiling (Plan is
+	// [github]'s, or the first account's when no target uses [github]).
+	AccountPlans map[string]Plan `json:"account_plans,omitempty"`
 }
 
 // Worst is the most serious problem of the report: ProblemCredential before ProblemAccess (a
@@ -153,7 +157,10 @@ func perMinute(cfg *config.Config, t config.Target, plan github.PollPlan, gh Git
 		return 0
 	}
 	pts := github.PassPoints(false, 1)
-	if t.Organization != "" {
+	switch {
+	case t.Enterprise != "":
+		pts = 1 // the runner list: its jobs come from webhooks (github.PlanConfig)
+	case t.Organization != "":
 		n, ok := gh.RepoCount(t.Organization)
 		if !ok {
 			n = 1
@@ -177,7 +184,7 @@ func budgetWarnings(r Report) []string {
 	if rate == nil || rate.Limit == 0 || need*60 <= float64(rate.Limit) {
 		return nil
 	}
-	return []string{fmt.Sprintf("idle polls are projected at %.0f requests/hour, more than the credential's budget of %d/hour: raise poll_interval, use webhooks, or split the targets over credentials", need*60, rate.Limit)}
+	return []string{fmt.Sprintf("idle polls are projected at %.0f requests/hour, more than the credential's budget of %d/hour: raise poll_interval, use webhooks, or split the targets between accounts ([[account]], each with its own credential)", need*60, rate.Limit)}
 }
 
 func verifyTarget(ctx context.Context, cfg *config.Config, t config.Target, o Options) Target {
@@ -228,7 +235,7 @@ func verifyTarget(ctx context.Context, cfg *config.Config, t config.Target, o Op
 			add("repositories", OK, fmt.Sprintf("%d repositories visible (archived ones are not polled)", n), "")
 		}
 	}
-	if !probe.IsOrg() {
+	if !probe.IsOrg() && !probe.IsEnterprise() { // an enterprise's jobs are never read: no probe
 		if err := o.GitHub.ProbeRuns(ctx, probe); err != nil {
 			failed("workflow runs", err)
 		} else {
@@ -261,6 +268,9 @@ func permissions(out *Target, kind config.AuthKind, classic bool, acc github.Acc
 	needs := github.Needs(kind, classic, s)
 	var missing []string
 	switch {
+	case s.IsEnterprise() && !classic:
+		enterprisePermissions(out, kind, acc)
+		return
 	case acc.Permissions != nil:
 		for _, n := range needs {
 			if !n.GrantedBy(acc.Permissions) {
@@ -280,7 +290,7 @@ func permissions(out *Target, kind config.AuthKind, classic bool, acc github.Acc
 		}
 		if len(missing) > 0 {
 			out.Checks = append(out.Checks, Check{Name: "permissions", Status: Fail, Problem: ProblemAccess,
-				Detail: "the token lacks the scope " + strings.Join(missing, ", ") + ": create a token with them and write it to github.token_file"})
+				Detail: "the token lacks the scope " + strings.Join(missing, ", ") + ": create a token with them and write it to the account's token_file"})
 			return
 		}
 	default:

@@ -121,3 +121,19 @@ func TestSimulatorDeliveries(t *testing.T) {
 		t.Errorf("simulator deliveries do not show the faults: %+v", r.sim.Deliveries())
 	}
 }
+
+// TestSimulatorEnterpriseDelivery: a delivery of a repository whose organisation belongs to an
+// enterprise names the enterprise, and reaches that enterprise's target.
+func TestSimulatorEnterpriseDelivery(t *testing.T) {
+	r := newSimRig(t)
+	r.sim.AddEnterprise("acme-corp", "acme")
+	r.queue(t)
+	e := r.next(t)
+	if e.Enterprise != "acme-corp" {
+		t.Fatalf("event from the simulator: %+v, want enterprise acme-corp", e)
+	}
+	targets := []config.Target{{Name: "ent", Enterprise: "acme-corp", Labels: []string{"linux"}}}
+	if got := Route(e, targets); !slices.Equal(got, []string{"ent"}) {
+		t.Errorf("Route = %v, want [ent]", got)
+	}
+}

@@ -8,7 +8,7 @@ import (
 )
 
 // Route names the targets a delivery concerns, in config order: enabled targets for the event's
-// repository (or its organisation) whose runners could take the job, by the same label rule the
+// repository (or its organisation, or its enterprise) whose runners could take the job, by the same label rule the
 // poll uses. Every state of a job a runner can take counts (engine.Supervisor.Deliver): queued is
 // demand, in_progress says which runner took it (busy without a read of GitHub), completed that
 // its ephemeral runner is done and its registration gone. A waiting job (a deployment protection
@@ -28,7 +28,8 @@ func Route(ev Event, targets []config.Target) []string {
 	var names []string
 	for _, t := range targets {
 		inScope := (t.Repository != "" && strings.EqualFold(t.Repository, ev.Repo)) ||
-			(t.Organization != "" && strings.EqualFold(t.Organization, ev.Org))
+			(t.Organization != "" && strings.EqualFold(t.Organization, ev.Org)) ||
+			(t.Enterprise != "" && strings.EqualFold(t.Enterprise, ev.Enterprise))
 		if inScope && t.IsEnabled() && github.LabelsMatch(ev.Labels, t.Labels) {
 			names = append(names, t.Name)
 		}

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/runner-manager/runner-manager/config"
@@ -16,9 +17,16 @@ func TestRoute(t *testing.T) {
 		{Name: "org", Organization: "acme", Labels: []string{"linux", "x64"}},
 		{Name: "other-org", Organization: "globex", Labels: []string{"linux", "x64"}},
 		{Name: "off", Repository: "acme/api", Labels: []string{"linux", "x64"}, Enabled: &off},
+		{Name: "ent", Enterprise: "acme-corp", Labels: []string{"linux", "x64"}},
 	}
 	job := func(action, repo, org string, labels ...string) Event {
 		return Event{Action: action, Repo: repo, Org: org, Labels: labels}
+	}
+	entJob := func(repo, ent string, labels ...string) Event {
+		ev := job("queued", repo, "", labels...)
+		ev.Org, _, _ = strings.Cut(repo, "/")
+		ev.Enterprise = ent
+		return ev
 	}
 	for _, tc := range []struct {
 		name string
@@ -29,6 +37,9 @@ func TestRoute(t *testing.T) {
 		{"labels pick one repo target", job("queued", "acme/api", "acme", "linux", "gpu"), []string{"api-gpu"}},
 		{"names are case-insensitive", job("queued", "ACME/Api", "Acme", "Linux", "X64"), []string{"api", "org"}},
 		{"completed frees a slot", job("completed", "acme/web", "acme", "linux"), []string{"org"}},
+		{"the enterprise's delivery reaches its target", entJob("umbrella/web", "ACME-Corp", "linux"), []string{"ent"}},
+		{"with its organisation's targets", entJob("acme/api", "acme-corp", "linux", "x64"), []string{"api", "org", "ent"}},
+		{"another enterprise's does not", entJob("initech/api", "initech", "linux"), nil},
 		{"user-owned repo reaches no org target", job("queued", "alice/tool", "", "linux"), nil},
 		{"GitHub-hosted job wakes nobody", job("queued", "acme/api", "acme", "ubuntu-latest"), nil},
 		{"job without labels wakes nobody", job("queued", "acme/api", "acme"), nil},

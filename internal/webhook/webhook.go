@@ -9,6 +9,7 @@ package webhook
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -40,6 +41,7 @@ type Event struct {
 	Status     string    // workflow_job.status: waiting under a queued action while a deployment protection rule holds the job
 	Repo       string    // "owner/name"
 	Org        string    // organisation login; "" for a repository owned by a user
+	Enterprise string    // the enterprise's slug (the delivery's "enterprise" object); "" outside one
 	JobID      int64     // workflow job id
 	RunID      int64     // workflow run id
 	JobName    string    // the job's name in the workflow
@@ -270,8 +272,16 @@ func parseWorkflowJob(payload []byte) (Event, error) {
 	if org == "" && e.Repo.GetOwner().GetType() == "Organization" {
 		org = e.Repo.GetOwner().GetLogin()
 	}
+	// go-github v62's WorkflowJobEvent has no enterprise field.
+	var ent struct {
+		Enterprise struct {
+			Slug string `json:"slug"`
+		} `json:"enterprise"`
+	}
+	_ = json.Unmarshal(payload, &ent) // valid JSON: ParseWebHook decoded it
 	j := e.WorkflowJob
 	return Event{
+		Enterprise: ent.Enterprise.Slug,
 		Action:     e.GetAction(),
 		Status:     j.GetStatus(),
 		Repo:       e.Repo.GetFullName(),

@@ -1,0 +1,208 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/github"
+	"github.com/runner-manager/runner-manager/internal/status"
+)
+
+// TestTwoAccounts: a daemon with [github] on one simulator and an [[account]] on another runs a
+// job of each account's target, registering each runner with its own account's GitHub and
+// credential (the other simulator never sees it).
+func TestTwoAccounts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	other, err := ghsim.New(ghsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	other.CreateRepo("globex", "api")
+	pkg, err := ghsim.BuildFakeRunnerPackage(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.ServeRunnerPackage(pkg)
+	otherToken := filepath.Join(e.dir, "other-token")
+	e.writeFile(otherToken, other.AddToken(ghsim.TokenOptions{Login: "globex-ops"}))
+	e.writeConfig(webTarget(1) + fmt.Sprintf(`
+[[account]]
+name = "globex"
+api_url = %q
+token_file = %q
+points_per_minute = 300
+
+[[target]]
+name = "api"
+repository = "globex/api"
+account = "globex"
+labels = ["linux"]
+max_runners = 1
+poll_interval = "1s"
+`, other.URL(), otherToken))
+	e.start()
+
+	webJob, err := e.srv.QueueJob("acme/web", []string{"linux"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiJob, err := other.QueueJob("globex/api", []string{"linux"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := e.waitStatus("both jobs done and their runners concluded", func(s status.Snapshot) bool {
+		return jobDone(e.srv, webJob) && jobDone(other, apiJob) && len(s.Runners) == 0
+	})
+	for _, st := range snap.Targets {
+		if want := map[string]string{"web": "", "api": "globex"}[st.Name]; st.Account != want {
+			t.Errorf("status of target %s: account %q, want %q", st.Name, st.Account, want)
+		}
+	}
+	// Each account's governor paces at its own ceiling: 600 (the default) and the account's 300.
+	fams := e.scrape()
+	for account, want := range map[string]float64{"default": 600, "globex": 300} {
+		if v, ok := sample(fams, "runner_manager_github_points_share_per_minute", map[string]string{"account": account}); !ok || v != want {
+			t.Errorf("points share of account %s = %v (present %v), want %v", account, v, ok, want)
+		}
+	}
+	for _, c := range []struct {
+		srv   *ghsim.Server
+		scope string
+	}{{e.srv, "acme/web"}, {other, "globex/api"}} {
+		regs := c.srv.Registrations()
+		if len(regs) == 0 {
+			t.Fatalf("%s: no registration", c.scope)
+		}
+		for _, r := range regs {
+			if r.Scope != c.scope {
+				t.Errorf("a runner of %s was registered on the simulator of another account: %+v", r.Scope, r)
+			}
+		}
+	}
+}
+
+func jobDone(s *ghsim.Server, id int64) bool {
+	j, ok := s.Job(id)
+	return ok && j.Status == ghsim.StatusCompleted
+}
+
+// TestAccountGovernors: each account builds its own client, whose governor has the account's own
+// ceiling; a fleet host's spend of an [[account]] is published under its name, and the fleet's
+// word on it reaches that account's governor alone.
+func TestAccountGovernors(t *testing.T) {
+	var built []config.GitHub
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("ghp_x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	g := newGitHub(&config.Config{
+		GitHub:   config.GitHub{APIURL: "http://127.0.0.1:1", TokenFile: tok, PointsPerMinute: 600},
+		Accounts: []config.Account{{Name: "ci", GitHub: config.GitHub{APIURL: "http://127.0.0.1:2", TokenFile: tok, PointsPerMinute: 120}}},
+	}, func(_ string, gc config.GitHub) (*github.Client, error) {
+		built = append(built, gc)
+		return github.NewFromConfig(gc, state, github.Options{})
+	})
+	_, def, _, err := g.scoped(context.Background(), config.Target{Name: "a", Repository: "o/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ci, _, err := g.scoped(context.Background(), config.Target{Name: "b", Repository: "o/b", Account: "ci"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def == ci || def.Governor() == ci.Governor() {
+		t.Fatal("two accounts share one client or governor")
+	}
+	if def.Governor().Options().PointsPerMinute != 600 || ci.Governor().Options().PointsPerMinute != 120 {
+		t.Fatalf("ceilings %d and %d, want 600 and 120", def.Governor().Options().PointsPerMinute, ci.Governor().Options().PointsPerMinute)
+	}
+	if len(built) != 2 || built[1].APIURL != "http://127.0.0.1:2" {
+		t.Fatalf("built %+v", built)
+	}
+	if _, _, _, err := g.scoped(context.Background(), config.Target{Name: "c", Repository: "o/c", Account: "nope"}); err == nil {
+		t.Fatal("a target of an unknown account got a client")
+	}
+	share := accountShare(&github.FleetShare{Hosts: 2, Others: map[string][]github.Spend{"": {{Points: 5}}, "ci:": {{Points: 7}}}}, "ci")
+	if share.Hosts != 2 || len(share.Others) != 1 || share.Others[""][0].Points != 7 {
+		t.Fatalf("the ci account's share of the fleet: %+v", share)
+	}
+}
+
+// TestEnterpriseTarget: an enterprise target of an [[account]] holding an enterprise owner's
+// classic token takes its demand from the enterprise's workflow_job deliveries (its poll reads no
+// jobs), registers its runner at the enterprise, and the runner runs a job of one of the
+// enterprise's organisations.
+func TestEnterpriseTarget(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.srv.AddEnterprise("acme-corp", "acme")
+	entToken := filepath.Join(e.dir, "ent-token")
+	e.writeFile(entToken, e.srv.AddToken(ghsim.TokenOptions{Login: "ent-owner", Scopes: []string{"manage_runners:enterprise"}}))
+	e.writeConfig(fmt.Sprintf(`
+[[account]]
+name = "enterprise"
+api_url = %q
+token_file = %q
+
+[[target]]
+name = "ent"
+enterprise = "acme-corp"
+account = "enterprise"
+labels = ["linux"]
+max_runners = 1
+`, e.srv.URL(), entToken))
+	e.start()
+	id, err := e.srv.QueueJob("acme/web", []string{"linux"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := e.waitStatus("the job done and its runner concluded", func(s status.Snapshot) bool {
+		return jobDone(e.srv, id) && len(s.Runners) == 0
+	})
+	regs := e.srv.Registrations()
+	if len(regs) != 1 || regs[0].Scope != "enterprises/acme-corp" || regs[0].JobID != id {
+		t.Fatalf("registrations %+v, want one enterprise runner that ran job %d", regs, id)
+	}
+	if len(snap.Targets) != 1 || !strings.Contains(snap.Targets[0].Warning, "webhook deliveries") {
+		t.Fatalf("status %+v: want the target's warning that its demand is its deliveries", snap.Targets)
+	}
+	for route := range e.srv.Requests() {
+		if strings.Contains(route, "/actions/runs") {
+			t.Errorf("an enterprise target read jobs: %s", route)
+		}
+	}
+}
+
+// TestAccountReloadClasses: an [[account]] added by a reload is live; a change of its api_url (its
+// identity: where its targets' runners are registered) is rejected whole, naming the account, and
+// the last good config keeps running.
+func TestAccountReloadClasses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.start()
+	account := func(name, api string) string {
+		return fmt.Sprintf("\n[[account]]\nname = %q\napi_url = %q\ntoken_file = %q\n", name, api, e.tokenFile)
+	}
+	e.writeConfig(webTarget(1) + account("ci", e.srv.URL()))
+	e.waitStatus("the account added live", func(s status.Snapshot) bool { return s.Config.LastReload.OK && s.Config.Generation == 2 })
+	e.writeConfig(webTarget(1) + account("ci", "http://127.0.0.1:1"))
+	snap := e.waitStatus("the api_url change rejected", func(s status.Snapshot) bool { return !s.Config.LastReload.OK })
+	if errs := snap.Config.LastReload.Error; len(errs) != 1 || !strings.Contains(errs[0], `changing account "ci" api_url needs a daemon restart`) {
+		t.Fatalf("reload error %q, want one naming the account's api_url", errs)
+	}
+	if snap.Config.Generation != 2 {
+		t.Fatalf("generation %d after a rejected reload, want 2", snap.Config.Generation)
+	}
+}
