@@ -1,179 +1,56 @@
 //go:build e2e
 
 // Package dockertest gives the container tests a Docker Engine of their own and images built on
-// this host. Start runs a private dockerd as root (its own --data-root, --exec-root, pidfile and unix
-// socket under a temporary directory, no iptables, no bridge), waits until it answers, and at cleanup
-// removes its containers, stops it and unmounts and deletes everything it made. The image builders
-// (image.go, dind.go) make root filesystems from this host's files and `docker import` them: no
-// test ever pulls from a registry, since none is reachable from the CI hosts.
+// this host: internal/dockerd (a private dockerd as root, its own --data-root, --exec-root,
+// pidfile and unix socket under a temporary directory, no iptables, no bridge; images by `docker
+// import`, never from a registry, since none is reachable from the CI hosts) wrapped for testing.T,
+// stopped with everything it made at the test's cleanup.
 //
 // It never skips: a test that cannot get a working dockerd fails saying what is missing (root,
 // the docker.io package, busybox-static), as the other root-only e2e suites do.
 package dockertest
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"errors"
-	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/runner-manager/runner-manager/internal/dockerd"
 )
 
-// startTimeout bounds dockerd's start: about 1 s on an idle CI host, far more with eight test
-// processes compiling beside it.
-const startTimeout = 90 * time.Second
+// Options are the private daemon's extra settings (insecure registries, storage driver).
+type Options = dockerd.Options
 
-// Options are the private daemon's extra settings.
-type Options struct {
-	// InsecureRegistries are host:port addresses dockerd may pull from over plain HTTP (the
-	// in-process registry of the pull tests listens on 127.0.0.1).
-	InsecureRegistries []string
-	// StorageDriver is dockerd's --storage-driver; empty lets dockerd choose (overlay2 here).
-	StorageDriver string
-}
+// Image is an image imported into a private daemon.
+type Image = dockerd.Image
 
-// Daemon is a running private dockerd.
+// Daemon is a running private dockerd: Host (a DOCKER_HOST value), Socket, Dir, HTTPClient.
 type Daemon struct {
-	// Dir holds everything of this daemon: data, exec root, socket, pidfile, log.
-	Dir string
-	// Socket is the path of the daemon's API socket; Host is the same as a DOCKER_HOST value.
-	Socket, Host string
-
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
+	*dockerd.Daemon
 }
 
 // Start runs a private dockerd for the test and stops it, with everything it made, at cleanup. It
 // fails the test, saying what is missing, when it is not root, dockerd is not installed or the
-// daemon does not answer within startTimeout.
+// daemon does not answer.
 func Start(t testing.TB, opts Options) *Daemon {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("dockertest: the container tests start their own dockerd and need root; run the e2e suite as root, as CI does")
-	}
-	dockerd, err := exec.LookPath("dockerd")
-	if err != nil {
-		t.Fatal("dockertest: dockerd not found on PATH: install Debian's docker.io (`make e2e-tools` does: apt-get install docker.io)")
-	}
-	if _, err := exec.LookPath("docker"); err != nil {
-		t.Fatal("dockertest: the docker CLI is not on PATH: install Debian's docker.io (`make e2e-tools`)")
-	}
-	// Not t.TempDir: a unix socket path must stay under 108 bytes, and the exec root holds
-	// containerd's sockets a few levels deeper.
-	dir, err := os.MkdirTemp("", "rm-dockerd-")
+	d, err := dockerd.Start(opts)
 	if err != nil {
 		t.Fatalf("dockertest: %v", err)
 	}
-	d := &Daemon{Dir: dir, Socket: filepath.Join(dir, "docker.sock"), log: filepath.Join(dir, "dockerd.log"), done: make(chan struct{})}
-	d.Host = "unix://" + d.Socket
-	// An empty config file keeps the host's /etc/docker/daemon.json (if any) out of the test.
-	if err := os.WriteFile(filepath.Join(dir, "daemon.json"), []byte("{}\n"), 0o600); err != nil {
-		t.Fatalf("dockertest: %v", err)
-	}
-	args := []string{
-		"--config-file", filepath.Join(dir, "daemon.json"),
-		"--data-root", filepath.Join(dir, "data"),
-		"--exec-root", filepath.Join(dir, "exec"),
-		"--pidfile", filepath.Join(dir, "dockerd.pid"),
-		"--host", d.Host,
-		"--iptables=false", "--ip6tables=false", "--bridge=none",
-	}
-	for _, r := range opts.InsecureRegistries {
-		args = append(args, "--insecure-registry", r)
-	}
-	if opts.StorageDriver != "" {
-		args = append(args, "--storage-driver", opts.StorageDriver)
-	}
-	logf, err := os.Create(d.log)
-	if err != nil {
-		t.Fatalf("dockertest: %v", err)
-	}
-	d.cmd = exec.Command(dockerd, args...)
-	d.cmd.Stdout, d.cmd.Stderr = logf, logf
-	// Its own process group (its containerd included) so cleanup can end what it started, and
-	// SIGKILL if the test process dies first, so no dockerd outlives a killed test run.
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := d.cmd.Start(); err != nil {
-		logf.Close()
-		os.RemoveAll(dir)
-		t.Fatalf("dockertest: start dockerd: %v", err)
-	}
-	go func() { _ = d.cmd.Wait(); logf.Close(); close(d.done) }()
-	t.Cleanup(func() { d.stop(t) })
-
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	if err := d.waitReady(ctx); err != nil {
-		t.Fatalf("dockertest: the private dockerd did not start (%v); its log ends:\n%s", err, d.LogTail(40))
-	}
-	return d
-}
-
-// waitReady polls GET /_ping on the socket until it answers OK.
-func (d *Daemon) waitReady(ctx context.Context) error {
-	c := d.HTTPClient()
-	for {
-		select {
-		case <-d.done:
-			return errors.New("dockerd exited")
-		default:
+	t.Cleanup(func() {
+		if err := d.Stop(); err != nil {
+			t.Errorf("dockertest: cleanup: %v", err)
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/_ping", nil)
-		if resp, err := c.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("no answer on %s within %s", d.Socket, startTimeout)
-		case <-d.done:
-			return errors.New("dockerd exited")
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// HTTPClient talks to the daemon's API socket (any host name in the URL).
-func (d *Daemon) HTTPClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var dl net.Dialer
-			return dl.DialContext(ctx, "unix", d.Socket)
-		},
-	}}
-}
-
-// LogTail is the last n lines of dockerd's log, for failure messages.
-func (d *Daemon) LogTail(n int) string {
-	data, _ := os.ReadFile(d.log)
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	})
+	return &Daemon{d}
 }
 
 // Docker runs the docker CLI against this daemon and returns its trimmed stdout; it fails the test
 // with the command's output when the command fails.
 func (d *Daemon) Docker(t testing.TB, args ...string) string {
 	t.Helper()
-	out, err := d.DockerIn(nil, args...)
+	out, err := d.Run(nil, args...)
 	if err != nil {
 		t.Fatalf("dockertest: %v", err)
 	}
@@ -182,70 +59,11 @@ func (d *Daemon) Docker(t testing.TB, args ...string) string {
 
 // DockerIn is Docker with stdin, returning the error (with the command's stderr) instead of failing.
 func (d *Daemon) DockerIn(stdin io.Reader, args ...string) (string, error) {
-	cmd := exec.Command("docker", append([]string{"--host", d.Host}, args...)...)
-	cmd.Stdin = stdin
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return strings.TrimSpace(stdout.String()), fmt.Errorf("docker %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(stdout.String()), nil
+	return d.Run(stdin, args...)
 }
 
 // Containers lists the IDs of every container of this daemon, running or not.
 func (d *Daemon) Containers(t testing.TB) []string {
 	t.Helper()
 	return strings.Fields(d.Docker(t, "ps", "--all", "--quiet", "--no-trunc"))
-}
-
-// stop removes every container (so no shim or job process outlives the test), stops dockerd
-// (SIGTERM, then SIGKILL to its process group after 30 s), unmounts what it left mounted under Dir
-// (its network namespace, overlay mounts) and deletes Dir.
-func (d *Daemon) stop(t testing.TB) {
-	if ids, err := d.DockerIn(nil, "ps", "--all", "--quiet"); err == nil && ids != "" {
-		if _, err := d.DockerIn(nil, append([]string{"rm", "--force", "--volumes"}, strings.Fields(ids)...)...); err != nil {
-			t.Logf("dockertest: cleanup: %v", err)
-		}
-	}
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(30 * time.Second):
-		t.Logf("dockertest: dockerd did not stop within 30 s of SIGTERM; killing its process group")
-		_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
-		<-d.done
-	}
-	// dockerd's containerd is in its process group; a SIGTERMed dockerd stops it, this makes sure.
-	_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
-	if err := unmountUnder(d.Dir); err != nil {
-		t.Errorf("dockertest: cleanup: %v", err)
-	}
-	if err := os.RemoveAll(d.Dir); err != nil {
-		t.Errorf("dockertest: cleanup: %v", err)
-	}
-}
-
-// unmountUnder detaches every mount point at or below dir, deepest first.
-func unmountUnder(dir string) error {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return fmt.Errorf("read mounts: %w", err)
-	}
-	defer f.Close()
-	var points []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 && (fields[4] == dir || strings.HasPrefix(fields[4], dir+"/")) {
-			points = append(points, fields[4])
-		}
-	}
-	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
-	var errs []error
-	for _, p := range points {
-		if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-			errs = append(errs, fmt.Errorf("unmount %s: %w", p, err))
-		}
-	}
-	return errors.Join(errs...)
 }

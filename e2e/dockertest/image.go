@@ -3,8 +3,8 @@
 package dockertest
 
 import (
-	"bytes"
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runner-manager/runner-manager/internal/dockerd"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
 
@@ -20,44 +21,14 @@ import (
 // image, for `runner_in_image = true`.
 const RunnerDir = "/actions-runner"
 
-// Image is an image imported into a private daemon.
-type Image struct {
-	Name string // repository:tag given at import
-	ID   string // sha256:... image ID
-}
-
-// BusyboxRoot makes a minimal root filesystem in dir: Debian's static busybox at /bin/busybox
-// with a link per applet (sh, cat, id, ...), /tmp (1777) and /etc/passwd and /etc/group naming
-// root and nobody. It fails the test when busybox-static is not installed.
+// BusyboxRoot makes a minimal root filesystem in dir (dockerd.BusyboxRoot: Debian's static
+// busybox with its applet links, /etc/passwd, /tmp); it fails the test when busybox-static is not
+// installed.
 func BusyboxRoot(t testing.TB, dir string) {
 	t.Helper()
-	bb := "/bin/busybox"
-	if err := requireStatic(bb); err != nil {
-		t.Fatalf("dockertest: %v: install Debian's busybox-static (`make e2e-tools` does)", err)
-	}
-	for _, sub := range []string{"bin", "etc", "tmp", "root", "proc", "sys", "dev"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-			t.Fatalf("dockertest: %v", err)
-		}
-	}
-	if err := os.Chmod(filepath.Join(dir, "tmp"), 0o777|fs.ModeSticky); err != nil {
+	if err := dockerd.BusyboxRoot(dir); err != nil {
 		t.Fatalf("dockertest: %v", err)
 	}
-	copyFile(t, bb, filepath.Join(dir, "bin", "busybox"), 0o755)
-	list, err := exec.Command(bb, "--list").Output()
-	if err != nil {
-		t.Fatalf("dockertest: %s --list: %v", bb, err)
-	}
-	for _, applet := range strings.Fields(string(list)) {
-		if applet == "busybox" {
-			continue
-		}
-		if err := os.Symlink("busybox", filepath.Join(dir, "bin", applet)); err != nil && !os.IsExist(err) {
-			t.Fatalf("dockertest: %v", err)
-		}
-	}
-	writeFile(t, filepath.Join(dir, "etc", "passwd"), "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n")
-	writeFile(t, filepath.Join(dir, "etc", "group"), "root:x:0:\nnogroup:x:65534:\n")
 }
 
 // RunnerRoot is BusyboxRoot plus ghsim's fake runner package (built static, CGO_ENABLED=0) under
@@ -79,23 +50,19 @@ func RunnerRoot(t testing.TB, dir string) {
 	}
 }
 
-// Import tars the root filesystem at root (owned by root, modes kept) and `docker import`s it as
-// name, with changes as `docker import --change` lines ("CMD [...]", "ENV K=V", "USER 1000").
+// Import tars the root filesystem at root and `docker import`s it as name, with changes as
+// `docker import --change` lines ("CMD [...]", "ENV K=V", "USER 1000").
 func (d *Daemon) Import(t testing.TB, root, name string, changes ...string) Image {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := WriteTar(&buf, root); err != nil {
+	img, err := d.ImportRoot(root, name, changes...)
+	if err != nil {
 		t.Fatalf("dockertest: %v", err)
 	}
-	args := []string{"import"}
-	for _, c := range changes {
-		args = append(args, "--change", c)
-	}
-	if _, err := d.DockerIn(&buf, append(args, "-", name)...); err != nil {
-		t.Fatalf("dockertest: %v", err)
-	}
-	return Image{Name: name, ID: d.Docker(t, "image", "inspect", "--format", "{{.Id}}", name)}
+	return img
 }
+
+// WriteTar writes the tree at root as an uncompressed tar stream owned by 0:0 (dockerd.WriteTar).
+func WriteTar(w io.Writer, root string) error { return dockerd.WriteTar(w, root) }
 
 // RunnerImage builds RunnerRoot and imports it as name (a busybox shell as CMD).
 func (d *Daemon) RunnerImage(t testing.TB, name string) Image {
@@ -173,21 +140,7 @@ func hostBinary(t testing.TB, name string) string {
 
 func copyFile(t testing.TB, src, dst string, mode fs.FileMode) {
 	t.Helper()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatalf("dockertest: %v", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		t.Fatalf("dockertest: %v", err)
-	}
-	if err := os.WriteFile(dst, data, mode); err != nil {
-		t.Fatalf("dockertest: %v", err)
-	}
-}
-
-func writeFile(t testing.TB, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+	if err := dockerd.CopyFile(src, dst, mode); err != nil {
 		t.Fatalf("dockertest: %v", err)
 	}
 }

@@ -68,6 +68,8 @@ type Spec struct {
 	Network                            string
 	Volumes                            []string // "/host:/container[:ro|:rw]", read-only unless rw
 	RunnerInImage                      bool
+	Docker                             bool   // a Docker daemon of the job's own (dind.go)
+	DockerImage                        string // the sidecar's image
 
 	MemoryMax int64 // bytes; 0: no limit
 	CPUs      float64
@@ -94,6 +96,8 @@ func (l *Launcher) check(s Spec) error {
 		return fmt.Errorf("start container %s: a job never runs as root (uid %d, gid %d): runner slots need their users (the daemon runs as root with daemon.runner_user unset)", s.Name, s.UID, s.GID)
 	case s.Image == "" || s.Network == "":
 		return fmt.Errorf("start container %s: image and network are required", s.Name)
+	case s.Docker && s.DockerImage == "":
+		return fmt.Errorf("start container %s: docker = true needs docker_image", s.Name)
 	}
 	for k := range s.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || k == runner.JITConfigEnv {
@@ -115,6 +119,11 @@ func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 	}
 	if err := l.images.Ensure(ctx, s.Image, s.ImagePull, s.RegistryAuthFile); err != nil {
 		return Handle{}, classify(err)
+	}
+	if s.Docker {
+		if err := l.startDind(ctx, s); err != nil {
+			return Handle{}, err
+		}
 	}
 	cfg, host := l.config(s)
 	if _, err := l.api.ContainerCreate(ctx, cfg, host, nil, nil, s.Name); err != nil {
@@ -208,6 +217,16 @@ func (l *Launcher) config(s Spec) (*container.Config, *container.HostConfig) {
 		CapDrop:     []string{"ALL"},
 		SecurityOpt: []string{"no-new-privileges:true"},
 	}
+	if s.Docker {
+		withDind(s, cfg, host)
+	}
+	limit(host, s)
+	return cfg, host
+}
+
+// limit applies the target's memory_max, cpus and pids_max to a container of s (the runner's,
+// and the Docker-in-Docker sidecar's, each bounded alike).
+func limit(host *container.HostConfig, s Spec) {
 	if s.MemoryMax > 0 {
 		host.Memory, host.MemorySwap = s.MemoryMax, s.MemoryMax // no swap beyond it, as memory.max
 	}
@@ -218,7 +237,6 @@ func (l *Launcher) config(s Spec) (*container.Config, *container.HostConfig) {
 		n := int64(s.PidsMax)
 		host.PidsLimit = &n
 	}
-	return cfg, host
 }
 
 // Status is what inspecting a runner's container says.
@@ -267,8 +285,13 @@ func (l *Launcher) Signal(ctx context.Context, name, sig string) error {
 	return classify(fmt.Errorf("send %s to container %s: %w", sig, name, err))
 }
 
-// Remove removes the container called name with whatever it wrote; a missing one is removed.
+// Remove removes the container called name with whatever it wrote, and its Docker-in-Docker
+// sidecar if it has one; a missing one is removed.
 func (l *Launcher) Remove(ctx context.Context, name string) error {
+	return errors.Join(l.removeOne(ctx, name), l.removeOne(ctx, DindName(name)))
+}
+
+func (l *Launcher) removeOne(ctx context.Context, name string) error {
 	err := l.api.ContainerRemove(ctx, name, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	if err == nil || client.IsErrNotFound(err) {
 		return nil

@@ -77,7 +77,8 @@ func (e *executors) Start(ctx context.Context, spec engine.LaunchSpec) (engine.P
 	h, err := e.ctr.Start(ctx, container.Spec{Name: spec.Container, AttemptID: spec.AttemptID, Target: t.Name, RuntimeDir: spec.RuntimeDir,
 		JITConfig: spec.JITConfig, Env: spec.Env, UID: u.UID, GID: u.GID,
 		Image: t.Image, ImagePull: t.ImagePullOf(), RegistryAuthFile: t.RegistryAuthFile, Network: t.Network, Volumes: t.Volumes,
-		RunnerInImage: t.RunnerInImage, MemoryMax: lim.MemoryMax.Bytes(), CPUs: lim.CPUs, PidsMax: lim.PidsMax})
+		RunnerInImage: t.RunnerInImage, Docker: t.Docker, DockerImage: t.DockerImage,
+		MemoryMax: lim.MemoryMax.Bytes(), CPUs: lim.CPUs, PidsMax: lim.PidsMax})
 	if err != nil {
 		return engine.Process{}, err
 	}
