@@ -23,16 +23,17 @@ func TestContainerCrashPoints(t *testing.T) {
 	for _, cp := range []struct {
 		point engine.CrashPoint
 		job   time.Duration
+		left  string // a container state the kill must leave ("": none needed)
 	}{
-		{engine.CrashAfterRegistered, 2 * time.Second},
-		{engine.CrashAfterContainerCreated, 2 * time.Second},
-		{engine.CrashAfterStart, 2 * time.Second},
-		{engine.CrashAfterStarted, 2 * time.Second},
+		{engine.CrashAfterRegistered, 2 * time.Second, ""},
+		{engine.CrashAfterContainerCreated, 2 * time.Second, " created "},
+		{engine.CrashAfterStart, 2 * time.Second, " running "},
+		{engine.CrashAfterStarted, 2 * time.Second, " running "},
 		// A runner is journaled busy only when a pass sees it running a job: the job must outlast a pass.
-		{engine.CrashAfterBusy, 4 * time.Second},
-		{engine.CrashAfterExit, 2 * time.Second},
-		{engine.CrashAfterDeregister, 2 * time.Second},
-		{engine.CrashMidClean, 2 * time.Second},
+		{engine.CrashAfterBusy, 4 * time.Second, " running "},
+		{engine.CrashAfterExit, 2 * time.Second, " exited "},
+		{engine.CrashAfterDeregister, 2 * time.Second, " exited "},
+		{engine.CrashMidClean, 2 * time.Second, ""},
 	} {
 		t.Run(string(cp.point), func(t *testing.T) {
 			w := e.world(t, 2, nil)
@@ -44,7 +45,11 @@ func TestContainerCrashPoints(t *testing.T) {
 			if code, out := d.Wait(t, 90*time.Second); code != -1 || strings.Contains(out, "daemon stopped") {
 				t.Fatalf("the daemon exited %d, want killed at %s; stdout:\n%s", code, cp.point, out)
 			}
-			t.Logf("at the kill: %v", w.containers())
+			at := w.containers()
+			t.Logf("at the kill: %v", at)
+			if !strings.Contains(" "+strings.Join(at, " ")+" ", cp.left) {
+				t.Fatalf("the kill at %s left containers %v, want one %q: the point is not where it is named", cp.point, at, strings.TrimSpace(cp.left))
+			}
 			d = w.start()
 			w.sim.WaitJobsDone(t, 2*time.Minute, jobs...)
 			w.waitNoContainers(time.Minute)
