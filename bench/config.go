@@ -37,6 +37,32 @@ type Setup struct {
 		Endpoint, Name, Host string
 		LeaseTTL             time.Duration
 	}
+	// SlotPrefix, when set, runs runners as per-slot users named with this prefix (a root
+	// daemon) instead of the daemon's own user.
+	SlotPrefix string
+	// Container, when Image is set, runs every target's runners in containers of Image on
+	// Network (executor = "container", image_pull = "never") through the Engine at DockerHost.
+	Container struct{ Image, Network, DockerHost string }
+}
+
+// runnerUser is the [daemon] lines choosing whose uid runners run as, as key-value pairs.
+func (s Setup) runnerUser() [][2]string {
+	if s.SlotPrefix == "" {
+		return [][2]string{{"runner_user", "daemon"}}
+	}
+	kv := [][2]string{{"runner_user", "per-slot"}, {"runner_user_prefix", s.SlotPrefix}}
+	if s.Container.DockerHost != "" {
+		kv = append(kv, [2]string{"docker_host", s.Container.DockerHost})
+	}
+	return kv
+}
+
+// containerKeys are a target's container keys, as key-value pairs (none for host runners).
+func (s Setup) containerKeys() [][2]string {
+	if s.Container.Image == "" {
+		return nil
+	}
+	return [][2]string{{"executor", "container"}, {"image", s.Container.Image}, {"network", s.Container.Network}, {"image_pull", "never"}}
 }
 
 // SetName is target i's scale set when Setup.ScaleSet is set.
@@ -84,7 +110,11 @@ func (s Setup) targetMax(i int) int {
 func (s Setup) TOML() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[daemon]\nstate_dir = %q\nlog_level = \"info\"\nlog_format = \"json\"\nmax_runners = %d\n", s.StateDir, max(s.HostMax, 1))
-	fmt.Fprintf(&b, "poll_interval = %q\nshutdown_drain_timeout = \"20s\"\nrunner_user = \"daemon\"\n\n", s.PollInterval.String())
+	fmt.Fprintf(&b, "poll_interval = %q\nshutdown_drain_timeout = \"20s\"\n", s.PollInterval.String())
+	for _, kv := range s.runnerUser() {
+		fmt.Fprintf(&b, "%s = %q\n", kv[0], kv[1])
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "[github]\napi_url = %q\ntoken_file = %q\n", s.APIURL, s.TokenFile)
 	if s.PointsPerMinute > 0 {
 		fmt.Fprintf(&b, "points_per_minute = %d\n", s.PointsPerMinute)
@@ -113,6 +143,9 @@ func (s Setup) TOML() []byte {
 		if s.MinIdle > 0 {
 			fmt.Fprintf(&b, "min_idle = %d\n", s.MinIdle)
 		}
+		for _, kv := range s.containerKeys() {
+			fmt.Fprintf(&b, "%s = %q\n", kv[0], kv[1])
+		}
 		b.WriteString("\n")
 	}
 	for _, org := range s.Orgs {
@@ -129,7 +162,10 @@ func (s Setup) TOML() []byte {
 func (s Setup) YAML() []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "daemon:\n  state_dir: %q\n  log_level: info\n  log_format: json\n  max_runners: %d\n", s.StateDir, max(s.HostMax, 1))
-	fmt.Fprintf(&b, "  poll_interval: %q\n  shutdown_drain_timeout: 20s\n  runner_user: daemon\n", s.PollInterval.String())
+	fmt.Fprintf(&b, "  poll_interval: %q\n  shutdown_drain_timeout: 20s\n", s.PollInterval.String())
+	for _, kv := range s.runnerUser() {
+		fmt.Fprintf(&b, "  %s: %q\n", kv[0], kv[1])
+	}
 	fmt.Fprintf(&b, "github:\n  api_url: %q\n  token_file: %q\n", s.APIURL, s.TokenFile)
 	if s.PointsPerMinute > 0 {
 		fmt.Fprintf(&b, "  points_per_minute: %d\n", s.PointsPerMinute)
@@ -156,6 +192,9 @@ func (s Setup) YAML() []byte {
 		}
 		if s.MinIdle > 0 {
 			fmt.Fprintf(&b, "    min_idle: %d\n", s.MinIdle)
+		}
+		for _, kv := range s.containerKeys() {
+			fmt.Fprintf(&b, "    %s: %q\n", kv[0], kv[1])
 		}
 	}
 	for _, org := range s.Orgs {

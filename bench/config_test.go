@@ -73,3 +73,20 @@ func TestSetupRendersOrganizationTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestSetupRendersContainerRunners: per-slot users and the container keys load the same from TOML
+// and YAML, and validate (image and network set, runner_user not "daemon").
+func TestSetupRendersContainerRunners(t *testing.T) {
+	s := Setup{Targets: 1, HostMax: 4, TargetMax: 4, PollInterval: 10 * time.Second, SlotPrefix: "rmb1-r"}
+	s.Container.Image, s.Container.Network, s.Container.DockerHost = "rm-bench/runner:1", "host", "unix:///tmp/rm-dockerd-x/docker.sock"
+	for _, format := range []string{"toml", "yaml"} {
+		cfg := mustLoad(t, writeSetupAs(t, t.TempDir(), s, format))
+		d, tg := cfg.Daemon, cfg.Targets[0]
+		if d.RunnerUser != "per-slot" || d.RunnerUserPrefix != "rmb1-r" || d.DockerHost != s.Container.DockerHost {
+			t.Fatalf("%s: daemon %+v", format, d)
+		}
+		if tg.Executor != "container" || tg.Image != s.Container.Image || tg.Network != "host" || tg.ImagePull != "never" {
+			t.Fatalf("%s: target %+v", format, tg)
+		}
+	}
+}

@@ -7,9 +7,21 @@
 package container
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/runner-manager/runner-manager/e2e/harness"
+	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 )
 
-func TestMain(m *testing.M) { harness.Main(m) }
+// TestMain removes the slot users of this run, and those a killed earlier run left, before and after.
+func TestMain(m *testing.M) {
+	sweep := func() {
+		if err := runnerusertest.Sweep(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+	sweep()
+	harness.Main(m, sweep)
+}

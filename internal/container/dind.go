@@ -54,13 +54,10 @@ func DindName(job string) string { return job + "-dind" }
 func dindDir(runtimeDir string) string { return filepath.Join(runtimeDir, "dind") }
 
 // startDind creates and starts the sidecar of s: the target's image policy applies to its image
-// too, it runs in the job's network (never the host's: its dockerd would make bridges there), and
-// its dockerd serves a socket of group s.GID in dindDir. Its /var/lib/docker is an anonymous
-// volume, removed with it. On failure nothing of it is left.
+// too, it runs in the job's network (dindNetwork), and its dockerd serves a socket of group s.GID
+// in dindDir. Its /var/lib/docker is an anonymous volume, removed with it. On failure nothing of
+// it is left.
 func (l *Launcher) startDind(ctx context.Context, s Spec) error {
-	if s.Network == string(container.NetworkMode("host")) {
-		return fmt.Errorf("docker = true needs a network of the job's own, and the target's network is \"host\": the job's Docker daemon would create its bridges on the host; set network to \"bridge\" or one you created")
-	}
 	if err := os.MkdirAll(dindDir(s.RuntimeDir), 0o755); err != nil {
 		return fmt.Errorf("create the Docker socket directory of %s: %w", s.Name, err)
 	}
@@ -80,7 +77,7 @@ func (l *Launcher) startDind(ctx context.Context, s Spec) error {
 	host := &container.HostConfig{
 		Binds:       []string{dindDir(s.RuntimeDir) + ":" + DindMount + ":rw"},
 		Mounts:      []mount.Mount{{Type: mount.TypeVolume, Target: "/var/lib/docker"}},
-		NetworkMode: container.NetworkMode(s.Network),
+		NetworkMode: dindNetwork(s.Network),
 		// Every capability the Engine knows but those root on this host lacks: naming them one by
 		// one would fail on an Engine that does not know the newest (20.10 has no CAP_BPF).
 		CapAdd:      []string{"ALL"},
@@ -100,6 +97,17 @@ func (l *Launcher) startDind(ctx context.Context, s Spec) error {
 		return errors.Join(classify(fmt.Errorf("start the Docker-in-Docker sidecar %s: %w", name, err)), l.removeOne(context.WithoutCancel(ctx), name))
 	}
 	return nil
+}
+
+// dindNetwork is the sidecar's network: the job's, except the host's, where the job's dockerd
+// would create its bridges and rules among the host's own; there the sidecar gets a namespace of
+// its own with no uplink ("none"): the job reaches its daemon through the socket, and the job's
+// containers reach each other, not the outside.
+func dindNetwork(job string) container.NetworkMode {
+	if container.NetworkMode(job).IsHost() {
+		return "none"
+	}
+	return container.NetworkMode(job)
 }
 
 // withDind gives the job container the sidecar's socket (read-only: the job may connect, not

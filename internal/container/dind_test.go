@@ -60,15 +60,47 @@ func TestDockerJobGetsItsOwnDaemon(t *testing.T) {
 	}
 }
 
-// TestDockerJobRefusesHostNetwork: a sidecar on the host's network would make its bridges there;
-// the launch fails saying so and creates nothing.
-func TestDockerJobRefusesHostNetwork(t *testing.T) {
+// TestListNamesAnOrphanSidecarByItsRunner: a sidecar whose runner container was never created (a
+// kill -9 between the two creates) is listed under the runner's name, once, so the startup sweep's
+// Remove of that name takes it; with its runner container there, the name is listed once.
+func TestListNamesAnOrphanSidecarByItsRunner(t *testing.T) {
+	f := newFake()
+	s := spec(t)
+	s.Network, s.Docker, s.DockerImage = "jobs", true, "dind:local"
+	l := New(f, "h1", nil)
+	if err := l.startDind(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	for _, withRunner := range []bool{false, true} {
+		if withRunner {
+			if _, err := l.Start(context.Background(), s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := l.List(context.Background())
+		if err != nil || len(got) != 1 || got[0].Name != s.Name || got[0].Attempt != s.AttemptID {
+			t.Fatalf("runner created %v: List = %+v, %v; want %s once", withRunner, got, err, s.Name)
+		}
+	}
+	if err := l.Remove(context.Background(), s.Name); err != nil || len(f.created) != 0 {
+		t.Fatalf("Remove = %v, left %v", err, f.created)
+	}
+}
+
+// TestDockerJobOnHostNetwork: the sidecar of a job on the host's network gets a network namespace
+// of its own ("none"), so its dockerd never makes bridges among the host's interfaces.
+func TestDockerJobOnHostNetwork(t *testing.T) {
 	f := newFake()
 	s := spec(t)
 	s.Network, s.Docker, s.DockerImage = "host", true, "dind:local"
-	_, err := New(f, "h1", nil).Start(context.Background(), s)
-	if err == nil || !strings.Contains(err.Error(), `network is "host"`) || len(f.created) != 0 {
-		t.Fatalf("Start = %v, created %v; want a refusal naming the host network and nothing created", err, f.created)
+	if _, err := New(f, "h1", nil).Start(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.hosts[DindName(s.Name)].NetworkMode; got != "none" {
+		t.Fatalf("sidecar network %q for a job on the host's; want none", got)
+	}
+	if got := f.hosts[s.Name].NetworkMode; got != "host" {
+		t.Fatalf("job network %q; want the target's, host", got)
 	}
 }
 

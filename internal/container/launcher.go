@@ -312,19 +312,31 @@ type Summary struct {
 	Running               bool
 }
 
-// List returns this host's runner containers, running or not.
+// List returns this host's runner containers, running or not. A Docker-in-Docker sidecar is
+// listed under its runner container's name, once: a sweep that removes what no live attempt names
+// then takes a sidecar whose runner container was never created (Remove takes both).
 func (l *Launcher) List(ctx context.Context) ([]Summary, error) {
-	cs, err := l.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelHost+"="+l.host))})
-	if err != nil {
-		return nil, classify(fmt.Errorf("list runner containers: %w", err))
-	}
-	out := make([]Summary, 0, len(cs))
-	for _, c := range cs {
-		name := c.ID
-		if len(c.Names) > 0 {
-			name = strings.TrimPrefix(c.Names[0], "/")
+	var out []Summary
+	seen := map[string]bool{}
+	for _, label := range []string{LabelHost, LabelDindOf} {
+		cs, err := l.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label+"="+l.host))})
+		if err != nil {
+			return nil, classify(fmt.Errorf("list runner containers: %w", err))
 		}
-		out = append(out, Summary{Name: name, Attempt: c.Labels[LabelAttempt], Target: c.Labels[LabelTarget], Running: c.State == container.StateRunning})
+		for _, c := range cs {
+			name := c.ID
+			if len(c.Names) > 0 {
+				name = strings.TrimPrefix(c.Names[0], "/")
+			}
+			if label == LabelDindOf {
+				name = strings.TrimSuffix(name, DindName(""))
+			}
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			out = append(out, Summary{Name: name, Attempt: c.Labels[LabelAttempt], Target: c.Labels[LabelTarget], Running: c.State == container.StateRunning})
+		}
 	}
 	return out, nil
 }

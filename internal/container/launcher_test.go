@@ -31,7 +31,7 @@ type fakeAPI struct {
 	startErr  error
 	createErr error
 	state     *container.State
-	listed    container.ListOptions
+	listed    []string // every list call's label filters
 }
 
 func newFake() *fakeAPI {
@@ -68,13 +68,28 @@ func (f *fakeAPI) ContainerRemove(_ context.Context, id string, _ container.Remo
 	return nil
 }
 func (f *fakeAPI) ContainerList(_ context.Context, o container.ListOptions) ([]container.Summary, error) {
-	f.listed = o
+	f.listed = append(f.listed, o.Filters.Get("label")...)
 	var out []container.Summary
 	for name, c := range f.created {
+		if !matchLabels(o.Filters.Get("label"), c.Labels) {
+			continue
+		}
 		out = append(out, container.Summary{Names: []string{"/" + name}, Labels: c.Labels, State: container.StateRunning})
 	}
 	return out, nil
 }
+
+// matchLabels is the Engine's label filter: every "key=value" of want is among labels.
+func matchLabels(want []string, labels map[string]string) bool {
+	for _, w := range want {
+		k, v, _ := strings.Cut(w, "=")
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
 func (f *fakeAPI) ContainerLogs(context.Context, string, container.LogsOptions) (io.ReadCloser, error) {
 	return io.NopCloser(strings.NewReader("")), nil
 }
@@ -251,8 +266,8 @@ func TestListFiltersByHost(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Attempt != "h1-7" || got[0].Name != "runner-manager-h1-7" || got[0].Target != "api" {
 		t.Fatalf("got %+v %v", got, err)
 	}
-	if v := f.listed.Filters.Get("label"); !slices.Equal(v, []string{LabelHost + "=h1"}) {
-		t.Errorf("list filter %v, want this host's label", v)
+	if v := f.listed; !slices.Equal(v, []string{LabelHost + "=h1", LabelDindOf + "=h1"}) {
+		t.Errorf("list filters %v, want this host's runner and sidecar labels", v)
 	}
 	if err := l.Remove(context.Background(), "runner-manager-h1-7"); err != nil {
 		t.Fatal(err)

@@ -42,6 +42,8 @@ type options struct {
 	costSpacing, limitsWindow      time.Duration
 	rereadWindow                   time.Duration
 	memWindow, memEvery            time.Duration
+	containerJobs                  int
+	containerSpacing, containerRun time.Duration
 	keep                           bool
 }
 
@@ -60,7 +62,7 @@ func goBenches() map[string]goBench {
 }
 
 var allParts = []string{"journal", "reload", "recovery", "launch", "validate", "poll", "webhook", "idle1", "idle100", "idle1000", "webhook-burst", "scaleset", "start10k", "stop10000", "fleet1", "fleet2", "fleet3", "alone1", "alone3",
-	"cost-repo-webhook", "cost-org100-webhook", "cost-org300-webhook", "cost-repo-poll", "cost-org100-poll", "cost-org300-poll", "limits1000", "limits5000", "idle5000", "idle1000-30m"}
+	"cost-repo-webhook", "cost-org100-webhook", "cost-org300-webhook", "cost-repo-poll", "cost-org100-poll", "cost-org300-poll", "limits1000", "limits5000", "idle5000", "idle1000-30m", "containers"}
 
 func main() {
 	var o options
@@ -93,6 +95,9 @@ func main() {
 	flag.DurationVar(&o.rereadWindow, "reread-window", 80*time.Minute, "at most this long the idle5000 daemon runs waiting for every target's second read (up to its first-pass window and two intervals: 70 minutes at its ceiling)")
 	flag.DurationVar(&o.memWindow, "memory-window", 30*time.Minute, "how long the idle1000-30m daemon runs")
 	flag.DurationVar(&o.memEvery, "memory-every", 5*time.Minute, "how often the idle1000-30m run shows the daemon's RSS")
+	flag.IntVar(&o.containerJobs, "container-jobs", 10, "jobs of the containers part, all in progress at once (N running containers)")
+	flag.DurationVar(&o.containerSpacing, "container-spacing", 500*time.Millisecond, "time between two queued jobs in the containers part")
+	flag.DurationVar(&o.containerRun, "container-job-run", 40*time.Second, "how long each job of the containers part runs: longer than queueing and launching them all")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (daemon logs, configs)")
 	flag.Parse()
 	if err := run(o, os.Args); err != nil {
@@ -213,6 +218,16 @@ func run(o options, argv []string) error {
 			fail("stop10000", err)
 		} else {
 			r.Stop = &st
+		}
+	}
+	if parts["containers"] {
+		e, err := daemonEnv(o, work, logf)
+		if err != nil {
+			return err
+		}
+		logf("containers: %d jobs on host runners, then on container runners", o.containerJobs)
+		if r.Containers, err = e.runContainers(o.containerJobs, o.containerSpacing, o.containerRun); err != nil {
+			fail("containers", err)
 		}
 	}
 	r.Machine.LoadEnd = loadAvg()

@@ -25,22 +25,23 @@ type machine struct {
 
 // results is everything one run measured; a nil or empty part was not run (-only).
 type results struct {
-	Machine  machine
-	Command  string // how this program was invoked
-	GoTool   string
-	ScaleUp  []scaleUp
-	Idle     []idle
-	Go       []goBench
-	Validate []validateRun
-	Start    []startRun
-	Stop     *stopRun
-	Burst    *burst
-	ScaleSet *scaleSetRun
-	Fleet    []fleetRun
-	Cost     []costRun
-	Limits   []limitsRun
-	Memory   []memoryRun
-	Errors   []string
+	Machine    machine
+	Command    string // how this program was invoked
+	GoTool     string
+	ScaleUp    []scaleUp
+	Idle       []idle
+	Go         []goBench
+	Validate   []validateRun
+	Start      []startRun
+	Stop       *stopRun
+	Burst      *burst
+	ScaleSet   *scaleSetRun
+	Fleet      []fleetRun
+	Cost       []costRun
+	Limits     []limitsRun
+	Memory     []memoryRun
+	Containers []containerRun
+	Errors     []string
 }
 
 func percentile(d []time.Duration, p int) time.Duration { return bench.Percentile(d, p) }
@@ -102,6 +103,7 @@ func (r results) render(w io.Writer) {
 	r.renderCost(p, "poll")
 	r.renderLimits(p)
 	r.renderMemory(p)
+	r.renderContainers(p)
 }
 
 type printer func(format string, a ...any)
