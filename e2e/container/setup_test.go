@@ -67,7 +67,7 @@ func (e dockerEngine) world(t *testing.T, maxRunners int, edit func(*config.Targ
 		edit(&tg)
 	}
 	cfg.Add(tg)
-	openAncestors(t, filepath.Dir(cfg.StateDir))
+	harness.OpenAncestors(t, filepath.Dir(cfg.StateDir))
 	return &world{t: t, sim: sim, docker: d, cfg: cfg, path: cfg.Write(t)}
 }
 
@@ -106,23 +106,6 @@ func (w *world) stopClean(d *harness.Daemon) {
 	harness.AssertNoLeaks(w.t, w.sim, w.cfg.StateDir)
 	if c := w.docker.Containers(w.t); len(c) != 0 {
 		w.t.Fatalf("containers left after the stop: %v", w.containers())
-	}
-}
-
-// openAncestors makes dir and its ancestors traversable by others: the daemon checks that a slot
-// user could reach the runtime root, as it must for host runners (t.TempDir's are 0700).
-func openAncestors(t *testing.T, dir string) {
-	t.Helper()
-	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
-		info, err := os.Stat(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info.Mode().Perm()&0o001 == 0 {
-			if err := os.Chmod(d, info.Mode().Perm()|0o011); err != nil {
-				t.Fatal(err)
-			}
-		}
 	}
 }
 
