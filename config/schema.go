@@ -96,9 +96,9 @@ type Daemon struct {
 	MinFreeDisk ByteSize `koanf:"min_free_disk" json:"min_free_disk" toml:"min_free_disk" jsonschema_extras:"default=1GiB"`
 	// Where runners run unless a target says otherwise: host (under the shim, as slot users) or
 	// container (a fresh container per runner through the Docker Engine API at docker_host).
-	Executor string `koanf:"executor" json:"executor" toml:"executor" jsonschema:"enum=host,enum=container,default=host"`
+	Executor string `koanf:"executor" json:"executor,omitempty" toml:"executor,omitempty" jsonschema:"enum=host,enum=container,default=host"`
 	// The Docker Engine API socket container runners are created through (unix:///path only).
-	DockerHost string `koanf:"docker_host" json:"docker_host" toml:"docker_host" jsonschema:"default=unix:///var/run/docker.sock"`
+	DockerHost string `koanf:"docker_host" json:"docker_host,omitempty" toml:"docker_host,omitempty" jsonschema:"default=unix:///var/run/docker.sock"`
 }
 
 // GitHub selects the API endpoint and exactly one way to authenticate.

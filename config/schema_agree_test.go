@@ -102,7 +102,7 @@ func TestSchemaAgreesWithValidate(t *testing.T) {
 	if n < 15 {
 		t.Fatalf("found %d invalid examples, want at least 15", n)
 	}
-	valid := []string{"../examples/config.toml", "../examples/config.yaml", "../examples/demo.toml", "testdata/schema-edges.toml"}
+	valid := []string{"../examples/config.toml", "../examples/config.yaml", "../examples/demo.toml", "../examples/container.toml", "testdata/schema-edges.toml"}
 	for _, f := range valid {
 		t.Run("valid/"+filepath.Base(f), func(t *testing.T) {
 			if _, err := LoadWith(f, Options{Offline: true, Environ: func() []string { return nil }}); err != nil {

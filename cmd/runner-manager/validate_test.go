@@ -111,7 +111,7 @@ func TestValidateGitHubFormatChosenInActions(t *testing.T) {
 }
 
 func TestValidateExamplesAreValid(t *testing.T) {
-	for _, f := range []string{"../../examples/config.toml", "../../examples/config.yaml"} {
+	for _, f := range []string{"../../examples/config.toml", "../../examples/config.yaml", "../../examples/container.toml"} {
 		stdout, stderr, code := execute(t, "validate", f)
 		if code != exitOK {
 			t.Errorf("validate %s: exit %d\n%s%s", f, code, stdout, stderr)

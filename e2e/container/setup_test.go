@@ -12,6 +12,7 @@ import (
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/e2e/dockertest"
 	"github.com/runner-manager/runner-manager/e2e/harness"
+	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 )
 
@@ -30,13 +31,30 @@ type world struct {
 	path   string
 }
 
-func newWorld(t *testing.T, maxRunners int, edit func(*config.Target)) *world {
+// dockerEngine is a private dockerd with the runner image imported, which several worlds may share.
+type dockerEngine struct {
+	d     *dockertest.Daemon
+	image string
+}
+
+func newEngine(t *testing.T) dockerEngine {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatal("container runners run as per-slot users and need a root daemon and a dockerd of the test's own: run the e2e suite as root, as CI does")
 	}
 	d := dockertest.Start(t, dockertest.Options{})
-	img := d.RunnerImage(t, "rm-e2e-runner:1")
+	return dockerEngine{d: d, image: d.RunnerImage(t, "rm-e2e-runner:1").Name}
+}
+
+func newWorld(t *testing.T, maxRunners int, edit func(*config.Target)) *world {
+	t.Helper()
+	return newEngine(t).world(t, maxRunners, edit)
+}
+
+// world is a simulator, a state directory and a config on the engine.
+func (e dockerEngine) world(t *testing.T, maxRunners int, edit func(*config.Target)) *world {
+	t.Helper()
+	d, img := e.d, e.image
 	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{repo}})
 	cfg := harness.NewConfig(t, sim)
 	cfg.File.Daemon.RunnerUser = config.RunnerUserPerSlot
@@ -44,12 +62,12 @@ func newWorld(t *testing.T, maxRunners int, edit func(*config.Target)) *world {
 	cfg.File.Daemon.DockerHost = d.Host
 	cfg.File.Daemon.Executor = config.ExecutorHost
 	tg := harness.RepoTarget("web", repo, labels, maxRunners)
-	tg.Executor, tg.Image, tg.Network, tg.ImagePull = config.ExecutorContainer, img.Name, "host", config.PullNever
+	tg.Executor, tg.Image, tg.Network, tg.ImagePull = config.ExecutorContainer, img, "host", config.PullNever
 	if edit != nil {
 		edit(&tg)
 	}
 	cfg.Add(tg)
-	openAncestors(t, filepath.Dir(cfg.StateDir))
+	harness.OpenAncestors(t, filepath.Dir(cfg.StateDir))
 	return &world{t: t, sim: sim, docker: d, cfg: cfg, path: cfg.Write(t)}
 }
 
@@ -91,19 +109,23 @@ func (w *world) stopClean(d *harness.Daemon) {
 	}
 }
 
-// openAncestors makes dir and its ancestors traversable by others: the daemon checks that a slot
-// user could reach the runtime root, as it must for host runners (t.TempDir's are 0700).
-func openAncestors(t *testing.T, dir string) {
+// running is the name of the one running container.
+func (w *world) running(t *testing.T) string {
 	t.Helper()
-	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
-		info, err := os.Stat(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info.Mode().Perm()&0o001 == 0 {
-			if err := os.Chmod(d, info.Mode().Perm()|0o011); err != nil {
-				t.Fatal(err)
-			}
-		}
+	names := strings.Fields(w.docker.Docker(t, "ps", "--filter", "status=running", "--format", "{{.Names}}"))
+	if len(names) != 1 {
+		t.Fatalf("want one running container, the dockerd has %v", names)
 	}
+	return names[0]
+}
+
+// busyJob queues a job that lasts until FinishJob and waits until a runner has taken it.
+func (w *world) busyJob() int64 {
+	w.t.Helper()
+	id, err := w.sim.QueueJobSpec(ghsim.JobSpec{Repo: repo, Labels: labels, Duration: -1})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.sim.WaitJobStatus(w.t, 90*time.Second, id, ghsim.StatusInProgress)
+	return id
 }

@@ -165,7 +165,7 @@ func TestJobFillingTheDiskStopsLaunches(t *testing.T) {
 		t.Cleanup(func() { _ = unix.Unmount(workDir, unix.MNT_DETACH) })
 		tg.WorkDir, tg.MinFreeDisk = workDir, 8<<20
 	})
-	openAncestors(t, workDir)
+	harness.OpenAncestors(t, workDir)
 	// The job fills its own work directory, <work_dir>/<attempt id>, and holds it for 15 s.
 	script := jobPrelude + fmt.Sprintf(`wd=%s/$(basename "$attempt")
 head -c 100000000 /dev/zero > "$wd/fill" 2>/dev/null

@@ -9,7 +9,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -93,7 +92,7 @@ func startIsolatedWith(t *testing.T, maxRunners int, o harness.DaemonOptions, bo
 	if bound != nil {
 		bound(cfg.Target(t, "web"))
 	}
-	openAncestors(t, filepath.Dir(cfg.StateDir))
+	harness.OpenAncestors(t, filepath.Dir(cfg.StateDir))
 	return sim, cfg, harness.StartDaemonWith(t, cfg.Write(t), o)
 }
 
@@ -156,21 +155,4 @@ func asUID(uid uint32, name string, args ...string) (string, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
-}
-
-// openAncestors makes dir and its ancestors that this test owns (t.TempDir's are 0700)
-// traversable by others, as a runner user must pass through them to its runtime directory.
-func openAncestors(t *testing.T, dir string) {
-	t.Helper()
-	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
-		info, err := os.Stat(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasPrefix(d, os.TempDir()+string(filepath.Separator)) && info.Mode().Perm()&0o011 != 0o011 {
-			if err := os.Chmod(d, info.Mode().Perm()|0o011); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 }

@@ -10,7 +10,8 @@ const (
 	// ReasonRuntimeUnavailable: the Docker Engine at daemon.docker_host did not answer.
 	ReasonRuntimeUnavailable = "container_runtime_unavailable"
 	// ReasonDependencyMissing: the runner cannot start in the image (its entry point, shell or
-	// dynamic loader is missing).
+	// dynamic loader is missing: the runtime refused it, or the container ended before its start
+	// was confirmed).
 	ReasonDependencyMissing = "runner_dependency_missing"
 )
 

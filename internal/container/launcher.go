@@ -108,17 +108,19 @@ func (l *Launcher) check(s Spec) error {
 }
 
 // Start creates and starts the container of s. The caller has journaled s.Name; Start writes it
-// into the runtime directory (ReadState) before creating anything, so the attempt's directory
-// names its container at every step. When Start fails, no container of s is left.
+// into the runtime directory (ReadState) before creating any container, so the attempt's
+// directory names its containers at every step, and a launch that failed before (the image, the
+// Engine) leaves a directory that names none, which needs no Engine to be cleaned. When Start
+// fails, no container of s is left.
 func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 	if err := l.check(s); err != nil {
 		return Handle{}, err
 	}
-	if err := writeState(s.RuntimeDir, State{Name: s.Name}); err != nil {
-		return Handle{}, fmt.Errorf("start container %s: %w", s.Name, err)
-	}
 	if err := l.images.Ensure(ctx, s.Image, s.ImagePull, s.RegistryAuthFile); err != nil {
 		return Handle{}, classify(err)
+	}
+	if err := writeState(s.RuntimeDir, State{Name: s.Name}); err != nil {
+		return Handle{}, fmt.Errorf("start container %s: %w", s.Name, err)
 	}
 	if s.Docker {
 		if err := l.startDind(ctx, s); err != nil {
@@ -155,22 +157,27 @@ func (l *Launcher) start(ctx context.Context, s Spec) (Handle, error) {
 		return Handle{}, classify(fmt.Errorf("inspect container %s: %w", s.Name, err))
 	}
 	if st.State == nil || !st.State.Running {
-		code := -1
+		// Ended before its start was even confirmed: the runtime could not execute run.sh (its
+		// interpreter or loader is missing: Docker 20.10 reports that as an exit, not an error),
+		// or run.sh found nothing to run. Retrying would only loop.
+		code, why := -1, ""
 		if st.State != nil {
-			code = st.State.ExitCode
+			code, why = st.State.ExitCode, st.State.Error
 		}
-		if code == 126 || code == 127 {
-			// The shell's codes for "cannot execute" and "not found": run.sh's interpreter or a
-			// command it needs is missing from the image.
-			return Handle{}, &Failure{Reason: ReasonDependencyMissing, Err: fmt.Errorf("the runner exited at once with status %d in image %s (a command or interpreter it needs is missing)", code, s.Image)}
-		}
-		return Handle{Name: s.Name}, nil // ended already: the engine reads its exit status
+		return Handle{}, &Failure{Reason: ReasonDependencyMissing, Err: fmt.Errorf("the runner ended at once in image %s (exit status %d%s): a shell, loader or command run.sh needs is missing from the image", s.Image, code, suffix(why))}
 	}
 	start, err := runner.ProcessStartTime(st.State.Pid)
 	if err != nil {
 		return Handle{Name: s.Name}, nil // ended between the inspect and the read
 	}
 	return Handle{Name: s.Name, PID: st.State.Pid, StartTime: start}, nil
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ", " + s
 }
 
 // cannotExec recognises the OCI runtime's refusal to run the entry point.

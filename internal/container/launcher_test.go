@@ -195,6 +195,9 @@ func TestStartFailuresHaveReasons(t *testing.T) {
 		{"interpreter missing", func(f *fakeAPI, _ *Spec) {
 			f.state = &container.State{Status: container.StateExited, ExitCode: 127, StartedAt: "2026-12-06T05:00:00Z"}
 		}, ReasonDependencyMissing, false},
+		{"ended before its start was confirmed", func(f *fakeAPI, _ *Spec) {
+			f.state = &container.State{Status: container.StateExited, ExitCode: 255, StartedAt: "2026-12-06T05:00:00Z"}
+		}, ReasonDependencyMissing, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake()
@@ -210,6 +213,10 @@ func TestStartFailuresHaveReasons(t *testing.T) {
 			}
 			if len(f.created) != 0 {
 				t.Errorf("a failed start left containers %v", f.created)
+			}
+			// A launch that failed before any container names none: it is cleaned without the Engine.
+			if _, named, _ := ReadState(s.RuntimeDir); named && tc.reason == ReasonImageMissing {
+				t.Errorf("the runtime directory names a container that was never created")
 			}
 		})
 	}

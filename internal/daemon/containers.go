@@ -184,6 +184,9 @@ func (e *executors) sweepContainers(ctx context.Context, cfg *config.Config, j i
 	if !uses {
 		return
 	}
+	// A stuck Engine must not hold the daemon's start: the sweep is retried at the next one.
+	ctx, cancel := context.WithTimeout(ctx, 3*inspectTimeout)
+	defer cancel()
 	present, err := e.ctr.List(ctx)
 	if err != nil {
 		log.Warn("startup recovery could not list this host's runner containers; orphans are looked for again at the next start", "err", err)
