@@ -732,9 +732,7 @@ func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, own
 	}
 	// The one owner of room for a target (journal.Room): the target's hard room, and the host's
 	// bounded by the target's fair share of it (room.go).
-	r := journal.RoomOf(0, live)
-	in.TargetFree = t.MaxRunners - r.Held(t.Name)
-	in.HostFree = l.sup.room(cfg, r, t, l.want)
+	in.TargetFree, in.HostFree = l.sup.room(cfg, journal.RoomOf(0, live), t, l.want)
 	return in
 }
 
