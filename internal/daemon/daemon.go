@@ -266,7 +266,6 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 			log.Warn("GitHub request governor: poll intervals stretched", "detail", p.Message)
 		}
 	}}
-	pc.set(cfg)
 	gh.idleEvery = pc.idleEvery
 	// A host with targets must be able to authenticate now; one without needs no credential.
 	if len(cfg.EnabledTargets()) > 0 {
@@ -342,17 +341,12 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	opts := engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey, CallTimeout: o.CallTimeout, ExitCheck: exitCheck}
 	sup = engine.New(deps, opts)
 	woken.Store(sup)
-	rep, err := sup.Apply(ctx, cfg)
-	if err != nil {
+	d := &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sets: sets, sup: sup, fleet: fl, started: time.Now(), cgroups: cg}
+	var rep engine.Report
+	if err := applyConfig(ctx, d.appliers(&rep), nil, cfg); err != nil {
 		return nil, fmt.Errorf("apply %s: %w", o.ConfigPath, err)
 	}
-	if fl != nil {
-		fl.SetTargets(cfg)
-	}
-	sets.apply(cfg)
-	m.InitTargets(targetNames(cfg))
 	m.ConfigReload(true, rep.Generation, time.Now()) // the startup load counts as a reload
-	d := &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sets: sets, sup: sup, fleet: fl, cfg: cfg, started: time.Now(), cgroups: cg}
 	m.SetTargetSource(d.targetGauges)
 	return d, nil
 }
