@@ -64,7 +64,7 @@ func (d *daemon) appliers(rep *engine.Report) []applier {
 				}
 				return nil
 			}},
-		{name: "scale sets", apply: func(_ context.Context, c *config.Config) error { d.sets.apply(c); return nil }},
+		{name: "scale sets", apply: func(_ context.Context, c *config.Config) error { d.sets.Apply(c); return nil }},
 		{name: "last good config", apply: func(_ context.Context, c *config.Config) error {
 			d.mu.Lock()
 			old := d.cfg

@@ -28,6 +28,7 @@ import (
 	"github.com/runner-manager/runner-manager/internal/metrics"
 	"github.com/runner-manager/runner-manager/internal/redact"
 	"github.com/runner-manager/runner-manager/internal/runner"
+	"github.com/runner-manager/runner-manager/internal/scalesetdemand"
 	"github.com/runner-manager/runner-manager/internal/version"
 	"github.com/runner-manager/runner-manager/journal"
 	"github.com/runner-manager/runner-manager/selfupdate"
@@ -177,7 +178,7 @@ type daemon struct {
 	metrics *metrics.Metrics
 	gh      *gitHub
 	pacer   *pacer
-	sets    *scaleSets
+	sets    *scalesetdemand.Source
 	sup     *engine.Supervisor
 	fleet   *fleet.Fleet      // nil without a [fleet]
 	guard   *selfupdate.Guard // nil when self-update is off
@@ -304,8 +305,8 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	lc := newLauncher(cache, proc, gh, users, j.HostID(), time.Now)
 	lc.diag = &diagKeeper{journal: j, root: diag.Root(stateDir), redactor: o.Redactor, log: log, now: time.Now}
 	var sup *engine.Supervisor
-	sets := newScaleSets(gh, j, hostName(), log, func(target string) { sup.Wake(target) })
-	sets.crash, sets.metrics = o.Crash, m
+	sets := scalesetdemand.New(scalesetdemand.Options{Tokens: tokens{gh}, APIURL: gh.apiURL, Store: j, Owner: hostName(),
+		Logger: log, Wake: func(target string) { sup.Wake(target) }, Crash: o.Crash, Metrics: m, Classify: classify})
 	demand := demandFor{rest: gh, sets: sets}
 	deps := engine.Deps{
 		Journal:   j,
@@ -314,7 +315,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		Launcher:  lc,
 		Logger:    log,
 		Crash:     o.Crash,
-		Observer:  observer{Metrics: m, sets: sets, current: func() *config.Config { return sup.Config() }},
+		Observer:  m,
 		Pacer:     pc,
 		Disk:      freeSpace{},
 	}
@@ -323,7 +324,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		if s := woken.Load(); s != nil {
 			s.Wake(target)
 		}
-	}, sets.rolesChanged)
+	}, sets.RolesChanged)
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +335,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	}()
 	if fl != nil {
 		deps.Demand, deps.Registrar, deps.Fleet = fl.Demand(demand), fl.Registrar(demand), fl
-		sets.fleet = fl // before any listener runs (run starts them)
+		sets.SetFleet(fl) // before any listener runs (run starts them)
 	}
 	// In a fleet too: a runner's end is concluded at once and the warm pool refilled by a light
 	// pass that reads nothing from GitHub (engine fleetLight).

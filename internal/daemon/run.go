@@ -52,7 +52,7 @@ func (d *daemon) run(ctx context.Context) (err error) {
 	}
 	// The scale-set listeners stop with the parts, after the engine's drain: stopping deletes
 	// their sessions and ends a long poll in flight.
-	g.Go(func() error { d.sets.run(gctx); return nil })
+	g.Go(func() error { d.sets.Run(gctx); return nil })
 
 	changes := make(chan fileChange)
 	if d.watcher != nil {
@@ -148,7 +148,7 @@ func (d *daemon) run(ctx context.Context) (err error) {
 		notify.send("STOPPING=1", "STATUS=upgrade installed; handing over to the new binary")
 		d.log.Info("upgrade installed; handing over to the new binary")
 	}
-	d.sets.draining.Store(true)
+	d.sets.SetDraining(true)
 	rep, serr := d.sup.Shutdown(context.WithoutCancel(ctx))
 	stopParts()
 	_ = g.Wait()
