@@ -324,7 +324,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		if s := woken.Load(); s != nil {
 			s.Wake(target)
 		}
-	}, sets.RolesChanged)
+	}, sets)
 	if err != nil {
 		return nil, err
 	}
@@ -354,17 +354,17 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 
 // joinFleet joins the [fleet] before any loop runs (nil without one). A refused membership (the
 // name is another live host's, or another journal's) stops the start: two hosts under one name
-// would count each other's runners as their own. roles is told of every change of leadership or
-// membership (the scale-set listeners follow them). gov is the request governor whose ceiling
-// the fleet's hosts share.
-func joinFleet(ctx context.Context, cfg *config.Config, hostID string, log *slog.Logger, m *metrics.Metrics, gov fleet.Governor, wake func(string), roles func()) (*fleet.Fleet, error) {
+// would count each other's runners as their own. sets is the scale-set demand source: its
+// listeners follow every change of leadership or membership, and its queue news travels in the
+// leader's view. gov is the request governor whose ceiling the fleet's hosts share.
+func joinFleet(ctx context.Context, cfg *config.Config, hostID string, log *slog.Logger, m *metrics.Metrics, gov fleet.Governor, wake func(string), sets *scalesetdemand.Source) (*fleet.Fleet, error) {
 	if cfg.Fleet == nil {
 		return nil, nil
 	}
 	name := cfg.Fleet.Name
 	fl, err := fleet.New(fleet.Options{Config: *cfg.Fleet, HostID: hostID, Logger: log, Wake: wake,
-		OnJoined: func(joined bool) { m.FleetJoined(name, joined); roles() }, OnAlone: m.FleetTargetAlone,
-		OnLead: func(string, bool) { roles() }, Governor: gov})
+		OnJoined: func(joined bool) { m.FleetJoined(name, joined); sets.RolesChanged() }, OnAlone: m.FleetTargetAlone,
+		OnLead: func(string, bool) { sets.RolesChanged() }, Governor: gov, Sets: sets})
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/engine"
-	"github.com/runner-manager/runner-manager/internal/fleet"
 	"github.com/runner-manager/runner-manager/internal/scalesetdemand"
 )
 
@@ -44,11 +43,6 @@ func (d demandFor) DeleteRunner(ctx context.Context, t config.Target, runnerID i
 	}
 	return d.rest.DeleteRunner(ctx, t, runnerID)
 }
-
-// SetNews and HeardSet make demandFor the fleet's fleet.SetSource (scale-set targets only).
-func (d demandFor) SetNews(t config.Target) fleet.SetNews { return d.sets.SetNews(t) }
-
-func (d demandFor) HeardSet(t config.Target, n fleet.SetNews) { d.sets.HeardSet(t, n) }
 
 // tokens mints registration tokens with the client the [github] section currently builds: the
 // scale-set source's only use of the GitHub credential.

@@ -28,8 +28,7 @@ type SetNews struct {
 }
 
 // SetSource is what the fleet needs of a scale-set demand source (internal/scalesetdemand): the
-// leader's news to publish, and the leader's news heard by a follower. The wrapped Demand or
-// Registrar implements it; one that does not has no scale-set targets.
+// leader's news to publish, and the leader's news heard by a follower (Options.Sets).
 type SetSource interface {
 	SetNews(t config.Target) SetNews
 	HeardSet(t config.Target, n SetNews)
@@ -121,10 +120,4 @@ func (f *Fleet) PeerRoom(target string) int {
 		n += p.Starting + p.Idle + p.Free
 	}
 	return n
-}
-
-// setSource is inner's SetSource, nil if it has none.
-func setSource(inner any) SetSource {
-	s, _ := inner.(SetSource)
-	return s
 }
