@@ -63,15 +63,17 @@ func (s *Supervisor) Deliver(ev JobEvent, targets []string) {
 	}
 }
 
-// hasRoom reports whether the target has room for one more runner (journal.Room, fair share
-// included) on the slot leases the last pass of any loop read.
+// hasRoom reports whether the target has room for one more runner (journal.Room: the host's and
+// the target's bounds and the fair share) on the slot leases the last pass of any loop read, or
+// startup recovery's read before the first pass (Run).
 func (l *loop) hasRoom(cfg *config.Config) bool {
 	t, ok := cfg.Target(l.key.name)
 	r := l.sup.rooms.Load()
 	if !ok || r == nil {
-		return ok && l.status.get().Owned < t.MaxRunners // no pass yet: what this loop owns
+		return false // no target, or no Run yet (no loop runs before it)
 	}
-	return l.sup.room(cfg, *r, t, l.sup.claims.wantOf(t.Name)+1) > 0
+	_, host := l.sup.room(cfg, *r, t, l.sup.claims.wantOf(t.Name)+1)
+	return host > 0
 }
 
 // jobBook is one loop's knowledge of its target's jobs between polls: the queued ones (from the

@@ -350,3 +350,31 @@ func TestBookStillQueued(t *testing.T) {
 		t.Fatalf("still queued of the view: %v, want [1 5] (2 and 3 seen started, 4 running)", ids)
 	}
 }
+
+// Webhook routing asks journal.Room like the pass does, host bound included, also before any
+// loop has passed: a host whose one slot a previous run's runner holds has no room for a or b,
+// though neither loop owns anything yet (it used to answer "below max_runners", the target's
+// bound alone).
+func TestDeliveryRoomCountsTheHostBeforeAnyPass(t *testing.T) {
+	h := newHarness(t)
+	// First passes wait for their slot of an hour: no pass reads the journal in this test.
+	h.pacer = fixedPacer{interval: time.Hour, n: 2, index: map[string]int{"a": 1, "b": 1}, window: time.Hour}
+	h.s = h.newSupervisor()
+	a, b := baseTarget("a"), baseTarget("b")
+	b.Repository = a.Repository
+	cfg := cfgOf(a, b)
+	cfg.Daemon.MaxRunners = 1
+	h.j.Put(journal.Attempt{ID: "h1-7", Target: "a", Policy: fingerprint(a), Slot: 0, RunnerName: journal.RunnerNamePrefix + "h1-7",
+		State: journal.StateBusy, CreatedAt: h.clock.Now(), UpdatedAt: h.clock.Now()})
+	h.apply(cfg)
+	h.run()
+	h.settleTimers(2)
+	for _, name := range []string{"a", "b"} {
+		if h.loop(name).hasRoom(cfg) {
+			t.Errorf("target %s has room on a host whose only slot is held", name)
+		}
+	}
+	if n := h.passCount("a") + h.passCount("b"); n != 0 {
+		t.Fatalf("%d passes ran; the test needs none", n)
+	}
+}

@@ -18,7 +18,7 @@ type Report struct {
 	Added      []string       `json:"added,omitempty"`     // new or newly enabled: loop started
 	Removed    []string       `json:"removed,omitempty"`   // gone from the file: loop drains
 	Disabled   []string       `json:"disabled,omitempty"`  // enabled = false: loop drains
-	Restarted  []string       `json:"restarted,omitempty"` // identity (repository/organization) changed
+	Restarted  []string       `json:"restarted,omitempty"` // identity (config.Target.Identity) changed
 	Changed    []TargetChange `json:"changed,omitempty"`   // updated in place, next pass
 	Unchanged  []string       `json:"unchanged,omitempty"`
 	Daemon     []string       `json:"daemon,omitempty"`   // changed [daemon] keys, e.g. "max_runners"
@@ -41,9 +41,6 @@ func (r Report) NoOp() bool {
 
 // replaceFields are the keys folded into the policy fingerprint (see fingerprint).
 var replaceFields = map[string]bool{"labels": true, "runner_group": true, "runner_version": true, "env": true}
-
-// identityFields restart the loop: runners registered against the old identity drain there.
-var identityFields = map[string]bool{"repository": true, "organization": true}
 
 // diff compares two snapshots by target name. old may be nil (first Apply). Which keys changed is
 // config.Diff's answer (config owns reload semantics); diff only sorts them into what the
@@ -68,17 +65,20 @@ func diff(old, cur *config.Config) Report {
 		}
 	}
 	newT := enabledTargets(cur)
-	for name := range newT {
-		if _, ok := oldT[name]; !ok {
+	for name, t := range newT {
+		was, ok := oldT[name]
+		if !ok {
 			r.Added = append(r.Added, name)
 			continue
 		}
 		fields := slices.DeleteFunc(changes.Target(name), func(f string) bool { return f == "enabled" })
 		switch {
+		// The supervisor keys loops by Identity, so a changed identity restarts the loop: the
+		// report asks the same question rather than keeping its own list of identity keys.
+		case was.Identity() != t.Identity():
+			r.Restarted = append(r.Restarted, name)
 		case len(fields) == 0:
 			r.Unchanged = append(r.Unchanged, name)
-		case slices.ContainsFunc(fields, func(f string) bool { return identityFields[f] }):
-			r.Restarted = append(r.Restarted, name)
 		default:
 			r.Changed = append(r.Changed, TargetChange{Name: name, Fields: fields,
 				Replace: slices.ContainsFunc(fields, func(f string) bool { return replaceFields[f] })})

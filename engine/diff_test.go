@@ -38,6 +38,9 @@ func TestDiff(t *testing.T) {
 		{"rename", cfgOf(a), cfgOf(with(a, func(t *config.Target) { t.Name = "a2" })), Report{Added: []string{"a2"}, Removed: []string{"a"}}},
 		{"repository", cfgOf(a), cfgOf(with(a, func(t *config.Target) { t.Repository = "acme/other" })), Report{Restarted: []string{"a"}}},
 		{"repo to org", cfgOf(a), cfgOf(with(a, func(t *config.Target) { t.Repository, t.Organization = "", "acme" })), Report{Restarted: []string{"a"}}},
+		{"scale_set rename", cfgOf(with(a, func(t *config.Target) { t.ScaleSet = "linux" })),
+			cfgOf(with(a, func(t *config.Target) { t.ScaleSet = "linux-x64" })), Report{Restarted: []string{"a"}}},
+		{"scale_set added", cfgOf(a), cfgOf(with(a, func(t *config.Target) { t.ScaleSet = "linux" })), Report{Restarted: []string{"a"}}},
 		{"daemon max_runners", cfgOf(a), func() *config.Config { c := cfgOf(a); c.Daemon.MaxRunners = 2; return c }(),
 			Report{Unchanged: []string{"a"}, Daemon: []string{"max_runners"}}},
 		{"github, webhook and fleet sections", cfgOf(a), func() *config.Config {

@@ -25,6 +25,7 @@ type loop struct {
 	news chan struct{} // a light pass now: a delivery changed the book (Deliver)
 	done chan struct{}
 	book *jobBook
+	edge edge // where the pass meets a fleet's other hosts (edge.go); lone without a fleet
 
 	// Touched only by the loop goroutine.
 	last      config.Target // last snapshot of this target with this identity (used while draining)
@@ -42,8 +43,6 @@ type loop struct {
 	ownedSum  string               // what the loop owned after the last pass (ids and states), to see a change
 	listNext  bool                 // the next full pass reads the runner list (watch)
 	listAfter int                  // full passes until the list is read anyway (listNow)
-	took      int64                // runners that took a job (left starting or idle for busy or an end): PeerSupply.Took
-	unseen    int                  // of those, the ones this pass's fleet view was read before (planInput.Unseen)
 	diskLow   bool                 // the last launch was refused for min_free_disk (diskRoom)
 
 	status targetStatusBox
@@ -52,7 +51,7 @@ type loop struct {
 
 func newLoop(s *Supervisor, key loopKey, last config.Target) *loop {
 	l := &loop{sup: s, key: key, wake: make(chan struct{}, 1), news: make(chan struct{}, 1), done: make(chan struct{}), book: newJobBook(),
-		last: last, ownedLast: -1, queuedAt: map[string]time.Time{}, online: map[string]time.Time{}, finished: map[string]bool{}, launched: map[string]bool{}}
+		edge: s.edgeFor(), last: last, ownedLast: -1, queuedAt: map[string]time.Time{}, online: map[string]time.Time{}, finished: map[string]bool{}, launched: map[string]bool{}}
 	l.status.set(func(st *TargetStatus) { st.Name, st.Identity = key.name, key.identity })
 	return l
 }
@@ -209,8 +208,8 @@ func (l *loop) sleep(ctx context.Context, due time.Time) (light, ok bool) {
 			if !l.rateLimited() {
 				// In a fleet a delivery asks for a full pass: a follower's reads the leader's
 				// view (which the delivery's Announce had the leader read anew), and a fleet's
-				// light pass acts on no demand (fleetLight).
-				return l.sup.deps.Fleet == nil, true
+				// light pass acts on no demand (edge.solo).
+				return l.edge.solo(), true
 			}
 		}
 	}
@@ -237,7 +236,7 @@ func (l *loop) ended() bool {
 // runner list, so a queued delivery costs one JIT registration. decide needs no list to be safe
 // (an attempt the list would settle waits for the next full pass), so a light pass may come
 // before the first full one: a delivery does not wait for an organization's first read. In a
-// fleet a light pass (a runner's end only) plans on the fleet's current view, see fleetLight.
+// fleet a light pass (a runner's end only) plans on the fleet's current view (edge.lightView).
 func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration, int, bool) {
 	cfg, t, draining := l.snapshot()
 	s := l.sup
@@ -268,23 +267,12 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 	var gh githubView
 	switch {
 	case light:
-		gh = l.bookView()
-		if f := s.deps.Fleet; f != nil {
-			if jobs, shared := f.BeginLight(t); shared {
-				gh.jobs, gh.fleetLight = l.book.stillQueued(jobs), true
-				gh.demand = len(gh.jobs)
-			}
-		}
+		gh = l.edge.lightView(t, l.bookView(), l.book)
 	case empty:
 		gh = githubView{at: now}
 	default:
-		list, age := l.listNow(recovering, draining), time.Duration(0)
-		if f := s.deps.Fleet; f != nil {
-			wanted := list
-			if list, age = f.Begin(cctx, t, list); wanted && !list {
-				l.listNext = true // a follower whose leader has not listed since: ask again (published)
-			}
-		}
+		list, age, again := l.edge.begin(cctx, t, l.listNow(recovering, draining))
+		l.listNext = l.listNext || again
 		var cut bool
 		if gh, cut = l.readServing(ctx, cctx, t, draining, list, age); cut {
 			return 0, -1, true // the drain pass comes next, at once
@@ -328,7 +316,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 	in.Monitor, in.Draining, in.Here = monitor, draining, gh.fleetLight
 	l.claim(cfg, t, live, &in, gh.err == nil)
 	launching := gh.err == nil && !draining && !monitor
-	out := l.decide(cctx, t, in, launching)
+	out := l.edge.decide(cctx, t, in, launching, l.listNext)
 	for _, r := range out.Reap {
 		if ctx.Err() != nil {
 			return 0, -1
@@ -348,7 +336,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 		l.watch(owned) // before publish: a fleet host publishes whether it waits for a list
 		// ctx, not cctx: publishing is an etcd write, and cctx may have run out in a pass whose
 		// launches the request governor paced past the call timeout.
-		l.publish(ctx, cfg, t, owned, live, gh.byName, launching)
+		l.edge.publish(ctx, t, func() planInput { return l.planInput(cfg, t, l.sup.clock.Now(), owned, live, gh.byName, 0) }, launching, l.listNext)
 	}
 	return l.byChange(l.finish(now, poll, draining, gh.demand, owned, passErr), in.Change), len(owned)
 }
@@ -387,7 +375,7 @@ func (l *loop) watch(owned []journal.Attempt) {
 const listEvery = 5
 
 // listNow says whether this full pass reads the runner list: at recovery, while draining, when
-// watch asked for it, and otherwise every listEvery-th pass. In a fleet Fleet.Begin has the last
+// watch asked for it, and otherwise every listEvery-th pass. In a fleet edge.begin has the last
 // word: the leader follows these rules and also lists for the other hosts that ask, so a fleet of
 // one reads what a lone host does; a follower's list is the leader's latest.
 func (l *loop) listNow(recovering, draining bool) bool {
@@ -412,7 +400,7 @@ func (l *loop) listNow(recovering, draining bool) bool {
 // pass's), nor beside a fleet's read: the fleet holds one pass of a target at a time (Begin's
 // role and view), and its light passes wait for the read's end.
 func (l *loop) readServing(ctx, cctx context.Context, t config.Target, draining, list bool, age time.Duration) (v githubView, cut bool) {
-	if draining || l.sup.deps.Fleet != nil {
+	if draining || !l.edge.solo() {
 		return l.readGitHub(cctx, t, draining, list, age), false
 	}
 	rctx, cancelRead := context.WithCancel(cctx)
@@ -466,19 +454,8 @@ func (l *loop) ownsNothing(ctx context.Context) bool {
 	return err == nil && len(l.owned(live)) == 0
 }
 
-// bookView is a light pass's view: no runner list, the book's queued jobs and runner news.
-//
-// fleetLight: in a fleet a light pass comes only when a watched runner ended (a delivery asks
-// for a full pass). It concludes the runner and plans on the fleet's current view of GitHub
-// (Fleet.BeginLight hands its queued jobs), not on the book, which is as old as this host's last
-// full pass: a fleet of one then replaces its warm runner and launches for the jobs its last
-// poll saw when a runner ends, as a lone host does, instead of leaving them to its next poll,
-// which would find them still queued and read them in full (the bench's fleet rows). The runner
-// that just ended may have run one of the view's jobs (GitHub gave it after the view was read);
-// it and every other take of this host the view did not see count as covering the view's
-// queued jobs (planInput.Unseen, told by Share), and peers publish theirs the same way, so no
-// job the fleet's runners already ran is launched for again. A light pass launches its share
-// on this host (planInput.Here): no other host is passing to take a share placed on it.
+// bookView is a light pass's view: no runner list, the book's queued jobs and runner news (in a
+// fleet edge.lightView puts the fleet's view's jobs in).
 func (l *loop) bookView() githubView {
 	v := githubView{at: l.sup.clock.Now()}
 	v.jobs, v.took, v.done = l.book.view()
@@ -495,65 +472,6 @@ func (l *loop) journalFailed(ctx context.Context, now time.Time, poll time.Durat
 	return l.finish(now, poll, draining, demand, nil, fmt.Errorf("read journal for target %s: %w; check the state dir", t.Name, err)), -1
 }
 
-// decide plans the pass. In a fleet the plan runs inside the fleet's transaction, on the other
-// hosts' supply, and what it starts and keeps idle is published with it; alone it is plan(in). A
-// draining or monitor-mode pass starts nothing and reaps every idle runner whatever the fleet
-// holds, so it asks no one: a refused Share would drop its reaps and stall the drain
-// (TestFleetDrainReapsWhateverTheFleetSays); publish still reports what is left.
-func (l *loop) decide(ctx context.Context, t config.Target, in planInput, launching bool) planOutput {
-	f := l.sup.deps.Fleet
-	l.unseen = 0
-	if f == nil || in.Draining || in.Monitor {
-		return plan(in)
-	}
-	var out planOutput
-	ok := f.Share(ctx, t, func(self string, peers []PeerSupply, saw int64) PeerSupply {
-		in.Peers, in.Self, in.Unseen = peers, self, 0
-		if saw > l.took {
-			// The view counted the takes of an earlier loop of this host (a restart, a new
-			// identity) and none of this one's: it was read before any of them.
-			saw = 0
-		}
-		if saw >= 0 {
-			in.Unseen = int(min(l.took-saw, int64(max(in.Demand, 0))))
-		}
-		out = plan(in)
-		// The unseen runners are published: the other hosts plan on the same view, so they
-		// count them against the same queued jobs.
-		mine := PeerSupply{Starting: in.Starting, Idle: len(in.Idle) - len(out.Reap), List: l.listNext, Took: l.took, Unseen: in.Unseen}
-		if launching {
-			mine.Starting += out.Start
-			mine.Free = max(min(in.TargetFree, in.HostFree)-out.Start, 0)
-		}
-		return mine
-	})
-	l.unseen = in.Unseen
-	if !ok {
-		return planOutput{Wanted: out.Wanted}
-	}
-	return out
-}
-
-// publish tells the fleet what this host has for t once the pass acted: the journal's count, which
-// replaces what decide announced (a launch may have failed).
-func (l *loop) publish(ctx context.Context, cfg *config.Config, t config.Target, owned, live []journal.Attempt, regs map[string]Runner, launching bool) {
-	f := l.sup.deps.Fleet
-	if f == nil {
-		return
-	}
-	in := l.planInput(cfg, t, l.sup.clock.Now(), owned, live, regs, 0)
-	mine := PeerSupply{Starting: in.Starting, List: l.listNext, Took: l.took, Unseen: l.unseen}
-	for _, r := range in.Idle {
-		if !r.Stale {
-			mine.Idle++
-		}
-	}
-	if launching {
-		mine.Free = max(min(in.TargetFree, in.HostFree), 0)
-	}
-	f.Publish(ctx, t, mine)
-}
-
 // githubView is what one pass learned from GitHub.
 type githubView struct {
 	regs   []Runner
@@ -567,7 +485,7 @@ type githubView struct {
 	done   map[string]bool  // runner names whose job a delivery said completed (jobBook)
 	warn   string           // demand read in part (Partial): what was skipped
 	err    error
-	// fleetLight: a fleet's light pass on the fleet's current view (see bookView).
+	// fleetLight: a fleet's light pass on the fleet's current view (edge.lightView).
 	fleetLight bool
 }
 
@@ -577,7 +495,7 @@ type partial interface{ Partial() bool }
 // readGitHub lists the target's runners when list says so (listNow), then (unless draining) its
 // queued jobs. The list is read before the journal, so any registration it shows was journaled
 // first (see deleteOrphans). age is how old the list already is when it is a fleet leader's
-// (Fleet.Begin): the view's time is GitHub's answer's, which startup_timeout and settling count on.
+// (edge.begin): the view's time is GitHub's answer's, which startup_timeout and settling count on.
 func (l *loop) readGitHub(ctx context.Context, t config.Target, draining, list bool, age time.Duration) githubView {
 	s := l.sup
 	read := s.clock.Now()
@@ -736,9 +654,7 @@ func (l *loop) planInput(cfg *config.Config, t config.Target, now time.Time, own
 	}
 	// The one owner of room for a target (journal.Room): the target's hard room, and the host's
 	// bounded by the target's fair share of it (room.go).
-	r := journal.RoomOf(0, live)
-	in.TargetFree = t.MaxRunners - r.Held(t.Name)
-	in.HostFree = l.sup.room(cfg, r, t, l.want)
+	in.TargetFree, in.HostFree = l.sup.room(cfg, journal.RoomOf(0, live), t, l.want)
 	return in
 }
 
@@ -823,7 +739,7 @@ func (l *loop) transition(ctx context.Context, a journal.Attempt, to journal.Sta
 		return a, fmt.Errorf("journal %s -> %s for attempt %s of target %s: %w", a.State, to, a.ID, l.key.name, err)
 	}
 	if supplied(a.State) && (to == journal.StateBusy || to == journal.StateExited) {
-		l.took++ // a job taken (or, conservatively, an end): the fleet's view must see it (PeerSupply.Took)
+		l.edge.tookJob() // a job taken (or, conservatively, an end): the fleet's view must see it
 	}
 	level := slog.LevelInfo
 	if to == journal.StateFailed {

@@ -71,15 +71,17 @@ func (c *claims) wantOf(target string) int {
 	return c.wants[target]
 }
 
-// room is how many more runners t may start now, wanting want more, on the slot leases of r
-// (journal.Room.Fair): its hard room, bounded by its fair share of the host among the targets
-// that want runners.
-func (s *Supervisor) room(cfg *config.Config, r journal.Room, t config.Target, want int) int {
+// room is the engine's one question to journal.Room: how many more runners t may start now,
+// wanting want more, on the slot leases of r. target is its room by its own max_runners (negative
+// when over it); host is its hard room bounded by its fair share of the host among the targets
+// that want runners (journal.Room.Fair), never more than target. The pass (planInput, claim),
+// the fleet's published Free and webhook routing (hasRoom) all ask it.
+func (s *Supervisor) room(cfg *config.Config, r journal.Room, t config.Target, want int) (target, host int) {
 	r.HostMax = 0
 	if cfg != nil {
 		r.HostMax = cfg.Daemon.MaxRunners
 	}
-	return r.Fair(t.Name, t.MaxRunners, s.claims.of(cfg, r, t, want))
+	return r.Left(t.Name, t.MaxRunners), r.Fair(t.Name, t.MaxRunners, s.claims.of(cfg, r, t, want))
 }
 
 // claim tells the supervisor how many runners this pass wants beyond what the target has (none
@@ -101,5 +103,5 @@ func (l *loop) claim(cfg *config.Config, t config.Target, live []journal.Attempt
 	l.sup.claims.set(t.Name, l.want)
 	r := journal.RoomOf(0, live)
 	l.sup.rooms.Store(&r)
-	in.HostFree = l.sup.room(cfg, r, t, l.want)
+	_, in.HostFree = l.sup.room(cfg, r, t, l.want)
 }

@@ -62,7 +62,7 @@ type Supervisor struct {
 	// owning is, while Run starts the loops, the loops that own live attempts: the others start
 	// knowing they own nothing (loop.ownedLast), so a stop before their first pass reads nothing.
 	owning map[loopKey]bool
-	rooms  atomic.Pointer[journal.Room] // the slot leases as the last pass read them, for Deliver
+	rooms  atomic.Pointer[journal.Room] // the slot leases as the last pass (or Run) read them, for Deliver
 
 	began atomic.Int64 // unix nanos when Run began, on the engine's clock: settled
 
@@ -424,6 +424,8 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		return fmt.Errorf("read the journal for startup recovery: %w; check the state dir", err)
 	}
 	s.runCtx, s.cancel = context.WithCancel(ctx)
+	room := journal.RoomOf(0, live) // webhook routing's room until the first pass reads its own
+	s.rooms.Store(&room)
 	s.sweepCgroups(ctx, live)
 	s.began.Store(s.clock.Now().UnixNano())
 	s.owning = map[loopKey]bool{}

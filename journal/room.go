@@ -44,10 +44,14 @@ func (r Room) Holders() iter.Seq2[string, int] { return maps.All(r.held) }
 // Total is how many live leases the host holds.
 func (r Room) Total() int { return r.total }
 
+// Left is target's room by its own max_runners alone: negative when it holds more (a lowered
+// max_runners), which plan reads as "reap before starting".
+func (r Room) Left(target string, targetMax int) int { return targetMax - r.held[target] }
+
 // Hard is how many more runners target (capped at targetMax) may start by the hard bounds alone:
 // the host's free slots and the target's. A limit of 0 or less pauses launches.
 func (r Room) Hard(target string, targetMax int) int {
-	return max(min(r.HostMax-r.total, targetMax-r.held[target]), 0)
+	return max(min(r.HostMax-r.total, r.Left(target, targetMax)), 0)
 }
 
 // Claim is one target's part in the division of the host's slots.

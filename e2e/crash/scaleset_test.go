@@ -10,8 +10,8 @@ import (
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/e2e/harness"
 	"github.com/runner-manager/runner-manager/engine"
-	"github.com/runner-manager/runner-manager/internal/daemon"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/scalesetdemand"
 	"github.com/runner-manager/runner-manager/internal/status"
 )
 
@@ -43,7 +43,7 @@ func newScaleSetScenario(t *testing.T, enabled bool) *scenario {
 // and the restart deletes its own stale session instead of waiting (an hour here) for it to expire.
 func TestScaleSetCrashPoints(t *testing.T) {
 	t.Parallel()
-	for _, point := range []engine.CrashPoint{daemon.CrashSessionJournaled, daemon.CrashBeforeAck, engine.CrashAfterJIT} {
+	for _, point := range []engine.CrashPoint{scalesetdemand.CrashSessionJournaled, scalesetdemand.CrashBeforeAck, engine.CrashAfterJIT} {
 		t.Run(string(point), func(t *testing.T) {
 			t.Parallel()
 			s := newScaleSetScenario(t, false)

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"github.com/runner-manager/runner-manager/internal/scalesetdemand"
 	"maps"
 	"strings"
 
@@ -121,12 +122,12 @@ func (webhookOnly) Error() string {
 
 func (webhookOnly) Partial() bool { return true }
 
-// scaleSetScope is t's scope as a scale set's config URL spells it after the web host: "org",
-// "owner/repo" or "enterprises/<slug>".
-func scaleSetScope(t config.Target) (string, error) {
-	s, err := github.ScopeOf(t)
+// scaleSetAccount is what t's scale set needs of its account: the api_url in force and its
+// registration tokens.
+func (g *gitHub) scaleSetAccount(t config.Target) (scalesetdemand.Account, error) {
+	a, err := g.forTarget(t)
 	if err != nil {
-		return "", &terminalError{err: err}
+		return scalesetdemand.Account{}, err
 	}
-	return s.String(), nil
+	return scalesetdemand.Account{APIURL: a.apiURL(), Tokens: tokens{a}}, nil
 }

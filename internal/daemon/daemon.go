@@ -28,6 +28,7 @@ import (
 	"github.com/runner-manager/runner-manager/internal/metrics"
 	"github.com/runner-manager/runner-manager/internal/redact"
 	"github.com/runner-manager/runner-manager/internal/runner"
+	"github.com/runner-manager/runner-manager/internal/scalesetdemand"
 	"github.com/runner-manager/runner-manager/internal/version"
 	"github.com/runner-manager/runner-manager/journal"
 	"github.com/runner-manager/runner-manager/selfupdate"
@@ -177,7 +178,7 @@ type daemon struct {
 	metrics *metrics.Metrics
 	gh      *gitHub
 	pacer   *pacer
-	sets    *scaleSets
+	sets    *scalesetdemand.Source
 	sup     *engine.Supervisor
 	fleet   *fleet.Fleet      // nil without a [fleet]
 	guard   *selfupdate.Guard // nil when self-update is off
@@ -266,7 +267,6 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 			log.Warn("GitHub request governor: poll intervals stretched", "detail", p.Message)
 		}
 	}}
-	pc.set(cfg)
 	gh.idleEvery = pc.idleEvery
 	// A host with targets must be able to authenticate now; one without needs no credential.
 	if len(cfg.EnabledTargets()) > 0 {
@@ -310,8 +310,8 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	}
 	ex.sweepContainers(ctx, cfg, j, log)
 	var sup *engine.Supervisor
-	sets := newScaleSets(gh, j, hostName(), log, func(target string) { sup.Wake(target) })
-	sets.crash, sets.metrics = o.Crash, m
+	sets := scalesetdemand.New(scalesetdemand.Options{Account: gh.scaleSetAccount, Now: o.Now, Store: j, Owner: hostName(),
+		Logger: log, Wake: func(target string) { sup.Wake(target) }, Crash: o.Crash, Metrics: m, Classify: classify})
 	demand := demandFor{rest: gh, sets: sets}
 	deps := engine.Deps{
 		Journal:   j,
@@ -320,7 +320,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		Launcher:  ex,
 		Logger:    log,
 		Crash:     o.Crash,
-		Observer:  observer{Metrics: m, sets: sets, current: func() *config.Config { return sup.Config() }},
+		Observer:  m,
 		Pacer:     pc,
 		Disk:      freeSpace{},
 	}
@@ -329,7 +329,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		if s := woken.Load(); s != nil {
 			s.Wake(target)
 		}
-	}, sets.rolesChanged)
+	}, sets)
 	if err != nil {
 		return nil, err
 	}
@@ -340,41 +340,36 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	}()
 	if fl != nil {
 		deps.Demand, deps.Registrar, deps.Fleet = fl.Demand(demand), fl.Registrar(demand), fl
-		sets.fleet = fl // before any listener runs (run starts them)
+		sets.SetFleet(fl) // before any listener runs (run starts them)
 	}
 	// In a fleet too: a runner's end is concluded at once and the warm pool refilled by a light
 	// pass that reads nothing from GitHub (engine fleetLight).
 	opts := engine.Options{HostID: j.HostID(), RuntimeRoot: runtimeRoot, PolicyKey: policyKey, CallTimeout: o.CallTimeout, ExitCheck: exitCheck}
 	sup = engine.New(deps, opts)
 	woken.Store(sup)
-	rep, err := sup.Apply(ctx, cfg)
-	if err != nil {
+	d := &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sets: sets, sup: sup, fleet: fl, started: time.Now(), cgroups: cg}
+	var rep engine.Report
+	if err := applyConfig(ctx, d.appliers(&rep), nil, cfg); err != nil {
 		return nil, fmt.Errorf("apply %s: %w", o.ConfigPath, err)
 	}
-	if fl != nil {
-		fl.SetTargets(cfg)
-	}
-	sets.apply(cfg)
-	m.InitTargets(targetNames(cfg))
 	m.ConfigReload(true, rep.Generation, time.Now()) // the startup load counts as a reload
-	d := &daemon{o: o, log: log, lock: lock, journal: j, metrics: m, gh: gh, pacer: pc, sets: sets, sup: sup, fleet: fl, cfg: cfg, started: time.Now(), cgroups: cg}
 	m.SetTargetSource(d.targetGauges)
 	return d, nil
 }
 
 // joinFleet joins the [fleet] before any loop runs (nil without one). A refused membership (the
 // name is another live host's, or another journal's) stops the start: two hosts under one name
-// would count each other's runners as their own. roles is told of every change of leadership or
-// membership (the scale-set listeners follow them). gov is the request governor whose ceiling
-// the fleet's hosts share.
-func joinFleet(ctx context.Context, cfg *config.Config, hostID string, log *slog.Logger, m *metrics.Metrics, gov fleet.Governor, wake func(string), roles func()) (*fleet.Fleet, error) {
+// would count each other's runners as their own. sets is the scale-set demand source: its
+// listeners follow every change of leadership or membership, and its queue news travels in the
+// leader's view. gov is the request governor whose ceiling the fleet's hosts share.
+func joinFleet(ctx context.Context, cfg *config.Config, hostID string, log *slog.Logger, m *metrics.Metrics, gov fleet.Governor, wake func(string), sets *scalesetdemand.Source) (*fleet.Fleet, error) {
 	if cfg.Fleet == nil {
 		return nil, nil
 	}
 	name := cfg.Fleet.Name
 	fl, err := fleet.New(fleet.Options{Config: *cfg.Fleet, HostID: hostID, Logger: log, Wake: wake,
-		OnJoined: func(joined bool) { m.FleetJoined(name, joined); roles() }, OnAlone: m.FleetTargetAlone,
-		OnLead: func(string, bool) { roles() }, Governor: gov})
+		OnJoined: func(joined bool) { m.FleetJoined(name, joined); sets.RolesChanged() }, OnAlone: m.FleetTargetAlone,
+		OnLead: func(string, bool) { sets.RolesChanged() }, Governor: gov, Sets: sets})
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}

@@ -303,3 +303,10 @@ type unauthorizedError struct{ err error }
 func (e *unauthorizedError) Error() string      { return e.err.Error() }
 func (e *unauthorizedError) Unwrap() error      { return e.err }
 func (e *unauthorizedError) Unauthorized() bool { return true }
+
+// apiURL is the [github] api_url in force.
+func (g *gitHub) apiURL() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.cfg.APIURL
+}

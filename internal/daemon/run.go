@@ -52,7 +52,7 @@ func (d *daemon) run(ctx context.Context) (err error) {
 	}
 	// The scale-set listeners stop with the parts, after the engine's drain: stopping deletes
 	// their sessions and ends a long poll in flight.
-	g.Go(func() error { d.sets.run(gctx); return nil })
+	g.Go(func() error { d.sets.Run(gctx); return nil })
 
 	changes := make(chan fileChange)
 	if d.watcher != nil {
@@ -148,7 +148,7 @@ func (d *daemon) run(ctx context.Context) (err error) {
 		notify.send("STOPPING=1", "STATUS=upgrade installed; handing over to the new binary")
 		d.log.Info("upgrade installed; handing over to the new binary")
 	}
-	d.sets.draining.Store(true)
+	d.sets.SetDraining(true)
 	rep, serr := d.sup.Shutdown(context.WithoutCancel(ctx))
 	stopParts()
 	_ = g.Wait()
@@ -281,30 +281,13 @@ func (d *daemon) reload(ctx context.Context, cfg *config.Config, err error) {
 	for _, w := range cfg.Warnings {
 		d.log.Warn("config warning", "problem", w.String())
 	}
-	old := d.config()
-	d.gh.setConfig(cfg)
-	d.pacer.set(cfg) // before Apply: the loops it starts plan their first pass with it
-	rep, err := d.sup.Apply(ctx, cfg)
-	if err == nil && d.fleet != nil {
-		d.fleet.SetTargets(cfg)
-	}
-	if err != nil {
+	var rep engine.Report
+	if err := applyConfig(ctx, d.appliers(&rep), d.config(), cfg); err != nil {
 		d.log.Error("config rejected; the last good config keeps running", "err", err)
 		d.sup.ReloadFailed(err)
 		d.metrics.ConfigReload(false, 0, now)
-		d.gh.setConfig(d.config())
-		d.pacer.set(d.config())
 		return
 	}
-	d.sets.apply(cfg)
-	// A removed target's series are dropped by the engine once its loop has drained (ForgetTarget).
-	d.mu.Lock()
-	d.cfg = cfg
-	d.mu.Unlock()
-	if d.logs != nil && (old.Daemon.LogLevel != cfg.Daemon.LogLevel || old.Daemon.LogFormat != cfg.Daemon.LogFormat) {
-		d.logs.Set(cfg.Daemon.LogLevel, cfg.Daemon.LogFormat)
-	}
-	d.metrics.InitTargets(targetNames(cfg))
 	d.metrics.ConfigReload(true, rep.Generation, now)
 	if rep.NoOp() {
 		d.log.Info("config reloaded: no change", "generation", rep.Generation)

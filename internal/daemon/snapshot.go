@@ -67,7 +67,7 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 			Draining: ts.Draining, LastError: ts.LastError, Warning: ts.Warning, LastPass: ts.LastPass, Failures: ts.Failures,
 			Backoff: status.Backoff{Active: ts.Backoff != "", Until: ts.BackoffUntil, Reason: ts.Backoff},
 		}
-		if ss, ok := d.sets.status(ts.Name); ok && ts.Identity == ss.identity {
+		if ss, ok := d.sets.Status(ts.Name); ok && ts.Identity == ss.Identity {
 			t.ScaleSet = &status.ScaleSet{Name: ss.Name, ID: ss.ID, Session: ss.Session, Waiting: ss.Waiting, LastError: ss.LastError,
 				AssignedJobs: ss.Statistics.TotalAssignedJobs, RunningJobs: ss.Statistics.TotalRunningJobs, AvailableJobs: ss.Statistics.TotalAvailableJobs}
 		}

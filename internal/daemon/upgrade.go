@@ -59,7 +59,7 @@ func (d *daemon) upgradeLoop(ctx context.Context) error {
 			Interval: d.o.Upgrade.Interval, Logger: d.log},
 		Drainer:   selfupdate.DrainFunc(d.upgradeDrain),
 		Installer: &selfupdate.Installer{Target: private, Logger: d.log},
-		Resume:    func() { d.sets.draining.Store(false); d.sup.Resume() },
+		Resume:    func() { d.sets.SetDraining(false); d.sup.Resume() },
 		Logger:    d.log,
 	}
 	return o.Run(ctx)
@@ -68,7 +68,7 @@ func (d *daemon) upgradeLoop(ctx context.Context) error {
 // upgradeDrain reports a drain superseded by shutdown as a cancellation, so the orchestrator
 // abandons the upgrade quietly instead of treating it as a failed drain.
 func (d *daemon) upgradeDrain(ctx context.Context) error {
-	d.sets.draining.Store(true) // scale sets: no new job is assigned to this host meanwhile
+	d.sets.SetDraining(true) // scale sets: no new job is assigned to this host meanwhile
 	err := d.sup.UpgradeDrain(ctx)
 	if errors.Is(err, engine.ErrSuperseded) {
 		return classed(context.Canceled, err)

@@ -53,6 +53,9 @@ type Options struct {
 	// Governor, when set, shares the GitHub request governor's ceiling with the fleet's hosts
 	// (budget.go); while not joined it has the whole ceiling, as a host without a fleet.
 	Governor Governor
+	// Sets is the scale-set demand source, whose queue news a scale-set target's leader publishes
+	// in its view and its followers hear (scaleset.go); nil: the host has no scale-set targets.
+	Sets SetSource
 }
 
 // Fleet is this host's membership of one fleet. Methods are safe for concurrent use.

@@ -10,7 +10,7 @@ import (
 )
 
 // Scale-set targets in a fleet (docs/fleet.md, "Scale-set targets"). GitHub allows one message
-// session per scale set, so only the target's leader holds it (internal/daemon asks Leads and
+// session per scale set, so only the target's leader holds it (internal/scalesetdemand asks Leads and
 // Joined, and is told of changes through Options.OnLead and OnJoined). What the queue tells the
 // leader travels in its view: the demand as for any target, plus SetNews, which followers hand to
 // their scale-set source; followers register their runners through the set's JIT endpoint without
@@ -27,9 +27,8 @@ type SetNews struct {
 	Done  []string `json:"done,omitempty"`
 }
 
-// SetSource is what the fleet needs of a scale-set demand source (internal/daemon's): the
-// leader's news to publish, and the leader's news heard by a follower. The wrapped Demand or
-// Registrar implements it; one that does not has no scale-set targets.
+// SetSource is what the fleet needs of a scale-set demand source (internal/scalesetdemand): the
+// leader's news to publish, and the leader's news heard by a follower (Options.Sets).
 type SetSource interface {
 	SetNews(t config.Target) SetNews
 	HeardSet(t config.Target, n SetNews)
@@ -121,10 +120,4 @@ func (f *Fleet) PeerRoom(target string) int {
 		n += p.Starting + p.Idle + p.Free
 	}
 	return n
-}
-
-// setSource is inner's SetSource, nil if it has none.
-func setSource(inner any) SetSource {
-	s, _ := inner.(SetSource)
-	return s
 }

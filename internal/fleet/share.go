@@ -255,7 +255,7 @@ func (r registrar) Runners(ctx context.Context, t config.Target) ([]engine.Runne
 		}
 		// A scale-set target's runners are each host's own knowledge, brought up to date with
 		// what the leader's queue said of them.
-		if src := setSource(r.Registrar); src != nil && ps.view.Set != nil {
+		if src := f.o.Sets; src != nil && ps.view.Set != nil {
 			src.HeardSet(t, *ps.view.Set)
 		}
 	}
@@ -296,7 +296,7 @@ func (d demand) Queued(ctx context.Context, t config.Target) ([]engine.Job, erro
 			l := f.lists[t.Name]
 			f.mu.Unlock()
 			v := view{Host: f.host, Listed: l.at, Runners: l.runners, Jobs: jobs, Saw: saw}
-			if src := setSource(d.Demand); src != nil && t.ScaleSet != "" {
+			if src := f.o.Sets; src != nil && t.ScaleSet != "" {
 				n := src.SetNews(t)
 				v.Runners, v.Listed, v.Set = nil, time.Time{}, &n
 			}
