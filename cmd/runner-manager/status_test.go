@@ -43,7 +43,14 @@ func serveStatus(t *testing.T, snap status.Snapshot) (stateDir string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	l, err := status.Listen(t.Context(), status.SocketPath(dir))
+	t.Cleanup(serveStatusAt(t, status.SocketPath(dir), snap))
+	return dir
+}
+
+// serveStatusAt serves snap on socket until the returned stop is called.
+func serveStatusAt(t *testing.T, socket string, snap status.Snapshot) (stop func()) {
+	t.Helper()
+	l, err := status.Listen(t.Context(), socket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +59,7 @@ func serveStatus(t *testing.T, snap status.Snapshot) (stateDir string) {
 	go func() {
 		done <- l.Serve(ctx, status.SourceFunc(func(context.Context) (status.Snapshot, error) { return snap, nil }), nil)
 	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return dir
+	return func() { cancel(); <-done }
 }
 
 // runStatusCmd runs one of the two commands (built with a fixed clock) under a root configured
