@@ -84,6 +84,8 @@ tools:
 	command -v mmdebstrap >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends mmdebstrap; }
 	command -v lintian >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends lintian; }
 	command -v rpm >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends rpm; }
+	# e2e/top drives `runner-manager top` inside tmux.
+	command -v tmux >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tmux; }
 	$(MAKE) $(DEBROOT)
 
 # Man pages (section 1), one per command, generated from the commands' own help (cobra/doc).

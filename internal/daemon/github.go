@@ -73,6 +73,15 @@ func (g *gitHub) Spend() map[string]github.Spend {
 	return nil
 }
 
+// usedPerMinute is the points sent over the last minute, every account summed (status, metrics).
+func (g *gitHub) usedPerMinute() int {
+	used := 0
+	for _, s := range g.Spend() {
+		used += s.Points
+	}
+	return used
+}
+
 func (g *gitHub) SetFleet(fs *github.FleetShare) {
 	g.mu.Lock()
 	g.share = fs

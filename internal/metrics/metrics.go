@@ -37,7 +37,8 @@ const (
 // Metrics is every metric the daemon exports, registered in its own registry.
 // All methods are safe for concurrent use. The zero value is not usable: call New.
 type Metrics struct {
-	reg *prometheus.Registry
+	reg    *prometheus.Registry
+	recent recentLatencies // the latest queue latencies, for status and top
 
 	runners          *prometheus.GaugeVec
 	jobsPickedUp     *prometheus.CounterVec
@@ -259,6 +260,7 @@ func (m *Metrics) ForgetTarget(target string) {
 	m.mu.Lock()
 	delete(m.runnerStates, target)
 	m.mu.Unlock()
+	m.recent.forget(target)
 	m.initialised.remove(target)
 	l := prometheus.Labels{"target": target}
 	m.runners.DeletePartialMatch(l)
@@ -298,6 +300,9 @@ func (m *Metrics) JobPickedUp(target string) { m.jobsPickedUp.WithLabelValues(ta
 // A negative duration (clock skew between GitHub and this host) is recorded as 0.
 func (m *Metrics) ObserveScaleUp(target, stage string, d time.Duration) {
 	m.scaleUpLatency.WithLabelValues(target, stage).Observe(max(d, 0).Seconds())
+	if stage == StageQueuedToInProgress {
+		m.recent.add(target, max(d, 0))
+	}
 }
 
 // ObserveGitHubRequest records one GitHub API request. endpoint must be a template such as
