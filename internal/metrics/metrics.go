@@ -48,7 +48,8 @@ type Metrics struct {
 	githubRequests   *prometheus.CounterVec
 	githubDuration   *prometheus.HistogramVec
 	rates            *rateCollector
-	share            *shareCollector
+	share            *sourceGauge
+	used             *sourceGauge
 	targets          *targetCollector
 	reconcileSeconds *prometheus.HistogramVec
 	reconcileErrors  *prometheus.CounterVec
@@ -65,6 +66,7 @@ type Metrics struct {
 	setSession       *prometheus.GaugeVec
 	setJobs          *prometheus.GaugeVec
 	fleetAlone       *prometheus.GaugeVec
+	fleetLeader      *prometheus.GaugeVec
 	pollStretch      prometheus.Gauge
 	pollNeed         prometheus.Gauge
 	pointsCeiling    prometheus.Gauge
@@ -120,6 +122,7 @@ func New(version string) *Metrics {
 	}, []string{"endpoint"})
 	m.rates = newRateCollector()
 	m.share = newShareCollector()
+	m.used = newUsedCollector()
 	m.targets = newTargetCollector()
 	m.reconcileSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "reconcile_duration_seconds",
@@ -178,7 +181,11 @@ func New(version string) *Metrics {
 		Namespace: Namespace, Name: "fleet_target_alone",
 		Help: "1 while this host serves the target alone because its config differs from the fleet's.",
 	}, []string{"target"})
-	m.reg.MustRegister(m.fleetJoined, m.fleetAlone)
+	m.fleetLeader = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "fleet_leader",
+		Help: "1 while this host is the target's fleet leader (it reads GitHub for the target), 0 while another host is.",
+	}, []string{"target"})
+	m.reg.MustRegister(m.fleetJoined, m.fleetAlone, m.fleetLeader)
 
 	m.setSession = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "scaleset_session_open",
@@ -214,7 +221,7 @@ func New(version string) *Metrics {
 		newZeroed(m.scaleUpLatency, dto.MetricType_HISTOGRAM, latencyBuckets, []string{"target", "stage"}, scaleUpStages, m.initialised),
 		newZeroed(m.reconcileSeconds, dto.MetricType_HISTOGRAM, reconcileBuckets, target, nil, m.initialised),
 		newZeroed(m.reconcileErrors, dto.MetricType_COUNTER, nil, target, nil, m.initialised),
-		m.githubRequests, m.githubDuration, m.rates, m.share, m.targets, m.reloads, m.reloadOK, m.watchHealthy,
+		m.githubRequests, m.githubDuration, m.rates, m.share, m.used, m.targets, m.reloads, m.reloadOK, m.watchHealthy,
 		m.reloadSuccessTS, m.configGeneration, m.journalWrite, m.githubContact, m.webhookDelivery,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "build_info",
@@ -272,6 +279,7 @@ func (m *Metrics) ForgetTarget(target string) {
 	m.reconcileErrors.DeletePartialMatch(l)
 	m.setSession.DeletePartialMatch(l)
 	m.setJobs.DeletePartialMatch(l)
+	m.fleetLeader.DeletePartialMatch(l)
 	m.targets.forget(target)
 }
 
@@ -361,6 +369,11 @@ func (m *Metrics) FleetJoined(fleet string, joined bool) {
 // FleetTargetAlone records whether target is served alone because its config differs from the fleet's.
 func (m *Metrics) FleetTargetAlone(target string, alone bool) {
 	m.fleetAlone.WithLabelValues(target).Set(boolValue(alone))
+}
+
+// FleetLeader records whether this host leads target in its fleet.
+func (m *Metrics) FleetLeader(target string, leads bool) {
+	m.fleetLeader.WithLabelValues(target).Set(boolValue(leads))
 }
 
 func boolValue(b bool) float64 {

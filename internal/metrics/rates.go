@@ -74,30 +74,44 @@ func (c *rateCollector) Collect(ch chan<- prometheus.Metric) {
 // concurrent use; nil stops exporting it.
 func (m *Metrics) SetGovernorShareSource(f func() int) { m.share.set(f) }
 
-// shareCollector exports the governor's share from its source at collection time.
-type shareCollector struct {
+// SetGovernorUsedSource makes every scrape read the points the request governor sent over the
+// last minute from f (every account summed), the use to compare with the share and the ceiling.
+// f must be fast and safe for concurrent use; nil stops exporting it.
+func (m *Metrics) SetGovernorUsedSource(f func() int) { m.used.set(f) }
+
+// sourceGauge exports one gauge read from its source at collection time.
+type sourceGauge struct {
 	desc *prometheus.Desc
 
 	mu  sync.Mutex
 	src func() int
 }
 
-func newShareCollector() *shareCollector {
-	return &shareCollector{desc: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "github", "points_share_per_minute"),
-		"Secondary-limit points a minute this host's request governor may spend now: the whole ceiling (github.points_per_minute) alone or when not joined, its share of it while joined to a fleet.", nil, nil)}
+func newShareCollector() *sourceGauge {
+	return newSourceGauge("points_share_per_minute",
+		"Secondary-limit points a minute this host's request governor may spend now: the whole ceiling (github.points_per_minute) alone or when not joined, its share of it while joined to a fleet.")
 }
 
-func (c *shareCollector) set(f func() int) {
+func newUsedCollector() *sourceGauge {
+	return newSourceGauge("points_used_per_minute",
+		"Secondary-limit points this host's request governor sent over the last 60 s, every account summed.")
+}
+
+func newSourceGauge(name, help string) *sourceGauge {
+	return &sourceGauge{desc: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "github", name), help, nil, nil)}
+}
+
+func (c *sourceGauge) set(f func() int) {
 	c.mu.Lock()
 	c.src = f
 	c.mu.Unlock()
 }
 
 // Describe implements prometheus.Collector.
-func (c *shareCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *sourceGauge) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 // Collect implements prometheus.Collector.
-func (c *shareCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *sourceGauge) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	src := c.src
 	c.mu.Unlock()
