@@ -200,3 +200,12 @@ func TestStatusCommandsAreRegistered(t *testing.T) {
 		}
 	}
 }
+
+// TestTopNeedsATerminal: without a terminal top says what to do instead of failing inside the
+// TUI library (it used to print escape codes and "error creating cancel reader").
+func TestTopNeedsATerminal(t *testing.T) {
+	_, errOut, code := execute(t, "top", "--socket", "/nonexistent.sock")
+	if code != exitFailure || !strings.Contains(errOut, "top needs a terminal") {
+		t.Fatalf("top without a terminal: exit %d, stderr:\n%s", code, errOut)
+	}
+}

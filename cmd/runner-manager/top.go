@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -28,9 +29,12 @@ target the demand, runners busy, idle and starting, and how long its latest jobs
 to in progress (p50/p95); the request governor's points used over the last minute against its
 ceiling (this host's share in a fleet); the fleet role; the latest events. It only reads. It fits
 any terminal from 40x10 up (80x24 over SSH) and follows resizes. Keys: q or Ctrl-C quits, r
-refreshes now. Exit status 1 when no terminal is attached.`,
+refreshes now. Exit status 1 when stdin or stdout is not a terminal.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if in, ok := cmd.InOrStdin().(*os.File); !ok || !term.IsTerminal(int(in.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
+				return withCode(exitFailure, errors.New("top needs a terminal on stdin and stdout (over SSH: ssh -t HOST runner-manager top); for a one-shot view run runner-manager status"))
+			}
 			if every < 100*time.Millisecond {
 				return withCode(exitUsage, fmt.Errorf("--interval %s is too short: use 100ms or more", every))
 			}
