@@ -26,7 +26,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newServiceCmd(),
 		newValidateCmd(), newVerifyCmd(), newDoctorCmd(),
-		newStatusCmd(), newRunnersCmd(),
+		newStatusCmd(), newRunnersCmd(), newTopCmd(),
 		newConfigCmd(),
 		newAuthCmd(),
 		newLogsCmd(),

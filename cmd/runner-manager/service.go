@@ -110,7 +110,7 @@ service unit prints the same unit without installing anything.`,
 
 func serviceUninstallCmd(mgr func(*cobra.Command) *service.Manager) *cobra.Command {
 	var config string
-	var removeUsers bool
+	var removeUsers, refuseBusy bool
 	cmd := &cobra.Command{
 		Use:   "uninstall",
 		Short: "Stop and remove the service (runners, config, state and runner users are kept)",
@@ -118,7 +118,8 @@ func serviceUninstallCmd(mgr func(*cobra.Command) *service.Manager) *cobra.Comma
 running their jobs; the config and the state directory are kept, so a reinstall adopts them. The
 per-slot runner users (daemon.runner_user_prefix followed by the slot) are kept and listed, unless
 --remove-runner-users is given: then each is removed (its processes killed, its files in /tmp,
-/var/tmp and /dev/shm and its home removed).`,
+/var/tmp and /dev/shm and its home removed). With --refuse-busy (the packages' removal script) it
+asks the running daemon first and changes nothing while any runner is busy with a job.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m := mgr(cmd)
@@ -130,6 +131,11 @@ per-slot runner users (daemon.runner_user_prefix followed by the slot) are kept 
 				m.RunnerUsers = &runner.SlotUsers{Prefix: d.RunnerUserPrefix}
 			}
 			m.RemoveRunnerUsers = removeUsers
+			if refuseBusy {
+				if err := refuseWhileBusy(cmd, m); err != nil {
+					return err
+				}
+			}
 			done, err := m.Uninstall(cmd.Context())
 			out := cmd.OutOrStdout()
 			if len(done.RunnerUsersRemoved) > 0 {
@@ -147,7 +153,30 @@ per-slot runner users (daemon.runner_user_prefix followed by the slot) are kept 
 	}
 	cmd.Flags().StringVar(&config, "config", defaultConfigPath, "config file naming the runner users (daemon.runner_user_prefix)")
 	cmd.Flags().BoolVar(&removeUsers, "remove-runner-users", false, "also remove the per-slot runner users and everything they own")
+	cmd.Flags().BoolVar(&refuseBusy, "refuse-busy", false, "change nothing while the daemon reports a runner busy with a job")
 	return cmd
+}
+
+// refuseWhileBusy fails while the service's daemon reports busy runners: a package removal would
+// otherwise stop the daemon under their jobs (they keep running, but nothing ends their runners
+// until a reinstall adopts them). A daemon that does not answer has nothing to protect, or cannot
+// say (no status socket): the uninstall goes on and says so.
+func refuseWhileBusy(cmd *cobra.Command, m *service.Manager) error {
+	socket := status.SocketPath(filepath.Join(m.Paths.Root, m.Paths.StateDir))
+	snap, err := status.Fetch(cmd.Context(), socket)
+	if err != nil {
+		fmt.Fprintf(cmd.OutOrStdout(), "the daemon did not answer on %s (%v): uninstalling without checking for busy runners\n", socket, err)
+		return nil
+	}
+	busy := 0
+	for _, t := range snap.Targets {
+		busy += t.Busy
+	}
+	if busy > 0 {
+		return withCode(exitFailure, fmt.Errorf("service uninstall: %d runner(s) busy with jobs; nothing was changed. Wait for the jobs to end "+
+			"(runner-manager runners) and try again, or run runner-manager service uninstall yourself (busy runners finish their jobs; a reinstall adopts them)", busy))
+	}
+	return nil
 }
 
 // notHere says why install cannot create runner users on this host ("" when it can). The

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/selfupdate/selfupdatetest"
 )
 
@@ -116,5 +117,52 @@ func TestConfigInit(t *testing.T) {
 	}
 	if _, _, code := execute(t, "config", "init", "--config", path, "--force"); code != exitOK {
 		t.Fatalf("config init --force: exit %d", code)
+	}
+}
+
+// TestServiceUninstallRefusesWhileBusy: the packages' removal script runs uninstall --refuse-busy,
+// which must change nothing while the daemon reports a busy runner, and uninstall once none is.
+func TestServiceUninstallRefusesWhileBusy(t *testing.T) {
+	root, err := os.MkdirTemp("", "rmpkg") // short: the status socket's path is limited to ~104 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := selfupdatetest.Build(filepath.Join(root, "usr", "bin"), "v1.2.3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(root, "usr", "bin", "v1.2.3"), filepath.Join(root, "usr", "bin", "runner-manager")); err != nil {
+		t.Fatal(err)
+	}
+	clock := func() time.Time { return statusNow }
+	if _, errOut, code := runStatusCmd(t, serviceCmd(clock), "install", "--root", root, "--source", "/usr/bin/runner-manager"); code != exitOK {
+		t.Fatalf("install: exit %d\n%s", code, errOut)
+	}
+	unit := filepath.Join(root, "etc", "systemd", "system", "runner-manager.service")
+	stateDir := filepath.Join(root, "var", "lib", "runner-manager")
+	busy := statusFixture()
+	for _, tc := range []struct {
+		name    string
+		targets []status.Target
+		code    int
+		want    string
+	}{
+		{"one busy", busy.Targets, exitFailure, "1 runner(s) busy with jobs; nothing was changed"},
+		{"none busy", []status.Target{{Name: "web", Idle: 1}}, exitOK, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := busy
+			snap.Targets = tc.targets
+			stop := serveStatusAt(t, status.SocketPath(stateDir), snap)
+			defer stop()
+			_, errOut, code := runStatusCmd(t, serviceCmd(clock), "uninstall", "--root", root, "--refuse-busy")
+			if code != tc.code || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("uninstall --refuse-busy: exit %d, want %d with %q; stderr:\n%s", code, tc.code, tc.want, errOut)
+			}
+			_, err := os.Stat(unit)
+			if installed := err == nil; installed != (tc.code != exitOK) {
+				t.Fatalf("unit present = %v after exit %d", installed, code)
+			}
+		})
 	}
 }

@@ -43,7 +43,14 @@ func serveStatus(t *testing.T, snap status.Snapshot) (stateDir string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	l, err := status.Listen(t.Context(), status.SocketPath(dir))
+	t.Cleanup(serveStatusAt(t, status.SocketPath(dir), snap))
+	return dir
+}
+
+// serveStatusAt serves snap on socket until the returned stop is called.
+func serveStatusAt(t *testing.T, socket string, snap status.Snapshot) (stop func()) {
+	t.Helper()
+	l, err := status.Listen(t.Context(), socket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +59,7 @@ func serveStatus(t *testing.T, snap status.Snapshot) (stateDir string) {
 	go func() {
 		done <- l.Serve(ctx, status.SourceFunc(func(context.Context) (status.Snapshot, error) { return snap, nil }), nil)
 	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return dir
+	return func() { cancel(); <-done }
 }
 
 // runStatusCmd runs one of the two commands (built with a fixed clock) under a root configured
@@ -192,5 +198,14 @@ func TestStatusCommandsAreRegistered(t *testing.T) {
 		if c, _, err := newRootCmd().Find([]string{name}); err != nil || c.Name() != name {
 			t.Errorf("root has no %q subcommand: %v", name, err)
 		}
+	}
+}
+
+// TestTopNeedsATerminal: without a terminal top says what to do instead of failing inside the
+// TUI library (it used to print escape codes and "error creating cancel reader").
+func TestTopNeedsATerminal(t *testing.T) {
+	_, errOut, code := execute(t, "top", "--socket", "/nonexistent.sock")
+	if code != exitFailure || !strings.Contains(errOut, "top needs a terminal") {
+		t.Fatalf("top without a terminal: exit %d, stderr:\n%s", code, errOut)
 	}
 }

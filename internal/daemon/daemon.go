@@ -260,6 +260,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	})
 	m.SetRateLimitSource(gh.rateLimits)
 	m.SetGovernorShareSource(gh.sharePerMinute)
+	m.SetGovernorUsedSource(gh.usedByAccount)
 	pc := &pacer{gh: gh, onPlan: func(p github.PollPlan) {
 		m.PollPlan(p.Ceiling, p.Need, p.Stretch)
 		recordPollPlan(j, gh, p, log)
@@ -369,7 +370,7 @@ func joinFleet(ctx context.Context, cfg *config.Config, hostID string, log *slog
 	name := cfg.Fleet.Name
 	fl, err := fleet.New(fleet.Options{Config: *cfg.Fleet, HostID: hostID, Logger: log, Wake: wake,
 		OnJoined: func(joined bool) { m.FleetJoined(name, joined); sets.RolesChanged() }, OnAlone: m.FleetTargetAlone,
-		OnLead: func(string, bool) { sets.RolesChanged() }, Governor: gov, Sets: sets})
+		OnLead: func(target string, leads bool) { m.FleetLeader(target, leads); sets.RolesChanged() }, Governor: gov, Sets: sets})
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}

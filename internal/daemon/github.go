@@ -84,6 +84,38 @@ func (g *gitHub) Spend() map[string]github.Spend {
 	return g.othersSpend(out)
 }
 
+// usedByAccount is the points each account's governor sent over the last minute (metrics).
+func (g *gitHub) usedByAccount() map[string]int {
+	out := map[string]int{g.name: g.usedOne()}
+	g.mu.Lock()
+	others := g.othersLocked()
+	g.mu.Unlock()
+	for name, a := range others {
+		out[name] = a.usedOne()
+	}
+	return out
+}
+
+// usedOne is the points this account's governor alone sent over the last minute.
+func (g *gitHub) usedOne() int {
+	used := 0
+	if c := g.current(); c != nil {
+		for _, s := range c.Governor().Spend() {
+			used += s.Points
+		}
+	}
+	return used
+}
+
+// usedPerMinute is the points sent over the last minute, every account summed (status).
+func (g *gitHub) usedPerMinute() int {
+	used := 0
+	for _, s := range g.Spend() {
+		used += s.Points
+	}
+	return used
+}
+
 func (g *gitHub) SetFleet(fs *github.FleetShare) {
 	g.mu.Lock()
 	g.share = fs

@@ -52,7 +52,8 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 		snap.Config.LastReload.Error = strings.Split(strings.TrimSpace(e), "\n")
 	}
 	if pl := d.pacer.current(); len(cfg.EnabledTargets()) > 0 {
-		snap.GitHubPolling = &status.Polling{PointsPerMinute: pl.Ceiling, NeedPerMinute: pl.Need, Stretch: pl.Stretch, Message: pl.Message}
+		snap.GitHubPolling = &status.Polling{PointsPerMinute: pl.Ceiling, NeedPerMinute: pl.Need, Stretch: pl.Stretch, Message: pl.Message,
+			UsedPerMinute: d.gh.usedPerMinute()}
 		if d.fleet != nil {
 			snap.GitHubPolling.Fleet = d.gh.pollingFleet(pl.Ceiling)
 		}
@@ -70,6 +71,9 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 		if ss, ok := d.sets.Status(ts.Name); ok && ts.Identity == ss.Identity {
 			t.ScaleSet = &status.ScaleSet{Name: ss.Name, ID: ss.ID, Session: ss.Session, Waiting: ss.Waiting, LastError: ss.LastError,
 				AssignedJobs: ss.Statistics.TotalAssignedJobs, RunningJobs: ss.Statistics.TotalRunningJobs, AvailableJobs: ss.Statistics.TotalAvailableJobs}
+		}
+		if p50, p95, n := d.metrics.QueueLatency(ts.Name); n > 0 {
+			t.QueueLatency = &status.Latency{Jobs: n, P50Seconds: p50.Seconds(), P95Seconds: p95.Seconds()}
 		}
 		if ct, ok := cfg.Target(ts.Name); ok {
 			t.MaxRunners = ct.MaxRunners

@@ -57,6 +57,8 @@ func populate(m *Metrics) {
 	m.ObserveGitHubRequest("GET /rate_limit", 200, time.Millisecond)
 	m.SetRateLimitSource(func() map[string]RateLimit { return map[string]RateLimit{"core": {Limit: 1, Remaining: 1, Reset: t0}} })
 	m.SetGovernorShareSource(func() map[string]int { return map[string]int{"default": 600} })
+	m.SetGovernorUsedSource(func() map[string]int { return map[string]int{"default": 42} })
+	m.FleetLeader("web", true)
 	m.GitHubContact(t0)
 	m.ObserveReconcile("web", time.Millisecond, os.ErrClosed) // any error counts
 	m.ConfigReload(true, 1, t0)

@@ -37,7 +37,8 @@ const (
 // Metrics is every metric the daemon exports, registered in its own registry.
 // All methods are safe for concurrent use. The zero value is not usable: call New.
 type Metrics struct {
-	reg *prometheus.Registry
+	reg    *prometheus.Registry
+	recent recentLatencies // the latest queue latencies, for status and top
 
 	runners          *prometheus.GaugeVec
 	jobsPickedUp     *prometheus.CounterVec
@@ -47,7 +48,8 @@ type Metrics struct {
 	githubRequests   *prometheus.CounterVec
 	githubDuration   *prometheus.HistogramVec
 	rates            *rateCollector
-	share            *shareCollector
+	share            *accountGauge
+	used             *accountGauge
 	targets          *targetCollector
 	reconcileSeconds *prometheus.HistogramVec
 	reconcileErrors  *prometheus.CounterVec
@@ -64,6 +66,7 @@ type Metrics struct {
 	setSession       *prometheus.GaugeVec
 	setJobs          *prometheus.GaugeVec
 	fleetAlone       *prometheus.GaugeVec
+	fleetLeader      *prometheus.GaugeVec
 	pollStretch      prometheus.Gauge
 	pollNeed         prometheus.Gauge
 	pointsCeiling    prometheus.Gauge
@@ -129,6 +132,7 @@ func New(version string) *Metrics {
 		"GitHub API request latency by endpoint template.", prometheus.DefBuckets, "endpoint")
 	m.rates = newRateCollector()
 	m.share = newShareCollector()
+	m.used = newUsedCollector()
 	m.targets = newTargetCollector()
 	m.reconcileSeconds = histogramVec("reconcile_duration_seconds",
 		"Duration of one reconcile pass (demand, plan, launch/reap), by target.", reconcileBuckets, "target")
@@ -159,7 +163,9 @@ func New(version string) *Metrics {
 		"1 while the host is a member of its [fleet], 0 while etcd is lost and it serves every target alone.", "fleet")
 	m.fleetAlone = gaugeVec("fleet_target_alone",
 		"1 while this host serves the target alone because its config differs from the fleet's.", "target")
-	m.reg.MustRegister(m.fleetJoined, m.fleetAlone)
+	m.fleetLeader = gaugeVec("fleet_leader",
+		"1 while this host is the target's fleet leader (it reads GitHub for the target), 0 while another host is.", "target")
+	m.reg.MustRegister(m.fleetJoined, m.fleetAlone, m.fleetLeader)
 
 	m.setSession = gaugeVec("scaleset_session_open",
 		"Scale-set targets only: 1 while the target's message session is open, 0 while it is being opened or waits for another session (409).", "target")
@@ -185,7 +191,7 @@ func New(version string) *Metrics {
 		newZeroed(m.scaleUpLatency, dto.MetricType_HISTOGRAM, latencyBuckets, []string{"target", "stage"}, scaleUpStages, m.initialised),
 		newZeroed(m.reconcileSeconds, dto.MetricType_HISTOGRAM, reconcileBuckets, target, nil, m.initialised),
 		newZeroed(m.reconcileErrors, dto.MetricType_COUNTER, nil, target, nil, m.initialised),
-		m.githubRequests, m.githubDuration, m.rates, m.share, m.targets, m.reloads, m.reloadOK, m.watchHealthy,
+		m.githubRequests, m.githubDuration, m.rates, m.share, m.used, m.targets, m.reloads, m.reloadOK, m.watchHealthy,
 		m.reloadSuccessTS, m.configGeneration, m.journalWrite, m.githubContact, m.webhookDelivery,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "build_info",
@@ -231,6 +237,7 @@ func (m *Metrics) ForgetTarget(target string) {
 	m.mu.Lock()
 	delete(m.runnerStates, target)
 	m.mu.Unlock()
+	m.recent.forget(target)
 	m.initialised.remove(target)
 	l := prometheus.Labels{"target": target}
 	m.runners.DeletePartialMatch(l)
@@ -242,6 +249,7 @@ func (m *Metrics) ForgetTarget(target string) {
 	m.reconcileErrors.DeletePartialMatch(l)
 	m.setSession.DeletePartialMatch(l)
 	m.setJobs.DeletePartialMatch(l)
+	m.fleetLeader.DeletePartialMatch(l)
 	m.targets.forget(target)
 }
 
@@ -270,6 +278,9 @@ func (m *Metrics) JobPickedUp(target string) { m.jobsPickedUp.WithLabelValues(ta
 // A negative duration (clock skew between GitHub and this host) is recorded as 0.
 func (m *Metrics) ObserveScaleUp(target, stage string, d time.Duration) {
 	m.scaleUpLatency.WithLabelValues(target, stage).Observe(max(d, 0).Seconds())
+	if stage == StageQueuedToInProgress {
+		m.recent.add(target, max(d, 0))
+	}
 }
 
 // ObserveGitHubRequest records one GitHub API request. endpoint must be a template such as
@@ -328,6 +339,11 @@ func (m *Metrics) FleetJoined(fleet string, joined bool) {
 // FleetTargetAlone records whether target is served alone because its config differs from the fleet's.
 func (m *Metrics) FleetTargetAlone(target string, alone bool) {
 	m.fleetAlone.WithLabelValues(target).Set(boolValue(alone))
+}
+
+// FleetLeader records whether this host leads target in its fleet.
+func (m *Metrics) FleetLeader(target string, leads bool) {
+	m.fleetLeader.WithLabelValues(target).Set(boolValue(leads))
 }
 
 func boolValue(b bool) float64 {

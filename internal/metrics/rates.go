@@ -84,24 +84,38 @@ func (c *rateCollector) Collect(ch chan<- prometheus.Metric) {
 // fast and safe for concurrent use; nil stops exporting it.
 func (m *Metrics) SetGovernorShareSource(f func() map[string]int) { m.share.src.set(f) }
 
-// shareCollector exports the governors' shares from their source at collection time.
-type shareCollector struct {
+// SetGovernorUsedSource makes every scrape read the points each account's request governor sent
+// over the last minute from f (account name -> points), the use to compare with the share and
+// the ceiling. f must be fast and safe for concurrent use; nil stops exporting it.
+func (m *Metrics) SetGovernorUsedSource(f func() map[string]int) { m.used.src.set(f) }
+
+// accountGauge exports one gauge per account, read from its source at collection time.
+type accountGauge struct {
 	desc *prometheus.Desc
 	src  source[map[string]int]
 }
 
-func newShareCollector() *shareCollector {
-	return &shareCollector{desc: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "github", "points_share_per_minute"),
-		"Secondary-limit points a minute this host's request governor of the account may spend now: the whole ceiling (points_per_minute) alone or when not joined, its share of it while joined to a fleet.", []string{"account"}, nil)}
+func newShareCollector() *accountGauge {
+	return newAccountGauge("points_share_per_minute",
+		"Secondary-limit points a minute this host's request governor of the account may spend now: the whole ceiling (points_per_minute) alone or when not joined, its share of it while joined to a fleet.")
+}
+
+func newUsedCollector() *accountGauge {
+	return newAccountGauge("points_used_per_minute",
+		"Secondary-limit points this host's request governor of the account sent over the last 60 s.")
+}
+
+func newAccountGauge(name, help string) *accountGauge {
+	return &accountGauge{desc: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "github", name), help, []string{"account"}, nil)}
 }
 
 // Describe implements prometheus.Collector.
-func (c *shareCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *accountGauge) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 // Collect implements prometheus.Collector.
-func (c *shareCollector) Collect(ch chan<- prometheus.Metric) {
-	shares, _ := c.src.read()
-	for account, share := range shares {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(share), account)
+func (c *accountGauge) Collect(ch chan<- prometheus.Metric) {
+	v, _ := c.src.read()
+	for account, n := range v {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), account)
 	}
 }

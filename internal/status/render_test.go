@@ -22,9 +22,10 @@ func fixture() Snapshot {
 		Config: Config{Generation: 3, Path: "/etc/runner-manager/config.toml",
 			LastReload: Reload{OK: true, At: ago(5 * time.Minute)}},
 		GitHubLastContact: ago(4 * time.Second),
-		GitHubPolling:     &Polling{PointsPerMinute: 600, NeedPerMinute: 18, Stretch: 1},
+		GitHubPolling:     &Polling{PointsPerMinute: 600, NeedPerMinute: 18, Stretch: 1, UsedPerMinute: 42},
 		Targets: []Target{
-			{Name: "web", Scope: "repo:acme/web", Mode: "autoscale", Enabled: true, Demand: 2, Owned: 4, Starting: 1, Busy: 2, Idle: 1, MaxRunners: 5, LastPass: ago(3 * time.Second)},
+			{Name: "web", Scope: "repo:acme/web", Mode: "autoscale", Enabled: true, Demand: 2, Owned: 4, Starting: 1, Busy: 2, Idle: 1, MaxRunners: 5, LastPass: ago(3 * time.Second),
+				QueueLatency: &Latency{Jobs: 37, P50Seconds: 4.2, P95Seconds: 31.5}},
 			{Name: "infra", Scope: "org:acme", Mode: "autoscale", Enabled: true, Demand: 1, MaxRunners: 2,
 				Backoff:   Backoff{Active: true, Until: now.Add(90 * time.Second), Reason: "rate-limited"},
 				LastError: "target acme: cannot list workflow runs: the GitHub API rate limit (core) is exhausted until 2026-12-02T14:01:30Z; runner-manager waits and resumes by itself"},

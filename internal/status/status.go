@@ -64,6 +64,9 @@ type Polling struct {
 	NeedPerMinute   int     `json:"need_points_per_minute"` // what the targets need at their configured intervals
 	Stretch         float64 `json:"stretch"`                // >= 1: every interval is this many times longer
 	Message         string  `json:"message,omitempty"`      // set when intervals stretch
+	// UsedPerMinute is the points this host sent over the last 60 s, every account summed: what
+	// the governor spends against PointsPerMinute (runner-manager top).
+	UsedPerMinute int `json:"used_points_per_minute"`
 	// Fleet is how this host shares the ceiling with its fleet (absent without a [fleet]).
 	Fleet *PollingFleet `json:"fleet,omitempty"`
 }
@@ -125,6 +128,16 @@ type Target struct {
 	LastFailure *Failure `json:"last_failure,omitempty"`
 	// Schedule is what the target's [[target.schedule]] puts in force now; nil without one.
 	Schedule *Schedule `json:"schedule,omitempty"`
+	// QueueLatency is how long the target's latest jobs waited from queued to in progress
+	// (absent until one job was seen since the daemon started).
+	QueueLatency *Latency `json:"queue_latency,omitempty"`
+}
+
+// Latency summarises the queued-to-in-progress waits of a target's latest jobs (at most 100).
+type Latency struct {
+	Jobs       int     `json:"jobs"`
+	P50Seconds float64 `json:"p50_seconds"`
+	P95Seconds float64 `json:"p95_seconds"`
 }
 
 // ScaleSet is a scale-set target's listener: its set, its message session and the queue's counts.
