@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runner-manager/runner-manager/bench/figures"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
 
@@ -43,6 +44,8 @@ type options struct {
 	rereadWindow                   time.Duration
 	memWindow, memEvery            time.Duration
 	keep                           bool
+	figures                        string // where the figures' series and SVGs go (see figuresDir)
+	plotsOnly                      bool
 }
 
 // goBenches are the Go benchmark invocations, each bounded by its -benchtime.
@@ -94,6 +97,8 @@ func main() {
 	flag.DurationVar(&o.memWindow, "memory-window", 30*time.Minute, "how long the idle1000-30m daemon runs")
 	flag.DurationVar(&o.memEvery, "memory-every", 5*time.Minute, "how often the idle1000-30m run shows the daemon's RSS")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (daemon logs, configs)")
+	flag.StringVar(&o.figures, "figures", "", "directory of the figures' recorded series (<part>.json) and SVGs (default: figures beside -out or -update)")
+	flag.BoolVar(&o.plotsOnly, "plots-only", false, "measure nothing: redraw the SVGs in -figures from the series recorded there (make plots)")
 	flag.Parse()
 	if err := run(o, os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "benchmark:", err)
@@ -102,6 +107,9 @@ func main() {
 }
 
 func run(o options, argv []string) error {
+	if o.plotsOnly {
+		return plotsOnly(figuresDir(o))
+	}
 	parts, err := selectParts(o.only)
 	if err != nil {
 		return err
@@ -217,6 +225,11 @@ func run(o options, argv []string) error {
 	}
 	r.Machine.LoadEnd = loadAvg()
 	r.Machine.Took = time.Since(start)
+	if dir := figuresDir(o); dir != "" {
+		if r.Figures, err = recordFigures(dir, r); err != nil {
+			fail("figures", err)
+		}
+	}
 	if o.update != "" {
 		if err := updateFile(o.update, r, parts); err != nil {
 			return err
@@ -228,6 +241,18 @@ func run(o options, argv []string) error {
 		return fmt.Errorf("%d part(s) failed (reported in the output)", len(r.Errors))
 	}
 	return nil
+}
+
+// plotsOnly redraws the figures from the series recorded in dir, measuring nothing.
+func plotsOnly(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("-plots-only needs -figures DIR (docs/figures), or -out or -update to find it beside")
+	}
+	drawn, err := figures.Render(dir)
+	for _, d := range drawn {
+		fmt.Fprintf(os.Stderr, "benchmark: wrote %s (from %s)\n", filepath.Join(dir, d.File), strings.Join(d.Commands, "; "))
+	}
+	return err
 }
 
 // updateFile splices r's sections into the markdown file at path (see splice); ran is the parts
