@@ -109,6 +109,7 @@ func drawLatency(p *plot.Plot, parts []Part) error {
 	p.X.Label.Text, p.Y.Label.Text = latencyX, latencyY
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	p.Y.Min, p.Y.Max = 0, 1
+	p.Legend.Left = true // the curves end at the top right
 	i := 0
 	for _, part := range parts {
 		for _, l := range part.Latency {
@@ -133,6 +134,7 @@ func drawLatency(p *plot.Plot, parts []Part) error {
 // ten minutes, scaled to a minute, so a one-minute run still shows a curve).
 func drawRequests(p *plot.Plot, parts []Part) error {
 	p.X.Label.Text, p.Y.Label.Text = requestsX, requestsY
+	p.Y.Min = 0
 	i := 0
 	for _, part := range parts {
 		for _, r := range part.Requests {
@@ -149,9 +151,10 @@ func drawRequests(p *plot.Plot, parts []Part) error {
 				for _, c := range r.PerSecond[at:end] {
 					n += c
 				}
-				xys = append(xys, plotter.XY{X: float64(at) / 60, Y: float64(n) * 60 / float64(end-at)})
+				y := float64(n) * 60 / float64(end-at) // a bin is level from its start to its end
+				xys = append(xys, plotter.XY{X: float64(at) / 60, Y: y}, plotter.XY{X: float64(end) / 60, Y: y})
 			}
-			if err := line(p, i, fmt.Sprintf("%s (%d s bins)", r.Label, bin), xys, true); err != nil {
+			if err := line(p, i, fmt.Sprintf("%s (%d s bins)", r.Label, bin), xys, false); err != nil {
 				return err
 			}
 			i++
