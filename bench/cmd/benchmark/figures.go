@@ -25,9 +25,14 @@ func figuresDir(o options) string {
 }
 
 // recordFigures writes the series this run measured (one file per part, replacing that part's
-// earlier recording) and renders every figure from all recorded parts.
+// earlier recording) and renders every figure from all recorded parts. A run that measured none
+// (-only journal) leaves the figures as they are.
 func recordFigures(dir string, r results) ([]figures.Drawn, error) {
-	for _, p := range r.figureParts() {
+	parts := r.figureParts()
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	for _, p := range parts {
 		if err := figures.Write(dir, p); err != nil {
 			return nil, err
 		}

@@ -94,6 +94,19 @@ func TestPlotsOnlyRedrawsFromRecordedSeries(t *testing.T) {
 	}
 }
 
+// TestRecordFiguresNothingMeasured: a run of parts that feed no figure (-only journal) records
+// nothing and draws nothing, and does not fail for want of recorded series.
+func TestRecordFiguresNothingMeasured(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "figures")
+	drawn, err := recordFigures(dir, results{Command: "bin/benchmark -only journal"})
+	if err != nil || len(drawn) != 0 {
+		t.Errorf("recordFigures = %v, %v; want nothing drawn and no error", drawn, err)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("a run that measured no series made %s", dir)
+	}
+}
+
 func TestFiguresDir(t *testing.T) {
 	for _, tc := range []struct {
 		o    options
