@@ -80,12 +80,30 @@ func Render(dir string) ([]Drawn, error) {
 		if err := f.draw(p, feed); err != nil {
 			return wrote, fmt.Errorf("figures: %s: %w", f.file, err)
 		}
-		if err := p.Save(9*vg.Inch, 5*vg.Inch, filepath.Join(dir, f.file)); err != nil {
-			return wrote, fmt.Errorf("figures: %w", err)
+		if err := save(p, filepath.Join(dir, f.file)); err != nil {
+			return wrote, fmt.Errorf("figures: %s: %w", f.file, err)
 		}
 		wrote = append(wrote, Drawn{File: f.file, Commands: commands(feed)})
 	}
 	return wrote, nil
+}
+
+// save writes p as SVG. gonum/plot panics on data it cannot draw (a log axis reaching 0); a
+// figure must not take the benchmark's measurements down with it, so that is an error here.
+func save(p *plot.Plot, path string) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("cannot draw it: %v", v)
+		}
+	}()
+	return p.Save(9*vg.Inch, 5*vg.Inch, path)
+}
+
+// logRange pads a log axis around its data, lo to hi: gonum widens a one-value range by 1 either
+// side, which reaches 0 at 1 and cannot be drawn on a log scale.
+func logRange(a *plot.Axis, lo, hi float64) {
+	a.Scale, a.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	a.Min, a.Max = lo/2, hi*2
 }
 
 // line adds one labelled series in the i-th colour and dash pattern.
@@ -107,16 +125,16 @@ func line(p *plot.Plot, i int, label string, xys plotter.XYs, step bool) error {
 // seconds. Log scale, since a webhook's tenth of a second and an idle poll's minute share it.
 func drawLatency(p *plot.Plot, parts []Part) error {
 	p.X.Label.Text, p.Y.Label.Text = latencyX, latencyY
-	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Left = true // the curves end at the top right
-	i := 0
+	i, lo, hi := 0, math.Inf(1), 0.0
 	for _, part := range parts {
 		for _, l := range part.Latency {
 			if len(l.Seconds) == 0 {
 				continue
 			}
 			s := slices.Sorted(slices.Values(l.Seconds))
+			lo, hi = math.Min(lo, math.Max(s[0], 0.001)), math.Max(hi, math.Max(s[len(s)-1], 0.001))
 			xys := plotter.XYs{{X: math.Max(s[0], 0.001), Y: 0}}
 			for k, v := range s {
 				xys = append(xys, plotter.XY{X: math.Max(v, 0.001), Y: float64(k+1) / float64(len(s))})
@@ -126,6 +144,9 @@ func drawLatency(p *plot.Plot, parts []Part) error {
 			}
 			i++
 		}
+	}
+	if i > 0 {
+		logRange(&p.X, lo, hi)
 	}
 	return nil
 }
@@ -166,7 +187,6 @@ func drawRequests(p *plot.Plot, parts []Part) error {
 // drawRSSTargets is each daemon's largest RSS against its number of targets.
 func drawRSSTargets(p *plot.Plot, parts []Part) error {
 	p.X.Label.Text, p.Y.Label.Text = rssTargetsX, rssTargetsY
-	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	p.Y.Min = 0
 	var xys plotter.XYs
 	for _, part := range parts {
@@ -175,6 +195,7 @@ func drawRSSTargets(p *plot.Plot, parts []Part) error {
 		}
 	}
 	slices.SortFunc(xys, func(a, b plotter.XY) int { return int(a.X - b.X) })
+	logRange(&p.X, xys[0].X, xys[len(xys)-1].X)
 	lp, sc, err := plotter.NewLinePoints(xys)
 	if err != nil {
 		return err

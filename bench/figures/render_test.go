@@ -133,3 +133,18 @@ func recorded(t *testing.T, drop ...string) string {
 	}
 	return dir
 }
+
+// TestRenderOneValue: one daemon at one target, one job: gonum widens a one-value axis by 1 either
+// side, to 0 on a log scale, and panicked; the figures pad their log axes themselves.
+func TestRenderOneValue(t *testing.T) {
+	dir := t.TempDir()
+	p := Part{Part: "idle1", Command: "c", Latency: []Latency{{Label: "webhook", Seconds: []float64{0.2}}},
+		RSS: []RSS{{Label: "1 idle target", Targets: 1, KiB: []int{14000}, MaxKiB: 14000}}}
+	if err := Write(dir, p); err != nil {
+		t.Fatal(err)
+	}
+	wrote, err := Render(dir)
+	if err != nil || len(wrote) != 3 {
+		t.Fatalf("Render = %+v, %v; want latency, RSS against targets and RSS over time drawn", wrote, err)
+	}
+}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -38,6 +40,35 @@ func recordFigures(dir string, r results) ([]figures.Drawn, error) {
 		}
 	}
 	return figures.Render(dir)
+}
+
+// plotsOnly redraws the figures from the series recorded in figuresDir(o), measuring nothing;
+// with -update it also rewrites that file's Figures section (which runs drew each figure).
+func plotsOnly(o options, argv []string) error {
+	dir := figuresDir(o)
+	if dir == "" {
+		return fmt.Errorf("-plots-only needs -figures DIR (docs/figures), or -out or -update to find it beside")
+	}
+	drawn, err := figures.Render(dir)
+	for _, d := range drawn {
+		fmt.Fprintf(os.Stderr, "benchmark: wrote %s (from %s)\n", filepath.Join(dir, d.File), strings.Join(d.Commands, "; "))
+	}
+	if err != nil || o.update == "" {
+		return err
+	}
+	doc, err := os.ReadFile(o.update)
+	if err != nil {
+		return fmt.Errorf("-update: %w", err)
+	}
+	var part bytes.Buffer
+	results{Figures: drawn}.renderFigures(func(format string, a ...any) { fmt.Fprintf(&part, format, a...) })
+	note := fmt.Sprintf("Redrawn without measuring: `%s` (%s UTC).", strings.Join(append([]string{"bin/benchmark"}, argv[1:]...), " "),
+		time.Now().UTC().Format("2006-01-02 15:04"))
+	tmp := o.update + ".tmp"
+	if err := os.WriteFile(tmp, splice(doc, part.Bytes(), note, nil), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, o.update)
 }
 
 // figureParts are this run's series, by the part (-only name) that measured them.
@@ -87,9 +118,9 @@ func (r results) renderFigures(p printer) {
 		return
 	}
 	p("%s", figuresIntro)
-	p("| figure | drawn from the runs |\n|---|---|\n")
+	// A list, not a table: splice keeps old table rows by the -only parts their commands name.
 	for _, d := range r.Figures {
-		p("| [%s](figures/%s) | `%s` |\n", d.File, d.File, strings.Join(d.Commands, "`; `"))
+		p("- [%s](figures/%s), drawn from: `%s`\n", d.File, d.File, strings.Join(d.Commands, "`; `"))
 	}
 	p("\n")
 }
@@ -126,4 +157,7 @@ const figuresIntro = "## Figures\n\n" +
 	"`docs/figures/<part>.json` (per-job latencies, requests in each second, RSS read every second), then\n" +
 	"draws every figure from all recorded parts with `gonum.org/v1/plot`; a run of some parts replaces\n" +
 	"their files and keeps the others'. `make plots` (`go run ./bench/cmd/benchmark -plots-only -figures\n" +
-	"docs/figures`) redraws the SVGs from the recorded files alone. Each figure's title names the same commands.\n\n"
+	"docs/figures -update docs/benchmarks.md`) redraws the SVGs and this list from the recorded files alone.\n" +
+	"Each figure's title names the same commands.\n" +
+	"A table row measured by a run older than the figures (issue 32) has no recorded series: its part is in\n" +
+	"no figure until it runs again, so a figure may show fewer runs than its table.\n\n"

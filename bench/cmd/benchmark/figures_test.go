@@ -58,7 +58,7 @@ func TestRecordFiguresFromARun(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"## 1. Scale-up latency", "![", "(figures/latency.svg)", "(figures/requests.svg)", "(figures/rss-targets.svg)", "(figures/rss-time.svg)",
-		"## Figures", "| [latency.svg](figures/latency.svg) | `bin/benchmark -only webhook,idle1,idle1000-30m (2026-12-06 06:40 UTC)` |",
+		"## Figures", "- [latency.svg](figures/latency.svg), drawn from: `bin/benchmark -only webhook,idle1,idle1000-30m (2026-12-06 06:40 UTC)`",
 		"make plots",
 	} {
 		if !strings.Contains(out, want) {
@@ -85,6 +85,27 @@ func TestPlotsOnlyRedrawsFromRecordedSeries(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("-plots-only did not draw %s: %v", f, err)
 		}
+	}
+	doc := filepath.Join(t.TempDir(), "benchmarks.md")
+	old := "# Benchmarks\n\n## 1. Scale-up latency: job queued -> job in progress\n\nkept\n\n## Figures\n\n- [old.svg](figures/old.svg), drawn from: `stale`\n"
+	if err := os.WriteFile(doc, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(options{plotsOnly: true, figures: dir, update: doc, out: "-"}, []string{"benchmark", "-plots-only"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kept", "Redrawn without measuring: `bin/benchmark -plots-only`",
+		"- [rss-time.svg](figures/rss-time.svg), drawn from: `bin/benchmark -only idle1,idle100 -poll 5s (2026-12-06 06:45 UTC)`"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("-plots-only -update left no %q in:\n%s", want, b)
+		}
+	}
+	if strings.Contains(string(b), "stale") {
+		t.Errorf("-plots-only -update kept the old Figures section:\n%s", b)
 	}
 	if err := run(options{plotsOnly: true, out: "-"}, nil); err == nil || !strings.Contains(err.Error(), "-figures") {
 		t.Errorf("-plots-only without a directory: %v, want an error naming -figures", err)

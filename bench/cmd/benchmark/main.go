@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runner-manager/runner-manager/bench/figures"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
 
@@ -108,7 +107,7 @@ func main() {
 
 func run(o options, argv []string) error {
 	if o.plotsOnly {
-		return plotsOnly(figuresDir(o))
+		return plotsOnly(o, argv)
 	}
 	parts, err := selectParts(o.only)
 	if err != nil {
@@ -241,18 +240,6 @@ func run(o options, argv []string) error {
 		return fmt.Errorf("%d part(s) failed (reported in the output)", len(r.Errors))
 	}
 	return nil
-}
-
-// plotsOnly redraws the figures from the series recorded in dir, measuring nothing.
-func plotsOnly(dir string) error {
-	if dir == "" {
-		return fmt.Errorf("-plots-only needs -figures DIR (docs/figures), or -out or -update to find it beside")
-	}
-	drawn, err := figures.Render(dir)
-	for _, d := range drawn {
-		fmt.Fprintf(os.Stderr, "benchmark: wrote %s (from %s)\n", filepath.Join(dir, d.File), strings.Join(d.Commands, "; "))
-	}
-	return err
 }
 
 // updateFile splices r's sections into the markdown file at path (see splice); ran is the parts
