@@ -55,6 +55,12 @@ bench: build
 	$(GO) build -o $(BIN)/benchmark ./bench/cmd/benchmark
 	$(BIN)/benchmark -bin $(BIN) -go $(GO) -out docs/benchmarks.md $(BENCHFLAGS)
 
+# Redraws docs/figures/*.svg from the series make bench recorded there (docs/figures/*.json),
+# measuring nothing, and rewrites docs/benchmarks.md's section Figures (which run drew each).
+.PHONY: plots
+plots:
+	$(GO) run ./bench/cmd/benchmark -plots-only -figures docs/figures -update docs/benchmarks.md
+
 fuzz:
 	$(GO) test ./config -run '^$$' -fuzz FuzzLoadTOML -fuzztime $(FUZZTIME)
 	$(GO) test ./config -run '^$$' -fuzz FuzzLoadYAML -fuzztime $(FUZZTIME)

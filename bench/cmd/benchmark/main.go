@@ -45,6 +45,8 @@ type options struct {
 	containerJobs                  int
 	containerSpacing, containerRun time.Duration
 	keep                           bool
+	figures                        string // where the figures' series and SVGs go (see figuresDir)
+	plotsOnly                      bool
 }
 
 // goBenches are the Go benchmark invocations, each bounded by its -benchtime.
@@ -99,6 +101,8 @@ func main() {
 	flag.DurationVar(&o.containerSpacing, "container-spacing", 500*time.Millisecond, "time between two queued jobs in the containers part")
 	flag.DurationVar(&o.containerRun, "container-job-run", 40*time.Second, "how long each job of the containers part runs: longer than queueing and launching them all")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (daemon logs, configs)")
+	flag.StringVar(&o.figures, "figures", "", "directory of the figures' recorded series (<part>.json) and SVGs (default: figures beside -out or -update)")
+	flag.BoolVar(&o.plotsOnly, "plots-only", false, "measure nothing: redraw the SVGs in -figures from the series recorded there (make plots)")
 	flag.Parse()
 	if err := run(o, os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "benchmark:", err)
@@ -107,6 +111,9 @@ func main() {
 }
 
 func run(o options, argv []string) error {
+	if o.plotsOnly {
+		return plotsOnly(o, argv)
+	}
 	parts, err := selectParts(o.only)
 	if err != nil {
 		return err
@@ -232,6 +239,11 @@ func run(o options, argv []string) error {
 	}
 	r.Machine.LoadEnd = loadAvg()
 	r.Machine.Took = time.Since(start)
+	if dir := figuresDir(o); dir != "" {
+		if r.Figures, err = recordFigures(dir, r); err != nil {
+			fail("figures", err)
+		}
+	}
 	if o.update != "" {
 		if err := updateFile(o.update, r, parts); err != nil {
 			return err

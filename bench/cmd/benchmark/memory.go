@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"time"
+
+	"github.com/runner-manager/runner-manager/bench/figures"
 )
 
 // memoryRun is the idle1000-30m part: RSS of a daemon with many idle targets over a long run,
@@ -13,6 +15,8 @@ type memoryRun struct {
 	Every        time.Duration
 	Marks        []usage       // at Every, 2 x Every, ... Window after the start
 	RSSMax       int           // KiB, sampled every second over the whole run
+	RSSSeries    []int         // KiB, every second of the run (the RSS-over-time figure)
+	PerSecond    []int         // requests in each second of the run
 	Reread       time.Duration // when every repository had been read a second time (0: never)
 }
 
@@ -34,13 +38,15 @@ func (e env) runMemory(targets int, poll, window, every time.Duration) (memoryRu
 	defer e.closeIdle(i)
 	w, d, started := i.w, i.d, i.started
 	next := started.Add(every)
+	stop := w.requestSampler()
 	for time.Since(started) < window {
 		time.Sleep(time.Second)
 		u, err := readUsage(d.PID())
 		if err != nil {
+			stop()
 			return r, err
 		}
-		r.RSSMax = max(r.RSSMax, u.RSSKiB)
+		r.RSSMax, r.RSSSeries = max(r.RSSMax, u.RSSKiB), append(r.RSSSeries, u.RSSKiB)
 		if r.Reread == 0 && w.count.snapshot().RereadRepos >= targets {
 			r.Reread = time.Since(started)
 		}
@@ -50,6 +56,7 @@ func (e env) runMemory(targets int, poll, window, every time.Duration) (memoryRu
 			next = next.Add(every)
 		}
 	}
+	r.PerSecond = stop()
 	for i := range r.Marks {
 		r.Marks[i].At = started.Add(time.Duration(i+1) * every) // the mark, not the second it was read
 	}
@@ -105,7 +112,9 @@ func (r results) renderMemory(p printer) {
 		p("| %d | %s | %s | %s | %.1f MiB | %s | %s | `%s -only idle%d-30m` |\n", m.Targets, m.Poll, reread, marks,
 			float64(m.RSSMax)/1024, changeText, met, r.self(), m.Targets)
 	}
-	p("\nWhat the RSS holds (heap profiles and `/proc/<pid>/status` of the daemon at 1,000 idle targets, issue 28):\n")
+	p("\n")
+	figure(p, figures.RSSTimeFile, "the daemon's RSS read every second, by run (this 30-minute run with the idle windows of section 3)")
+	p("What the RSS holds (heap profiles and `/proc/<pid>/status` of the daemon at 1,000 idle targets, issue 28):\n")
 	p("the live heap stays at about 9 MiB from minute 3 on, the 1,000 target loops' stacks are about 4-5 MiB,\n")
 	p("and the binary's own mapped pages (RssFile) about 25 MiB. A loop runs each pass on a goroutine of its\n")
 	p("own and parks on a 4 KiB stack (docs/operations.md, Memory); when the loops ran their passes themselves\n")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/bench"
+	"github.com/runner-manager/runner-manager/bench/figures"
 )
 
 // machine is where and when the run happened.
@@ -41,6 +42,7 @@ type results struct {
 	Limits     []limitsRun
 	Memory     []memoryRun
 	Containers []containerRun
+	Figures    []figures.Drawn // the SVGs drawn after the run (section Figures)
 	Errors     []string
 }
 
@@ -104,6 +106,7 @@ func (r results) render(w io.Writer) {
 	r.renderLimits(p)
 	r.renderMemory(p)
 	r.renderContainers(p)
+	r.renderFigures(p)
 }
 
 type printer func(format string, a ...any)
@@ -121,7 +124,9 @@ func (r results) renderScaleUp(p printer) {
 		p("| %s | %s | %d (every %s, %s each) | %s | %s | %s | %d | `%s -only %s` |\n", s.label(), s.Poll, s.Jobs, s.Spacing, s.JobRun,
 			secs(percentile(s.Latencies, 50)), secs(percentile(s.Latencies, 95)), secs(percentile(s.Latencies, 100)), s.Left, r.self(), s.Mode)
 	}
-	p("\nIn poll mode a job waits for the target's next pass: at most the interval in force plus a tenth\n")
+	p("\n")
+	figure(p, figures.LatencyFile, "each scale-up run's latency distribution (fraction of its jobs in progress within x seconds)")
+	p("In poll mode a job waits for the target's next pass: at most the interval in force plus a tenth\n")
 	p("of it (docs/engine.md), plus the launch. The next pass is due one interval after the last one\n")
 	p("began, however long that pass spent launching. The jobs one pass finds are launched one after\n")
 	p("another (JIT, prepare, start, journal writes for each), so the last of a batch also waits for the\n")
@@ -170,7 +175,9 @@ func (r results) renderREST(p printer) {
 			perHour(s.Req.Requests, s.Window, 1), perHour(s.Budget, s.Window, 1), float64(s.Req.Requests)/float64(max(s.Jobs, 1)),
 			float64(s.Budget)/float64(max(s.Jobs, 1)), kinds(s.Req), r.self(), s.Mode)
 	}
-	p("\nThe ETag effect is the gap between \"requests sent\" and \"budget used\": without conditional\n")
+	p("\n")
+	figure(p, figures.RequestsFile, "requests per minute over each run's window (scale-up and idle runs)")
+	p("The ETag effect is the gap between \"requests sent\" and \"budget used\": without conditional\n")
 	p("requests every request sent would be charged. Idle windows open once every repository was read a\n")
 	p("second time (figure 3), so the first (charged) answer of every endpoint falls before the window. GitHub's\n")
 	p("budget is 5,000 requests per hour per token (15,000 for some App installations). Under load the\n")
@@ -219,7 +226,10 @@ func (r results) renderIdle(p printer) {
 		p("| %d | %s | %s | %s | %s | %.1f MiB | %.1f MiB | %.1f MiB | %s | %.2f %% | `%s -only idle%d` |\n", s.Targets, s.Poll, secs(s.ReadyIn), s.Warmup, s.Window.Round(time.Second),
 			float64(s.RSSStart)/1024, float64(s.RSSEnd)/1024, float64(s.RSSMax)/1024, secs(s.CPU), share, r.self(), s.Targets)
 	}
-	p("\nEach enabled target is one loop goroutine that wakes every poll_interval (jittered) for a pass of\n")
+	p("\n")
+	figure(p, figures.RSSTargetsFile, "the daemon's largest RSS in the window against its number of idle targets")
+	figure(p, figures.RSSTimeFile, "the daemon's RSS read every second of the window, by run")
+	p("Each enabled target is one loop goroutine that wakes every poll_interval (jittered) for a pass of\n")
 	p("conditional GETs; memory grows with the number of targets (loops, per-target ETag cache, status).\n")
 	p("CPU time is counted at USER_HZ resolution (10 ms), so tiny idle figures are coarse.\n\n")
 	if _, ok := r.idle(1000); ok {

@@ -24,6 +24,7 @@ type scaleUp struct {
 	Spacing   time.Duration
 	JobRun    time.Duration
 	Latencies []time.Duration
+	PerSecond []int // requests in each second of Window (the requests-per-minute figure)
 	Window    time.Duration
 	Req       counts
 	Budget    int
@@ -40,6 +41,8 @@ type idle struct {
 	RSSStart       int // KiB
 	RSSEnd, RSSMax int
 	CPU            time.Duration // consumed in the window
+	RSSSeries      []int         // KiB, every second of the window (the RSS-over-time figure)
+	PerSecond      []int         // requests in each second of the window
 	Req            counts
 	Budget         int
 	Reload         *daemonReload
@@ -138,8 +141,10 @@ func (e env) runScaleUp(mode string, poll time.Duration, jobs int, spacing, jobR
 		time.Sleep(time.Until(last.Add(poll + poll/3)))
 	}
 	c0, b0, t0 := w.count.snapshot(), w.budgetUsed(), time.Now()
+	stop := w.requestSampler()
 	ids, err := w.queueJobs(jobs, "bench", spacing, jobRun, repoOne)
 	if err != nil {
+		stop()
 		return r, err
 	}
 	e.log("  %d jobs queued; waiting for them to run", jobs)
@@ -148,6 +153,7 @@ func (e env) runScaleUp(mode string, poll time.Duration, jobs int, spacing, jobR
 		deadline = 90 * time.Second
 	}
 	err = waitFor(deadline, func() bool { return allJobs(w.sim, ids, done) })
+	r.PerSecond = stop()
 	r.Latencies = latencies(w.sim, ids)
 	if err != nil {
 		return r, fmt.Errorf("%d of %d jobs ran within %s: %w", len(r.Latencies), jobs, deadline, err)
@@ -336,15 +342,18 @@ func (e env) runIdle(targets int, poll, warmup, window time.Duration, reload boo
 		return r, err
 	}
 	c0, b0 := w.count.snapshot(), w.budgetUsed()
-	r.RSSStart, r.RSSMax = u0.RSSKiB, u0.RSSKiB
+	r.RSSStart, r.RSSMax, r.RSSSeries = u0.RSSKiB, u0.RSSKiB, []int{u0.RSSKiB}
+	stop := w.requestSampler()
 	u1 := u0
 	for time.Since(u0.At) < window {
 		time.Sleep(time.Second)
 		if u1, err = readUsage(d.PID()); err != nil {
+			stop()
 			return r, err
 		}
-		r.RSSMax = max(r.RSSMax, u1.RSSKiB)
+		r.RSSMax, r.RSSSeries = max(r.RSSMax, u1.RSSKiB), append(r.RSSSeries, u1.RSSKiB)
 	}
+	r.PerSecond = stop()
 	r.Req, r.Budget = w.count.snapshot().minus(c0), w.budgetUsed()-b0
 	r.RSSEnd, r.CPU, r.Window = u1.RSSKiB, u1.CPU-u0.CPU, u1.At.Sub(u0.At)
 	if reload {
