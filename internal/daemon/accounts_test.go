@@ -76,6 +76,24 @@ poll_interval = "1s"
 			t.Errorf("points share of account %s = %v (present %v), want %v", account, v, ok, want)
 		}
 	}
+	// Each account's requests are counted under its own label: exactly the registrations its
+	// simulator received, and no more requests in all than its simulator has seen since.
+	const jit = "POST /repos/{owner}/{repo}/actions/runners/generate-jitconfig"
+	for account, srv := range map[string]*ghsim.Server{"default": e.srv, "globex": other} {
+		reg, _ := sample(fams, "runner_manager_github_requests_total", map[string]string{"account": account, "endpoint": jit})
+		all, _ := sample(fams, "runner_manager_github_requests_total", map[string]string{"account": account})
+		seen := srv.Requests()
+		total := 0
+		for _, n := range seen {
+			total += n
+		}
+		if reg < 1 || reg != float64(seen[jit]) {
+			t.Errorf("account %s: %v JIT registrations counted, its simulator received %d", account, reg, seen[jit])
+		}
+		if all < 1 || all > float64(total) {
+			t.Errorf("account %s: %v requests counted, its simulator received %d", account, all, total)
+		}
+	}
 	for _, c := range []struct {
 		srv   *ghsim.Server
 		scope string

@@ -245,7 +245,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		c, err := github.NewFromConfig(gc, config.AccountStateDir(stateDir, account), github.Options{
 			Logger: log,
 			Observer: func(ri github.RequestInfo) {
-				m.ObserveGitHubRequest(ri.Endpoint, ri.Status, ri.Duration)
+				m.ObserveGitHubRequest(account, ri.Endpoint, ri.Status, ri.Duration)
 			},
 			// The journal's copy is written by the engine once per successful pass, not per response.
 			Contacted:       m.GitHubContact,
@@ -260,7 +260,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	m.SetRateLimitSource(gh.rateLimits)
 	m.SetGovernorShareSource(gh.sharePerMinute)
 	pc := &pacer{gh: gh, onPlan: func(p github.PollPlan) {
-		m.PollPlan(p.Ceiling, p.Need, p.Stretch)
+		m.PollPlans(map[string]metrics.PollPlan{config.DefaultAccount: {Ceiling: p.Ceiling, Need: p.Need, Stretch: p.Stretch}})
 		recordPollPlan(j, gh, p, log)
 		if p.Message != "" {
 			log.Warn("GitHub request governor: poll intervals stretched", "detail", p.Message)
