@@ -259,11 +259,20 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	})
 	m.SetRateLimitSource(gh.rateLimits)
 	m.SetGovernorShareSource(gh.sharePerMinute)
-	pc := &pacer{gh: gh, onPlan: func(p github.PollPlan) {
-		m.PollPlans(map[string]metrics.PollPlan{config.DefaultAccount: {Ceiling: p.Ceiling, Need: p.Need, Stretch: p.Stretch}})
-		recordPollPlan(j, gh, p, log)
-		if p.Message != "" {
-			log.Warn("GitHub request governor: poll intervals stretched", "detail", p.Message)
+	pc := &pacer{gh: gh, onPlan: func(plans map[string]github.PollPlan, changed []string) {
+		gauges := make(map[string]metrics.PollPlan, len(plans))
+		for name, p := range plans {
+			gauges[name] = metrics.PollPlan{Ceiling: p.Ceiling, Need: p.Need, Stretch: p.Stretch}
+		}
+		m.PollPlans(gauges)
+		for _, name := range changed {
+			p := plans[name]
+			if name == config.DefaultAccount {
+				recordPollPlan(j, gh, p, log)
+			}
+			if p.Message != "" {
+				log.Warn("GitHub request governor: poll intervals stretched", "account", name, "detail", p.Message)
+			}
 		}
 	}}
 	pc.set(cfg)
