@@ -71,6 +71,20 @@ func (g *gitHub) checkAccounts(cfg *config.Config) error {
 	return nil
 }
 
+// account is the gitHub of the account called name: g for [github], an [[account]]'s, or an
+// empty one (no client) for a name no longer configured.
+func (g *gitHub) account(name string) *gitHub {
+	if name == config.DefaultAccount {
+		return g
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if a := g.others[name]; a != nil {
+		return a
+	}
+	return &gitHub{name: name}
+}
+
 func (g *gitHub) othersLocked() map[string]*gitHub { return maps.Clone(g.others) }
 
 // accountSep joins an [[account]]'s name and its governor's own key in what a fleet host

@@ -29,6 +29,7 @@ func TestTwoAccounts(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = other.Close() })
 	other.CreateRepo("globex", "api")
+	other.CreateRepo("globex", "api2")
 	pkg, err := ghsim.BuildFakeRunnerPackage(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +51,14 @@ account = "globex"
 labels = ["linux"]
 max_runners = 1
 poll_interval = "1s"
+
+[[target]]
+name = "api2"
+repository = "globex/api2"
+account = "globex"
+labels = ["linux"]
+max_runners = 1
+poll_interval = "1s"
 `, other.URL(), otherToken))
 	e.start()
 
@@ -65,7 +74,7 @@ poll_interval = "1s"
 		return jobDone(e.srv, webJob) && jobDone(other, apiJob) && len(s.Runners) == 0
 	})
 	for _, st := range snap.Targets {
-		if want := map[string]string{"web": "", "api": "globex"}[st.Name]; st.Account != want {
+		if want := map[string]string{"web": "", "api": "globex", "api2": "globex"}[st.Name]; st.Account != want {
 			t.Errorf("status of target %s: account %q, want %q", st.Name, st.Account, want)
 		}
 	}
@@ -74,6 +83,38 @@ poll_interval = "1s"
 	for account, want := range map[string]float64{"default": 600, "globex": 300} {
 		if v, ok := sample(fams, "runner_manager_github_points_share_per_minute", map[string]string{"account": account}); !ok || v != want {
 			t.Errorf("points share of account %s = %v (present %v), want %v", account, v, ok, want)
+		}
+	}
+	// Each account's targets are planned against its own ceiling: globex's two targets at 1s need
+	// more than its 300 points/min allow and stretch; [github]'s one target keeps its interval.
+	for account, want := range map[string]struct {
+		ceiling float64
+		stretch func(float64) bool
+	}{"default": {600, func(v float64) bool { return v == 1 }}, "globex": {300, func(v float64) bool { return v > 1 }}} {
+		l := map[string]string{"account": account}
+		if v, ok := sample(fams, "runner_manager_github_points_per_minute_ceiling", l); !ok || v != want.ceiling {
+			t.Errorf("ceiling of account %s = %v (present %v), want %v", account, v, ok, want.ceiling)
+		}
+		if v, ok := sample(fams, "runner_manager_github_poll_stretch", l); !ok || !want.stretch(v) {
+			t.Errorf("poll stretch of account %s = %v (present %v)", account, v, ok)
+		}
+	}
+	// Each account's requests are counted under its own label: exactly the registrations its
+	// simulator received, and no more requests in all than its simulator has seen since.
+	const jit = "POST /repos/{owner}/{repo}/actions/runners/generate-jitconfig"
+	for account, srv := range map[string]*ghsim.Server{"default": e.srv, "globex": other} {
+		reg, _ := sample(fams, "runner_manager_github_requests_total", map[string]string{"account": account, "endpoint": jit})
+		all, _ := sample(fams, "runner_manager_github_requests_total", map[string]string{"account": account})
+		seen := srv.Requests()
+		total := 0
+		for _, n := range seen {
+			total += n
+		}
+		if reg < 1 || reg != float64(seen[jit]) {
+			t.Errorf("account %s: %v JIT registrations counted, its simulator received %d", account, reg, seen[jit])
+		}
+		if all < 1 || all > float64(total) {
+			t.Errorf("account %s: %v requests counted, its simulator received %d", account, all, total)
 		}
 	}
 	for _, c := range []struct {

@@ -246,7 +246,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		c, err := github.NewFromConfig(gc, config.AccountStateDir(stateDir, account), github.Options{
 			Logger: log,
 			Observer: func(ri github.RequestInfo) {
-				m.ObserveGitHubRequest(ri.Endpoint, ri.Status, ri.Duration)
+				m.ObserveGitHubRequest(account, ri.Endpoint, ri.Status, ri.Duration)
 			},
 			// The journal's copy is written by the engine once per successful pass, not per response.
 			Contacted:       m.GitHubContact,
@@ -261,11 +261,20 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	m.SetRateLimitSource(gh.rateLimits)
 	m.SetGovernorShareSource(gh.sharePerMinute)
 	m.SetGovernorUsedSource(gh.usedByAccount)
-	pc := &pacer{gh: gh, onPlan: func(p github.PollPlan) {
-		m.PollPlan(p.Ceiling, p.Need, p.Stretch)
-		recordPollPlan(j, gh, p, log)
-		if p.Message != "" {
-			log.Warn("GitHub request governor: poll intervals stretched", "detail", p.Message)
+	pc := &pacer{gh: gh, onPlan: func(plans map[string]github.PollPlan, changed []string) {
+		gauges := make(map[string]metrics.PollPlan, len(plans))
+		for name, p := range plans {
+			gauges[name] = metrics.PollPlan{Ceiling: p.Ceiling, Need: p.Need, Stretch: p.Stretch}
+		}
+		m.PollPlans(gauges)
+		for _, name := range changed {
+			p := plans[name]
+			if name == config.DefaultAccount {
+				recordPollPlan(j, gh, p, log)
+			}
+			if p.Message != "" {
+				log.Warn("GitHub request governor: poll intervals stretched", "account", name, "detail", p.Message)
+			}
 		}
 	}}
 	gh.idleEvery = pc.idleEvery

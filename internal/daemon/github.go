@@ -176,12 +176,28 @@ func (g *gitHub) shareOne() int {
 	return g.share.ShareOf(g.cfg.PointsPerMinute, "", github.Spend{})
 }
 
-// rateLimits is the metrics' rate-limit source: the budget of the client in use, read at scrape
-// time. It never builds a client, so a scrape loads no credential and calls nothing.
-func (g *gitHub) rateLimits() map[string]metrics.RateLimit {
+// rateLimits is the metrics' rate-limit source: each account's budget of the client in use, by
+// account name, read at scrape time. It never builds a client, so a scrape loads no credential and
+// calls nothing; an account without a client yet has no series.
+func (g *gitHub) rateLimits() map[string]map[string]metrics.RateLimit {
+	out := map[string]map[string]metrics.RateLimit{}
 	g.mu.Lock()
-	c := g.client
+	others := g.othersLocked()
 	g.mu.Unlock()
+	for name, a := range others {
+		if r := a.rateLimitsOne(); r != nil {
+			out[name] = r
+		}
+	}
+	if r := g.rateLimitsOne(); r != nil {
+		out[g.name] = r
+	}
+	return out
+}
+
+// rateLimitsOne is rateLimits of this account alone; nil before its client is built.
+func (g *gitHub) rateLimitsOne() map[string]metrics.RateLimit {
+	c := g.current()
 	if c == nil {
 		return nil
 	}

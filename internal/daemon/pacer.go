@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,57 +12,98 @@ import (
 	"github.com/runner-manager/runner-manager/internal/github"
 )
 
-// pacer is the engine's Pacer: the poll plan (internal/github.PlanPolls) of the config in force,
-// with each organization costed by its repository count at its last listing. The plan is rebuilt
-// when the config or a count changes; a change that stretches intervals is logged once.
+// pacer is the engine's Pacer: the poll plans (internal/github.PlanAccount) of the config in
+// force, one per account, since each account has its own governor and ceiling: an account whose
+// targets do not fit stretches its own targets' intervals only. Each organization is costed by its
+// repository count at its account's client's last listing. An account's plan is rebuilt when the
+// config or one of its counts changes; a change that stretches intervals is logged once.
 type pacer struct {
 	gh     *gitHub
 	cfg    atomic.Pointer[config.Config]
-	onPlan func(github.PollPlan) // told of every new plan
+	onPlan func(plans map[string]github.PollPlan, changed []string) // told of every new plan, by account
 
-	mu   sync.Mutex
-	from *config.Config
-	ver  int
-	plan github.PollPlan
+	mu    sync.Mutex
+	from  *config.Config
+	vers  map[string]int             // each account's client's RepoCountsVersion the plans were built from
+	plans map[string]github.PollPlan // by account
+	of    map[string]string          // target name -> its account
 }
 
 var _ engine.Pacer = (*pacer)(nil)
 
 func (p *pacer) set(cfg *config.Config) { p.cfg.Store(cfg) }
 
-// current returns the plan for the config in force.
+// current returns the [github] account's plan for the config in force (status's github_polling).
 func (p *pacer) current() github.PollPlan {
+	return p.all()[config.DefaultAccount]
+}
+
+// all returns every account's plan for the config in force, rebuilding those that are stale.
+func (p *pacer) all() map[string]github.PollPlan {
 	cfg := p.cfg.Load()
-	p.gh.mu.Lock()
-	c := p.gh.client
-	p.gh.mu.Unlock()
-	ver := -1
-	if c != nil {
-		ver = c.RepoCountsVersion()
+	vers := map[string]int{}
+	clients := map[string]*github.Client{}
+	if cfg != nil {
+		for _, name := range cfg.AccountNames() {
+			vers[name] = -1
+			if c := p.gh.account(name).current(); c != nil {
+				clients[name], vers[name] = c, c.RepoCountsVersion()
+			}
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if cfg == p.from && ver == p.ver && p.from != nil {
-		return p.plan
+	if cfg == p.from && p.from != nil && maps.Equal(vers, p.vers) {
+		return p.plans
 	}
-	p.from, p.ver = cfg, ver
-	p.plan = planFor(cfg, c)
+	plans, of := map[string]github.PollPlan{}, map[string]string{}
+	var changed []string
+	for name, ver := range vers {
+		if old, ok := p.plans[name]; ok && cfg == p.from && p.vers[name] == ver {
+			plans[name] = old
+			continue
+		}
+		plans[name] = planFor(cfg, name, clients[name])
+		changed = append(changed, name)
+	}
+	if cfg == nil {
+		plans[config.DefaultAccount] = planFor(nil, config.DefaultAccount, nil)
+		changed = append(changed, config.DefaultAccount)
+	} else {
+		for _, t := range cfg.EnabledTargets() {
+			of[t.Name], _, _ = cfg.AccountOf(t)
+		}
+	}
+	slices.Sort(changed)
+	p.from, p.vers, p.plans, p.of = cfg, vers, plans, of
 	if p.onPlan != nil {
-		p.onPlan(p.plan)
+		p.onPlan(plans, changed)
 	}
-	return p.plan
+	return plans
 }
 
-// planFor costs every enabled target at its configured interval, each organization by its
-// repository count at its last listing (github.PlanConfig).
-func planFor(cfg *config.Config, c *github.Client) github.PollPlan {
+// planOf is the plan of target name's account: the [github] account's for a name it does not know.
+func (p *pacer) planOf(name string) github.PollPlan {
+	plans := p.all()
+	p.mu.Lock()
+	account, ok := p.of[name]
+	p.mu.Unlock()
+	if !ok {
+		account = config.DefaultAccount
+	}
+	return plans[account]
+}
+
+// planFor costs every enabled target of account at its configured interval, each organization by
+// its repository count at its last listing by c, the account's client (github.PlanAccount).
+func planFor(cfg *config.Config, account string, c *github.Client) github.PollPlan {
 	count := func(org string) (int, bool) {
 		if c == nil {
 			return 0, false
 		}
 		return c.RepoCount(org)
 	}
-	return github.PlanConfig(cfg, func(t config.Target) time.Duration { return engine.PollInterval(cfg, t) }, count)
+	return github.PlanAccount(cfg, account, func(t config.Target) time.Duration { return engine.PollInterval(cfg, t) }, count)
 }
 
 // idleEvery is how many of t's passes an idle repository waits between reads
@@ -76,11 +119,19 @@ func (p *pacer) idleEvery(t config.Target) int {
 }
 
 func (p *pacer) Interval(name string, base time.Duration) time.Duration {
-	return p.current().Interval(name, base)
+	return p.planOf(name).Interval(name, base)
 }
 
 func (p *pacer) Phase(name string, interval time.Duration) time.Duration {
-	return p.current().Phase(name, interval)
+	return p.planOf(name).Phase(name, interval)
 }
 
-func (p *pacer) StartWindow() time.Duration { return p.current().StartWindow }
+// StartWindow is the longest of the accounts' start windows: the accounts' governors pace their
+// first passes side by side, so the slowest account's is how long one pass of every target takes.
+func (p *pacer) StartWindow() time.Duration {
+	var w time.Duration
+	for _, pl := range p.all() {
+		w = max(w, pl.StartWindow)
+	}
+	return w
+}

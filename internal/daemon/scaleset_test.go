@@ -101,8 +101,8 @@ func TestScaleSetTargetServesJobsFromTheQueue(t *testing.T) {
 func TestPacerCostsNoScaleSetPasses(t *testing.T) {
 	polled := config.Target{Name: "web", Repository: "acme/web", MaxRunners: 1}
 	set := config.Target{Name: "set", Repository: "acme/web", ScaleSet: "web-set", MaxRunners: 1}
-	alone := planFor(&config.Config{Targets: []config.Target{polled}}, nil)
-	both := planFor(&config.Config{Targets: []config.Target{polled, set}}, nil)
+	alone := planFor(&config.Config{Targets: []config.Target{polled}}, config.DefaultAccount, nil)
+	both := planFor(&config.Config{Targets: []config.Target{polled, set}}, config.DefaultAccount, nil)
 	if both.Need != alone.Need || both.Need == 0 {
 		t.Fatalf("points needed with a scale-set target %d, without %d; want equal and non-zero", both.Need, alone.Need)
 	}

@@ -85,16 +85,23 @@ func PlanPolls(ceiling int, targets []PollTarget) PollPlan {
 	return p
 }
 
-// PlanConfig plans the enabled targets of cfg that poll, each at interval(t), under the config's
-// ceiling; an organization is costed by count(org), or as one repository while it has not been
-// listed yet (its next plan knows better). Scale-set targets make no REST call in their passes.
+// PlanConfig is PlanAccount of the [github] account.
 func PlanConfig(cfg *config.Config, interval func(config.Target) time.Duration, count func(org string) (int, bool)) PollPlan {
+	return PlanAccount(cfg, config.DefaultAccount, interval, count)
+}
+
+// PlanAccount plans the enabled targets of cfg that poll through account (config.DefaultAccount:
+// [github]), each at interval(t), under that account's ceiling: each account has its own governor,
+// so one account's targets never stretch another's. An organization is costed by count(org), or as
+// one repository while it has not been listed yet (its next plan knows better). Scale-set targets
+// make no REST call in their passes.
+func PlanAccount(cfg *config.Config, account string, interval func(config.Target) time.Duration, count func(org string) (int, bool)) PollPlan {
 	if cfg == nil {
 		return PlanPolls(0, nil)
 	}
 	var ts []PollTarget
 	for _, t := range cfg.EnabledTargets() {
-		if t.ScaleSet != "" || (t.Account != "" && t.Account != config.DefaultAccount) {
+		if name, _, _ := cfg.AccountOf(t); t.ScaleSet != "" || name != account {
 			continue // demand comes from the scale set's queue; another account has its own ceiling
 		}
 		pts := PassPoints(false, 1)
@@ -110,7 +117,8 @@ func PlanConfig(cfg *config.Config, interval func(config.Target) time.Duration, 
 		}
 		ts = append(ts, PollTarget{Name: t.Name, Interval: interval(t), Points: pts})
 	}
-	return PlanPolls(cfg.GitHub.PointsPerMinute, ts)
+	gc, _ := cfg.GitHubOf(account)
+	return PlanPolls(gc.PointsPerMinute, ts)
 }
 
 func (p PollPlan) describe(targets []PollTarget) string {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/config"
 )
 
 func TestPassPoints(t *testing.T) {
@@ -83,6 +85,32 @@ func TestPlanPhasesSpreadEvenly(t *testing.T) {
 	for name, want := range map[string]time.Duration{"a": 0, "b": 10 * time.Second, "c": 20 * time.Second} {
 		if got := p.Phase(name, 30*time.Second); got != want {
 			t.Errorf("phase of %s = %s, want %s", name, got, want)
+		}
+	}
+}
+
+// TestPlanAccount: an account's plan costs its own targets only, against its own ceiling.
+func TestPlanAccount(t *testing.T) {
+	iv := config.Duration(10 * time.Second)
+	cfg := &config.Config{GitHub: config.GitHub{PointsPerMinute: 600},
+		Accounts: []config.Account{{Name: "globex", GitHub: config.GitHub{PointsPerMinute: 300}}},
+		Targets: []config.Target{
+			{Name: "web", Repository: "acme/web", MaxRunners: 1, PollInterval: iv},
+			{Name: "api", Repository: "globex/api", Account: "globex", MaxRunners: 1, PollInterval: iv},
+			{Name: "db", Repository: "globex/db", Account: "globex", MaxRunners: 1, PollInterval: iv},
+		}}
+	interval := func(t config.Target) time.Duration { return t.PollInterval.D() }
+	none := func(string) (int, bool) { return 0, false }
+	for _, tc := range []struct {
+		account       string
+		ceiling, need int
+	}{
+		{config.DefaultAccount, 600, 18}, // web: 3 points 6 times a minute
+		{"globex", 300, 36},              // api and db
+	} {
+		p := PlanAccount(cfg, tc.account, interval, none)
+		if p.Ceiling != tc.ceiling || p.Need != tc.need {
+			t.Errorf("account %s: ceiling %d need %d, want %d and %d", tc.account, p.Ceiling, p.Need, tc.ceiling, tc.need)
 		}
 	}
 }

@@ -54,8 +54,10 @@ func populate(m *Metrics) {
 	m.RunnerFailed("web", "registration_timed_out")
 	m.LaunchRefused("web", "low_disk")
 	m.ObserveScaleUp("web", StageQueuedToInProgress, time.Second)
-	m.ObserveGitHubRequest("GET /rate_limit", 200, time.Millisecond)
-	m.SetRateLimitSource(func() map[string]RateLimit { return map[string]RateLimit{"core": {Limit: 1, Remaining: 1, Reset: t0}} })
+	m.ObserveGitHubRequest(DefaultAccount, "GET /rate_limit", 200, time.Millisecond)
+	m.SetRateLimitSource(func() map[string]map[string]RateLimit {
+		return map[string]map[string]RateLimit{DefaultAccount: {"core": {Limit: 1, Remaining: 1, Reset: t0}}}
+	})
 	m.SetGovernorShareSource(func() map[string]int { return map[string]int{"default": 600} })
 	m.SetGovernorUsedSource(func() map[string]int { return map[string]int{"default": 42} })
 	m.FleetLeader("web", true)
@@ -68,7 +70,7 @@ func populate(m *Metrics) {
 	m.FleetJoined("ci", true)
 	m.FleetTargetAlone("web", false)
 	m.ScaleSet("set", true, 2, 1, 0)
-	m.PollPlan(600, 18, 1)
+	m.PollPlans(map[string]PollPlan{DefaultAccount: {Ceiling: 600, Need: 18, Stretch: 1}})
 	m.SetTargetSource(func() []TargetGauges { return []TargetGauges{{Name: "web", MaxRunners: 2, Demand: 1}} })
 }
 

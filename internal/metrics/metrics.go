@@ -67,13 +67,14 @@ type Metrics struct {
 	setJobs          *prometheus.GaugeVec
 	fleetAlone       *prometheus.GaugeVec
 	fleetLeader      *prometheus.GaugeVec
-	pollStretch      prometheus.Gauge
-	pollNeed         prometheus.Gauge
-	pointsCeiling    prometheus.Gauge
+	pollStretch      *prometheus.GaugeVec
+	pollNeed         *prometheus.GaugeVec
+	pointsCeiling    *prometheus.GaugeVec
 
 	mu           sync.Mutex
 	runnerStates map[string]map[string]bool // target -> states it has reported, so a drop to zero is exported
 	initialised  *targetSet                 // the targets whose per-target series exist at 0 (InitTargets)
+	planned      map[string]bool            // the accounts whose poll-plan series exist (PollPlans)
 }
 
 // latencyBuckets span a fast webhook-driven start (seconds) to a slow poll-driven one (minutes).
@@ -115,6 +116,7 @@ func New(version string) *Metrics {
 		reg:          prometheus.NewRegistry(),
 		runnerStates: map[string]map[string]bool{},
 		initialised:  &targetSet{names: map[string]struct{}{}},
+		planned:      map[string]bool{},
 	}
 	m.runners = gaugeVec("runners",
 		"Runners this host owns, by target and journal state.", "target", "state")
@@ -127,9 +129,9 @@ func New(version string) *Metrics {
 	m.scaleUpLatency = histogramVec("scale_up_latency_seconds",
 		"Time from a job being queued to a runner starting for it and to the job being in progress, by target and stage.", latencyBuckets, "target", "stage")
 	m.githubRequests = counterVec("github_requests_total",
-		"GitHub API requests by endpoint template and HTTP status (\"error\" when no response arrived).", "endpoint", "status")
+		"GitHub API requests by account, endpoint template and HTTP status (\"error\" when no response arrived).", "account", "endpoint", "status")
 	m.githubDuration = histogramVec("github_request_duration_seconds",
-		"GitHub API request latency by endpoint template.", prometheus.DefBuckets, "endpoint")
+		"GitHub API request latency by account and endpoint template.", prometheus.DefBuckets, "account", "endpoint")
 	m.rates = newRateCollector()
 	m.share = newShareCollector()
 	m.used = newUsedCollector()
@@ -173,13 +175,14 @@ func New(version string) *Metrics {
 		"Scale-set targets only: the jobs of the scale set as its last message counted them, by state (assigned: waiting or running; running; available: held back).", "target", "state")
 	m.reg.MustRegister(m.setSession, m.setJobs)
 
-	m.pollStretch = gauge("github_poll_stretch",
-		"The factor every target's poll interval is multiplied by so the polls fit the request governor's ceiling (1: the configured intervals fit).")
-	m.pollNeed = gauge("github_poll_need_points_per_minute",
-		"Secondary-limit points a minute the targets' polls need at their configured intervals.")
-	m.pointsCeiling = gauge("github_points_per_minute_ceiling",
-		"The request governor's ceiling of secondary-limit points a minute per account (github.points_per_minute).")
-	m.pollStretch.Set(1)
+	m.pollStretch = gaugeVec("github_poll_stretch",
+		"The factor every poll interval of the account's targets is multiplied by so their polls fit the account's request governor's ceiling (1: the configured intervals fit).", "account")
+	m.pollNeed = gaugeVec("github_poll_need_points_per_minute",
+		"Secondary-limit points a minute the account's targets' polls need at their configured intervals.", "account")
+	m.pointsCeiling = gaugeVec("github_points_per_minute_ceiling",
+		"The account's request governor's ceiling of secondary-limit points a minute (points_per_minute of [github] or its [[account]]).", "account")
+	// The [github] account's series exist from the start, as they did before accounts had labels.
+	m.PollPlans(map[string]PollPlan{DefaultAccount: {Stretch: 1}})
 	m.reg.MustRegister(m.pollStretch, m.pollNeed, m.pointsCeiling)
 
 	target := []string{"target"}
@@ -287,13 +290,13 @@ func (m *Metrics) ObserveScaleUp(target, stage string, d time.Duration) {
 // "GET /repos/{owner}/{repo}/actions/runs" (never a URL with a token or a per-job id in it);
 // status is the HTTP status, or 0 when the request failed before a response arrived. It has the
 // shape of internal/github's Options.Observer once the RequestInfo fields are unpacked.
-func (m *Metrics) ObserveGitHubRequest(endpoint string, status int, d time.Duration) {
+func (m *Metrics) ObserveGitHubRequest(account, endpoint string, status int, d time.Duration) {
 	code := "error"
 	if status > 0 {
 		code = strconv.Itoa(status)
 	}
-	m.githubRequests.WithLabelValues(endpoint, code).Inc()
-	m.githubDuration.WithLabelValues(endpoint).Observe(d.Seconds())
+	m.githubRequests.WithLabelValues(account, endpoint, code).Inc()
+	m.githubDuration.WithLabelValues(account, endpoint).Observe(d.Seconds())
 }
 
 // GitHubContact records a successful GitHub answer at t; it fits internal/github's
@@ -323,12 +326,36 @@ func (m *Metrics) ConfigReload(ok bool, generation int64, at time.Time) {
 	m.configGeneration.Set(float64(generation))
 }
 
-// PollPlan records the request governor's poll plan: its ceiling, what the targets need at their
-// configured intervals, and the stretch applied to every interval (status's github_polling).
-func (m *Metrics) PollPlan(ceiling, need int, stretch float64) {
-	m.pointsCeiling.Set(float64(ceiling))
-	m.pollNeed.Set(float64(need))
-	m.pollStretch.Set(stretch)
+// DefaultAccount is the account label of the [github] section's series (config.DefaultAccount).
+const DefaultAccount = "default"
+
+// PollPlan is one account's poll plan as exported: its governor's ceiling, what its targets need
+// at their configured intervals, and the stretch applied to each of their intervals.
+type PollPlan struct {
+	Ceiling, Need int
+	Stretch       float64
+}
+
+// PollPlans records every account's poll plan (status's github_polling), by account name; an
+// account planned before and missing now (removed by a reload) loses its series.
+func (m *Metrics) PollPlans(plans map[string]PollPlan) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for account := range m.planned {
+		if _, ok := plans[account]; !ok {
+			l := prometheus.Labels{"account": account}
+			m.pointsCeiling.DeletePartialMatch(l)
+			m.pollNeed.DeletePartialMatch(l)
+			m.pollStretch.DeletePartialMatch(l)
+			delete(m.planned, account)
+		}
+	}
+	for account, p := range plans {
+		m.planned[account] = true
+		m.pointsCeiling.WithLabelValues(account).Set(float64(p.Ceiling))
+		m.pollNeed.WithLabelValues(account).Set(float64(p.Need))
+		m.pollStretch.WithLabelValues(account).Set(p.Stretch)
+	}
 }
 
 // FleetJoined records whether the host is a member of fleet (exported only with a [fleet]).

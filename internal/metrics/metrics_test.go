@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 )
@@ -48,12 +49,12 @@ func TestGolden(t *testing.T) {
 	m.ObserveScaleUp("web", StageQueuedToStarted, 4*time.Second)
 	m.ObserveScaleUp("web", StageStartedToInProgress, 2*time.Second)
 	m.ObserveScaleUp("web", StageQueuedToInProgress, 6*time.Second)
-	m.ObserveGitHubRequest("GET /repos/{owner}/{repo}/actions/runs", 200, 80*time.Millisecond)
-	m.ObserveGitHubRequest("GET /repos/{owner}/{repo}/actions/runs", 304, 20*time.Millisecond)
-	m.ObserveGitHubRequest("POST /repos/{owner}/{repo}/actions/runners/generate-jitconfig", 403, 50*time.Millisecond)
-	m.ObserveGitHubRequest("GET /orgs/{org}/actions/runners", 0, 3*time.Second)
-	m.SetRateLimitSource(func() map[string]RateLimit {
-		return map[string]RateLimit{"core": {Limit: 5000, Remaining: 4990, Reset: t0.Add(time.Hour)}, "search": {Limit: 30, Remaining: 30, Reset: t0.Add(time.Minute)}}
+	m.ObserveGitHubRequest(DefaultAccount, "GET /repos/{owner}/{repo}/actions/runs", 200, 80*time.Millisecond)
+	m.ObserveGitHubRequest(DefaultAccount, "GET /repos/{owner}/{repo}/actions/runs", 304, 20*time.Millisecond)
+	m.ObserveGitHubRequest(DefaultAccount, "POST /repos/{owner}/{repo}/actions/runners/generate-jitconfig", 403, 50*time.Millisecond)
+	m.ObserveGitHubRequest(DefaultAccount, "GET /orgs/{org}/actions/runners", 0, 3*time.Second)
+	m.SetRateLimitSource(func() map[string]map[string]RateLimit {
+		return map[string]map[string]RateLimit{DefaultAccount: {"core": {Limit: 5000, Remaining: 4990, Reset: t0.Add(time.Hour)}, "search": {Limit: 30, Remaining: 30, Reset: t0.Add(time.Minute)}}}
 	})
 	m.GitHubContact(t0.Add(3 * time.Second))
 	m.ObserveReconcile("web", 120*time.Millisecond, nil)
@@ -63,7 +64,8 @@ func TestGolden(t *testing.T) {
 	m.WebhookDelivery("bad_signature")
 	m.InitRunnerPackageDiscards([]string{"modified", "unrecorded"})
 	m.RunnerPackageDiscarded("unrecorded")
-	m.PollPlan(600, 6000, 13.9)
+	m.ObserveGitHubRequest("globex", "GET /repos/{owner}/{repo}/actions/runs", 200, 30*time.Millisecond)
+	m.PollPlans(map[string]PollPlan{DefaultAccount: {Ceiling: 600, Need: 6000, Stretch: 13.9}, "globex": {Ceiling: 300, Need: 18, Stretch: 1}})
 
 	golden := filepath.Join("testdata", "metrics.golden.prom")
 	if *update {
@@ -132,12 +134,12 @@ func TestRateLimitsAreReadAtScrapeTime(t *testing.T) {
 		t.Fatalf("%d rate series with no source, want 0", n)
 	}
 	remaining := 100
-	m.SetRateLimitSource(func() map[string]RateLimit {
-		return map[string]RateLimit{"core": {Limit: 5000, Remaining: remaining, Reset: t0}}
+	m.SetRateLimitSource(func() map[string]map[string]RateLimit {
+		return map[string]map[string]RateLimit{DefaultAccount: {"core": {Limit: 5000, Remaining: remaining, Reset: t0}}}
 	})
 	want := func(v int) string {
-		return fmt.Sprintf("# HELP runner_manager_github_rate_limit_remaining Requests left in the current GitHub rate-limit window (x-ratelimit-remaining), by resource.\n"+
-			"# TYPE runner_manager_github_rate_limit_remaining gauge\nrunner_manager_github_rate_limit_remaining{resource=\"core\"} %d\n", v)
+		return fmt.Sprintf("# HELP runner_manager_github_rate_limit_remaining Requests left in the current GitHub rate-limit window (x-ratelimit-remaining), by account and resource.\n"+
+			"# TYPE runner_manager_github_rate_limit_remaining gauge\nrunner_manager_github_rate_limit_remaining{account=\"default\",resource=\"core\"} %d\n", v)
 	}
 	for _, v := range []int{100, 42} {
 		remaining = v
@@ -216,5 +218,24 @@ func TestBuildInfo(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `version="1.2.3"} 1`) || !strings.Contains(string(out), `goversion="go`) {
 		t.Errorf("build_info:\n%s", out)
+	}
+}
+
+// TestPollPlansPerAccount: the [github] account's poll-plan series exist from the start (stretch
+// 1), each account planned gets its own, and an account a reload removed loses them.
+func TestPollPlansPerAccount(t *testing.T) {
+	m := New("test")
+	if got := testutil.ToFloat64(m.pollStretch.WithLabelValues(DefaultAccount)); got != 1 || testutil.CollectAndCount(m.pollStretch) != 1 {
+		t.Fatalf("before any plan: stretch{default} = %v in %d series, want 1 in 1", got, testutil.CollectAndCount(m.pollStretch))
+	}
+	m.PollPlans(map[string]PollPlan{DefaultAccount: {Ceiling: 600, Need: 10, Stretch: 1}, "globex": {Ceiling: 300, Need: 600, Stretch: 2.5}})
+	if got := testutil.ToFloat64(m.pollStretch.WithLabelValues("globex")); got != 2.5 {
+		t.Errorf("stretch{globex} = %v, want 2.5", got)
+	}
+	m.PollPlans(map[string]PollPlan{DefaultAccount: {Ceiling: 600, Need: 10, Stretch: 1}})
+	for name, v := range map[string]*prometheus.GaugeVec{"stretch": m.pollStretch, "need": m.pollNeed, "ceiling": m.pointsCeiling} {
+		if n := testutil.CollectAndCount(v); n != 1 {
+			t.Errorf("%s series after globex was removed = %d, want 1 (default's)", name, n)
+		}
 	}
 }

@@ -14,11 +14,11 @@ type RateLimit struct {
 	Reset     time.Time
 }
 
-// SetRateLimitSource makes every scrape read the current rate limits from f, typically the GitHub
-// client's Budget().Rates() converted to RateLimit. Pulling at scrape time keeps the gauges exactly
-// as fresh as the budget the client itself obeys, with no copying loop. f must be fast and safe
-// for concurrent use; nil stops exporting them.
-func (m *Metrics) SetRateLimitSource(f func() map[string]RateLimit) { m.rates.src.set(f) }
+// SetRateLimitSource makes every scrape read the current rate limits from f, by account then by
+// resource, typically each account's GitHub client's Budget().Rates() converted to RateLimit.
+// Pulling at scrape time keeps the gauges exactly as fresh as the budget each client itself obeys,
+// with no copying loop. f must be fast and safe for concurrent use; nil stops exporting them.
+func (m *Metrics) SetRateLimitSource(f func() map[string]map[string]RateLimit) { m.rates.src.set(f) }
 
 // source is what a collector reads at scrape time, set after New; nil exports nothing.
 type source[T any] struct {
@@ -46,17 +46,17 @@ func (s *source[T]) read() (v T, ok bool) {
 // rateCollector exports the rate-limit gauges from the source at collection time.
 type rateCollector struct {
 	limit, remaining, reset *prometheus.Desc
-	src                     source[map[string]RateLimit]
+	src                     source[map[string]map[string]RateLimit]
 }
 
 func newRateCollector() *rateCollector {
 	desc := func(name, help string) *prometheus.Desc {
-		return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "github", name), help, []string{"resource"}, nil)
+		return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "github", name), help, []string{"account", "resource"}, nil)
 	}
 	return &rateCollector{
-		limit:     desc("rate_limit_requests", "Requests allowed per window for the resource (x-ratelimit-limit)."),
-		remaining: desc("rate_limit_remaining", "Requests left in the current GitHub rate-limit window (x-ratelimit-remaining), by resource."),
-		reset:     desc("rate_limit_reset_timestamp_seconds", "When the current GitHub rate-limit window resets (x-ratelimit-reset), by resource."),
+		limit:     desc("rate_limit_requests", "Requests allowed per window for the account's credential and the resource (x-ratelimit-limit)."),
+		remaining: desc("rate_limit_remaining", "Requests left in the current GitHub rate-limit window (x-ratelimit-remaining), by account and resource."),
+		reset:     desc("rate_limit_reset_timestamp_seconds", "When the current GitHub rate-limit window resets (x-ratelimit-reset), by account and resource."),
 	}
 }
 
@@ -70,10 +70,12 @@ func (c *rateCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *rateCollector) Collect(ch chan<- prometheus.Metric) {
 	rates, _ := c.src.read()
-	for resource, r := range rates {
-		ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, float64(r.Limit), resource)
-		ch <- prometheus.MustNewConstMetric(c.remaining, prometheus.GaugeValue, float64(r.Remaining), resource)
-		ch <- prometheus.MustNewConstMetric(c.reset, prometheus.GaugeValue, unixSeconds(r.Reset), resource)
+	for account, byResource := range rates {
+		for resource, r := range byResource {
+			ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, float64(r.Limit), account, resource)
+			ch <- prometheus.MustNewConstMetric(c.remaining, prometheus.GaugeValue, float64(r.Remaining), account, resource)
+			ch <- prometheus.MustNewConstMetric(c.reset, prometheus.GaugeValue, unixSeconds(r.Reset), account, resource)
+		}
 	}
 }
 

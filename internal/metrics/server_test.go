@@ -19,11 +19,11 @@ func TestLiveScrapePassesPromtool(t *testing.T) {
 	m := New("1.2.3")
 	m.ConfigReload(true, 1, t0)
 	m.SetRunners("web", map[string]int{"busy": 1})
-	m.ObserveGitHubRequest("GET /repos/{owner}/{repo}/actions/runs", 200, time.Millisecond)
+	m.ObserveGitHubRequest(DefaultAccount, "GET /repos/{owner}/{repo}/actions/runs", 200, time.Millisecond)
 	m.ObserveScaleUp("web", StageQueuedToStarted, time.Second)
 	m.ObserveReconcile("web", time.Millisecond, nil)
-	m.SetRateLimitSource(func() map[string]RateLimit {
-		return map[string]RateLimit{"core": {Limit: 5000, Remaining: 10, Reset: t0}}
+	m.SetRateLimitSource(func() map[string]map[string]RateLimit {
+		return map[string]map[string]RateLimit{DefaultAccount: {"core": {Limit: 5000, Remaining: 10, Reset: t0}}}
 	})
 	m.ObserveJournalWrite(time.Millisecond)
 	m.WebhookDelivery("accepted")
