@@ -110,8 +110,8 @@ func (g *gitHub) usedOne() int {
 // usedPerMinute is the points sent over the last minute, every account summed (status).
 func (g *gitHub) usedPerMinute() int {
 	used := 0
-	for _, s := range g.Spend() {
-		used += s.Points
+	for _, n := range g.usedByAccount() {
+		used += n
 	}
 	return used
 }
