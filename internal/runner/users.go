@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/user"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,12 +19,37 @@ type User struct {
 	Home     string
 }
 
-// SlotUsers maps runner slots to their users, <Prefix><slot>, and creates a missing one with
-// useradd (a system user with no login shell and its own home), as dockerd creates its
-// userns-remap user. Creating accounts needs root; Ensure says what to do otherwise.
+// SlotUsers maps runner slots to their users, <Prefix><slot>, and creates a missing one through
+// the OS's account tool (useradd on Linux, dscl on macOS: accountDB): an unprivileged user with no
+// login shell, its own group and its own home, as dockerd creates its userns-remap user.
+// Creating accounts needs root; Ensure says what to do otherwise.
 type SlotUsers struct {
 	Prefix string
-	mu     sync.Mutex // one useradd at a time: it locks /etc/passwd and fails when raced
+	mu     sync.Mutex // one account change at a time: useradd locks /etc/passwd and fails when raced
+	db     accountDB  // nil: the OS's (osAccounts); tests give dscl a fake
+}
+
+// accountDB is the OS's user database as SlotUsers uses it; each OS file gives one (osAccounts).
+type accountDB interface {
+	// lookup returns name's user; a user.UnknownUserError when there is none, another error
+	// when it cannot be read or must not be used (root's ids; on macOS, one runner-manager did
+	// not make).
+	lookup(ctx context.Context, name string) (User, error)
+	// create makes the user of slot, named name, with its group and its home (0700).
+	create(ctx context.Context, name string, slot int) error
+	// list names every local user.
+	list(ctx context.Context) ([]string, error)
+	// remove deletes u, its group and its home; its processes are already gone.
+	remove(ctx context.Context, u User) error
+	// howToCreate is the command an operator runs to make name by hand.
+	howToCreate(name string) string
+}
+
+func (s *SlotUsers) accounts() accountDB {
+	if s.db != nil {
+		return s.db
+	}
+	return osAccounts()
 }
 
 // Name is the user of slot.
@@ -54,16 +77,15 @@ func (s *SlotUsers) Provision(ctx context.Context, n int) ([]string, error) {
 	return created, nil
 }
 
-// Existing lists the local users (in /etc/passwd, where useradd puts them) named <Prefix><slot>,
-// in slot order: every slot user made so far, also of slots past today's max_runners.
+// Existing lists the local users named <Prefix><slot>, in slot order: every slot user made so
+// far, also of slots past today's max_runners.
 func (s *SlotUsers) Existing() ([]string, error) {
-	data, err := os.ReadFile("/etc/passwd")
+	all, err := s.accounts().list(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("list runner users: %w", err)
 	}
 	slots := map[int]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		name, _, _ := strings.Cut(line, ":")
+	for _, name := range all {
 		digits, ok := strings.CutPrefix(name, s.Prefix)
 		if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" {
 			continue
@@ -85,22 +107,21 @@ func (s *SlotUsers) Existing() ([]string, error) {
 }
 
 // Remove deletes the slot user name (one Existing lists): slot hygiene first (its processes
-// killed, its files in /tmp, /var/tmp and /dev/shm removed), then userdel -r, which removes its home.
+// killed, its files in the shared scratch directories removed), then the user, its group and
+// its home.
 func (s *SlotUsers) Remove(ctx context.Context, name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	u, err := lookupUser(name)
+	db := s.accounts()
+	u, err := db.lookup(ctx, name)
 	if err != nil {
 		return fmt.Errorf("remove runner user %s: %w", name, err)
 	}
 	if err := CleanUser(ctx, u); err != nil {
 		return fmt.Errorf("remove runner user %s: %w", name, err)
 	}
-	if out, err := exec.CommandContext(ctx, "userdel", "-r", name).CombinedOutput(); err != nil {
-		// userdel -r exits 12 when the home was already gone; the user is removed anyway.
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 12 {
-			return fmt.Errorf("remove runner user %s: userdel -r %s: %w: %s", name, name, err, strings.TrimSpace(string(out)))
-		}
+	if err := db.remove(ctx, u); err != nil {
+		return fmt.Errorf("remove runner user %s: %w", name, err)
 	}
 	return nil
 }
@@ -110,55 +131,38 @@ func (s *SlotUsers) ensure(ctx context.Context, slot int) (User, bool, error) {
 	name := s.Name(slot)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if u, err := lookupUser(name); err == nil {
+	db := s.accounts()
+	if u, err := db.lookup(ctx, name); err == nil {
 		return u, false, nil
 	} else if !errors.As(err, new(user.UnknownUserError)) {
 		return User{}, false, err
 	}
 	if os.Geteuid() != 0 {
-		return User{}, false, fmt.Errorf("runner user %s does not exist and the daemon is not root, so it cannot create it: run `runner-manager service install` as root (it creates the users), create it yourself (useradd --system --user-group --create-home --shell /usr/sbin/nologin %s), or set daemon.runner_user = \"daemon\"", name, name)
+		return User{}, false, fmt.Errorf("runner user %s does not exist and the daemon is not root, so it cannot create it: run `runner-manager service install` as root (it creates the users), create it yourself (%s), or set daemon.runner_user = \"daemon\"", name, db.howToCreate(name))
 	}
-	args := []string{"--system", "--user-group", "--create-home", "--home-dir", filepath.Join("/home", name),
-		"--shell", noLoginShell(), "--comment", "runner-manager runner slot " + strconv.Itoa(slot), name}
-	if out, err := exec.CommandContext(ctx, "useradd", args...).CombinedOutput(); err != nil {
-		return User{}, false, fmt.Errorf("create runner user %s: useradd %s: %w: %s (create the user yourself, or set daemon.runner_user = \"daemon\")", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	if err := db.create(ctx, name, slot); err != nil {
+		return User{}, false, fmt.Errorf("create runner user %s: %w (create the user yourself, or set daemon.runner_user = \"daemon\")", name, err)
 	}
-	u, err := lookupUser(name)
+	u, err := db.lookup(ctx, name)
 	if err != nil {
 		return User{}, false, err
-	}
-	// useradd leaves HOME_MODE unset on Debian (homes 0755): other slots and local users would
-	// read what a job keeps there. CleanUser fixes the home of a user made before, at its next use.
-	if err := os.Chmod(u.Home, 0o700); err != nil {
-		return User{}, false, fmt.Errorf("create runner user %s: make its home %s 0700: %w", name, u.Home, err)
 	}
 	return u, true, nil
 }
 
-func lookupUser(name string) (User, error) {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return User{}, err
+// checkIDs refuses root's ids for a runner user.
+func checkIDs(u User) (User, error) {
+	if u.UID == 0 || u.GID == 0 {
+		return User{}, fmt.Errorf("runner user %s has uid %d and gid %d: a runner user must not be root; give it its own uid and gid", u.Name, u.UID, u.GID)
 	}
-	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
-	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
-	if err := errors.Join(err1, err2); err != nil {
-		return User{}, fmt.Errorf("runner user %s: %w", name, err)
-	}
-	if uid == 0 || gid == 0 {
-		return User{}, fmt.Errorf("runner user %s has uid %d and gid %d: a runner user must not be root; give it its own uid and gid", name, uid, gid)
-	}
-	return User{Name: name, UID: uint32(uid), GID: uint32(gid), Home: u.HomeDir}, nil
+	return u, nil
 }
 
-func noLoginShell() string {
-	for _, p := range []string{"/usr/sbin/nologin", "/sbin/nologin"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return "/bin/false"
-}
+// slotComment is the account's comment (GECOS on Linux, RealName on macOS): what marks a user
+// as a runner-manager slot user for the packages' purge and for macOS's refusal of a stranger.
+func slotComment(slot int) string { return slotCommentPrefix + strconv.Itoa(slot) }
+
+const slotCommentPrefix = "runner-manager runner slot "
 
 // CleanUser is slot hygiene, run before u runs the next job: it kills every process of u's uid,
 // then removes what a job can leave behind besides processes (scrubUser: files in u's home and

@@ -9,54 +9,84 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
+	"path/filepath"
 	"strconv"
-	"syscall"
+	"strings"
 )
 
-// killRounds bounds killUID: each round is one kill(-1) by the helper and one /proc scan.
-const killRounds = 50
+// useradd is Linux's accountDB: useradd and userdel, and /etc/passwd (where useradd puts users).
+type useradd struct{}
 
-// killShell runs the helper: the POSIX shell's kill builtin sends kill(-1, SIGKILL) for
-// "-KILL -1" (dash, bash and busybox alike), with no other program needed on the host.
-const killShell = "/bin/sh"
+func osAccounts() accountDB { return useradd{} }
 
-// killUID ends every process of uid, the fallback of a host without usable cgroups. A helper
-// dropped to uid (and gid) runs kill(-1, SIGKILL): as uid, kill(-1) reaches exactly the processes
-// uid may signal, all of uid's and nobody else's, and the kernel sends it under the task list
-// lock, so a chain that forks and exits every few milliseconds cannot outrun it the way it
-// outruns a /proc scan followed by kill(pid). kill(-1) spares its caller, which exits by itself.
-// The helper runs, then a /proc scan looks for what is left, until one finds no process of uid
-// (at most killRounds times).
-func killUID(ctx context.Context, uid, gid uint32) error {
-	if uid == 0 {
-		return errors.New("refusing to kill every process of uid 0")
+func (useradd) lookup(_ context.Context, name string) (User, error) { return lookupUser(name) }
+
+func (useradd) howToCreate(name string) string {
+	return "useradd --system --user-group --create-home --shell /usr/sbin/nologin " + name
+}
+
+// create runs useradd: a system user with its own group, no login shell and a home in /home.
+func (useradd) create(ctx context.Context, name string, slot int) error {
+	home := filepath.Join("/home", name)
+	args := []string{"--system", "--user-group", "--create-home", "--home-dir", home,
+		"--shell", noLoginShell(), "--comment", slotComment(slot), name}
+	if out, err := exec.CommandContext(ctx, "useradd", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("useradd %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
-	var last error
-	for round := 0; round < killRounds; round++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		// Kill first, then look: a scan can miss a fork chain between two generations (the hole
-		// this replaces), while after kill(-1) nothing of the uid is left to be missed.
-		cmd := exec.CommandContext(ctx, killShell, "-c", "kill -KILL -1")
-		cmd.Env = []string{"PATH=/usr/bin:/bin"}
-		cmd.Dir = "/"
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}}
-		// Its exit status says nothing useful: the scan decides. It may fail to start when uid is at
-		// its process limit (a fork bomb): the next round tries again.
-		if err := cmd.Run(); err != nil && !errors.As(err, new(*exec.ExitError)) {
-			last = fmt.Errorf("run %s as uid %d to end its processes: %w", killShell, uid, err)
-			continue
-		}
-		pids, err := pidsOf(uid)
-		if err != nil {
-			return err
-		}
-		if len(pids) == 0 {
-			return nil
+	// useradd leaves HOME_MODE unset on Debian (homes 0755): other slots and local users would
+	// read what a job keeps there. CleanUser fixes the home of a user made before, at its next use.
+	if err := os.Chmod(home, 0o700); err != nil {
+		return fmt.Errorf("make its home %s 0700: %w", home, err)
+	}
+	return nil
+}
+
+func (useradd) list(context.Context) ([]string, error) {
+	data, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if name, _, _ := strings.Cut(line, ":"); name != "" {
+			names = append(names, name)
 		}
 	}
-	return errors.Join(fmt.Errorf("processes of uid %d keep appearing after %d rounds of kill(-1, SIGKILL) as that uid", uid, killRounds), last)
+	return names, nil
+}
+
+// remove runs userdel -r, which removes the home too.
+func (useradd) remove(ctx context.Context, u User) error {
+	if out, err := exec.CommandContext(ctx, "userdel", "-r", u.Name).CombinedOutput(); err != nil {
+		// userdel -r exits 12 when the home was already gone; the user is removed anyway.
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 12 {
+			return fmt.Errorf("userdel -r %s: %w: %s", u.Name, err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}
+
+func lookupUser(name string) (User, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return User{}, err
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err := errors.Join(err1, err2); err != nil {
+		return User{}, fmt.Errorf("runner user %s: %w", name, err)
+	}
+	return checkIDs(User{Name: name, UID: uint32(uid), GID: uint32(gid), Home: u.HomeDir})
+}
+
+func noLoginShell() string {
+	for _, p := range []string{"/usr/sbin/nologin", "/sbin/nologin"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "/bin/false"
 }
 
 // pidsOf lists the live (not zombie) processes with uid among their real, effective and saved uids.
