@@ -25,8 +25,12 @@ import (
 // newServiceCmd is `runner-manager service install|uninstall|status|start|stop`.
 func newServiceCmd() *cobra.Command { return serviceCmd(time.Now) }
 
-func serviceCmd(now func() time.Time) *cobra.Command {
+func serviceCmd(now func() time.Time) *cobra.Command { return serviceCmdOn(service.Detect(), now) }
+
+// serviceCmdOn is the service command for the service manager sys (tests pick launchd on Linux).
+func serviceCmdOn(sys service.System, now func() time.Time) *cobra.Command {
 	var root string
+	var login loginFlag
 	cmd := &cobra.Command{
 		Use:   "service",
 		Short: "Install, control and inspect runner-manager as a system service (systemd or launchd)",
@@ -36,9 +40,12 @@ every running job to finish, swaps the private copy and restarts through the ser
 version that keeps crashing is rolled back. See docs/upgrades.md.`,
 	}
 	cmd.PersistentFlags().StringVar(&root, "root", "", "operate on this directory tree instead of / (image building, tests); systemctl/launchctl are not run")
+	login.register(cmd, sys, &root)
 	mgr := func(cmd *cobra.Command) *service.Manager {
-		sys := service.Detect()
 		p := service.DefaultPaths(sys)
+		if login.on {
+			p = login.paths
+		}
 		m := &service.Manager{System: sys, Paths: p, Clock: now, Logger: slog.New(slog.DiscardHandler)}
 		if root != "" {
 			m.Paths.Root = root
@@ -75,7 +82,10 @@ service unit prints the same unit without installing anything.`,
 				return err
 			}
 			users := &runner.SlotUsers{Prefix: d.RunnerUserPrefix}
-			perSlot, why := d.PerSlotRunners(true), notHere(m)
+			perSlot, why := d.PerSlotRunners(!m.Paths.Agent()), notHere(m)
+			if perSlot && m.Paths.Agent() {
+				return withCode(exitUsage, errAgentPerSlot)
+			}
 			if perSlot && why == "" {
 				m.RunnerUsers, m.RunnerSlots = users, d.MaxRunners
 			}
@@ -93,18 +103,20 @@ service unit prints the same unit without installing anything.`,
 			case perSlot:
 				fmt.Fprintf(out, "  runner users: not created (%s); the daemon, as root, creates %s to %s at their slots' first launch\n",
 					why, users.Name(0), users.Name(d.MaxRunners-1))
+			case m.Paths.Agent():
+				fmt.Fprintln(out, "  runner users: none (a LaunchAgent's daemon runs as you, and its runners too)")
 			default:
 				fmt.Fprintln(out, "  runner users: none (daemon.runner_user = \"daemon\": runners run as the daemon's user)")
 			}
 			if _, err := os.Stat(filepath.Join(m.Paths.Root, rec.Config)); err != nil {
-				fmt.Fprintf(out, "note: %s does not exist yet; write it (runner-manager config init --config %s) before starting\n", rec.Config, rec.Config)
+				fmt.Fprintf(out, "note: %s does not exist yet; write it (runner-manager config init --config %s) before starting\n", rec.Config, shellArg(rec.Config))
 			}
-			fmt.Fprintln(out, "start it with: runner-manager service start")
+			fmt.Fprintln(out, "start it with: runner-manager service start"+userArg(m))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&source, "source", "", "the binary to install and to watch for upgrades (default: the one you ran)")
-	cmd.Flags().StringVar(&config, "config", defaultConfigPath, "config file the service's daemon reads")
+	cmd.Flags().StringVar(&config, "config", defaultConfigPath, "config file the service's daemon reads (with --user: config.toml in ~/Library/Application Support/runner-manager)")
 	return cmd
 }
 
@@ -123,11 +135,11 @@ asks the running daemon first and changes nothing while any runner is busy with 
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m := mgr(cmd)
-			d, err := daemonSettings(filepath.Join(m.Paths.Root, config))
+			d, err := daemonSettings(filepath.Join(m.Paths.Root, configOf(cmd, m, config)))
 			if err != nil {
 				return err
 			}
-			if m.Paths.Root == "" {
+			if m.Paths.Root == "" && !m.Paths.Agent() {
 				m.RunnerUsers = &runner.SlotUsers{Prefix: d.RunnerUserPrefix}
 			}
 			m.RemoveRunnerUsers = removeUsers
@@ -142,8 +154,12 @@ asks the running daemon first and changes nothing while any runner is busy with 
 				fmt.Fprintf(out, "removed runner users: %s\n", strings.Join(done.RunnerUsersRemoved, ", "))
 			}
 			if len(done.RunnerUsersKept) > 0 {
-				fmt.Fprintf(out, "runner users kept: %s\nremove them with: userdel -r %s\n", strings.Join(done.RunnerUsersKept, ", "),
-					strings.Join(done.RunnerUsersKept, " && userdel -r "))
+				fmt.Fprintf(out, "runner users kept: %s\n", strings.Join(done.RunnerUsersKept, ", "))
+				if m.System == service.Launchd {
+					fmt.Fprintln(out, "remove them with: sudo dscl . -delete /Users/NAME and /Groups/NAME for each, and its home (docs/operations.md, macOS)")
+				} else {
+					fmt.Fprintf(out, "remove them with: userdel -r %s\n", strings.Join(done.RunnerUsersKept, " && userdel -r "))
+				}
 			}
 			if err != nil {
 				return withCode(exitFailure, err)
@@ -220,7 +236,7 @@ builds; it installs nothing. The stop timeout follows the config's daemon.shutdo
 		},
 	}
 	cmd.Flags().StringVar(&source, "source", "", "the binary the service watches for upgrades (default: the one you ran)")
-	cmd.Flags().StringVar(&config, "config", defaultConfigPath, "config file the service's daemon reads")
+	cmd.Flags().StringVar(&config, "config", defaultConfigPath, "config file the service's daemon reads (with --user: config.toml in ~/Library/Application Support/runner-manager)")
 	return cmd
 }
 
@@ -228,8 +244,8 @@ builds; it installs nothing. The stop timeout follows the config's daemon.shutdo
 // binary: the one given, else the one this command was run as.
 func serviceFor(cmd *cobra.Command, mgr func(*cobra.Command) *service.Manager, config, source string) (*service.Manager, config.Daemon, string, error) {
 	m := mgr(cmd)
-	m.Paths.ConfigFile = config
-	d, err := daemonSettings(filepath.Join(m.Paths.Root, config))
+	m.Paths.ConfigFile = configOf(cmd, m, config)
+	d, err := daemonSettings(filepath.Join(m.Paths.Root, m.Paths.ConfigFile))
 	if err != nil {
 		return nil, d, "", err
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/service"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/selfupdate/selfupdatetest"
 )
@@ -164,5 +165,55 @@ func TestServiceUninstallRefusesWhileBusy(t *testing.T) {
 				t.Fatalf("unit present = %v after exit %d", installed, code)
 			}
 		})
+	}
+}
+
+// `service --user` on a Mac (launchd, chosen here on Linux): install writes the LaunchAgent in the
+// user's Library with its config and state there and no runner users, status and uninstall find
+// it there. The golden files hold the output, launchctl's skipped calls in gui/<uid> included.
+func TestServiceUserInstallsALaunchAgent(t *testing.T) {
+	root := installFakeSource(t)
+	t.Setenv("HOME", "/Users/ci")
+	clock := func() time.Time { return time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC) }
+	for _, s := range []struct {
+		golden string
+		args   []string
+		code   int
+	}{
+		{"install-agent.golden", []string{"install", "--user", "--root", root, "--source", "/usr/local/bin/runner-manager"}, exitOK},
+		{"status-agent.golden", []string{"status", "--user", "--root", root}, exitFailure},
+		{"uninstall-agent.golden", []string{"uninstall", "--user", "--root", root}, exitOK},
+	} {
+		out, errOut, code := runStatusCmd(t, serviceCmdOn(service.Launchd, clock), s.args...)
+		if code != s.code {
+			t.Fatalf("service %s: exit %d, want %d; stderr:\n%s", s.args[0], code, s.code, errOut)
+		}
+		golden(t, filepath.Join("testdata", "service", s.golden), strings.ReplaceAll(out+errOut, root, "$ROOT"))
+		if s.args[0] == "install" {
+			plist := filepath.Join(root, "Users/ci/Library/LaunchAgents", service.LaunchdLabel+".plist")
+			if _, err := os.Stat(plist); err != nil {
+				t.Fatalf("no LaunchAgent plist: %v", err)
+			}
+		}
+	}
+}
+
+// --user is refused where there is no user service (systemd, for now), and with a config that
+// asks for per-slot runner users, which a LaunchAgent's daemon (not root) cannot run.
+func TestServiceUserRefusals(t *testing.T) {
+	root := installFakeSource(t)
+	t.Setenv("HOME", "/Users/ci")
+	_, errOut, code := runStatusCmd(t, serviceCmdOn(service.Systemd, time.Now), "install", "--user", "--root", root)
+	if code != exitUsage || !strings.Contains(errOut, "systemd has no user service here yet") {
+		t.Fatalf("install --user under systemd: exit %d, want %d and a refusal; stderr:\n%s", code, exitUsage, errOut)
+	}
+	dir := filepath.Join(root, "Users/ci/Library/Application Support/runner-manager")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "config.toml", "[daemon]\nrunner_user = \"per-slot\"\n", 0o600)
+	_, errOut, code = runStatusCmd(t, serviceCmdOn(service.Launchd, time.Now), "install", "--user", "--root", root, "--source", "/usr/local/bin/runner-manager")
+	if code != exitUsage || !strings.Contains(errOut, "cannot run runners as per-slot users") {
+		t.Fatalf("install --user with a config asking for per-slot users: exit %d, want %d and a refusal; stderr:\n%s", code, exitUsage, errOut)
 	}
 }

@@ -3,11 +3,85 @@ package service
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/xml"
+	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/template"
 )
+
+// launchd's two modes. The LaunchDaemon (/Library/LaunchDaemons, domain "system") starts at boot
+// as root, with per-slot runner users. The LaunchAgent (~/Library/LaunchAgents, domain
+// "gui/<uid>", AgentPaths; `service install --user`) starts when its user logs in and runs as that
+// user, runners too: for a Mac whose jobs need the logged-in session (the keychain, the GUI,
+// simulators) and for an operator without root.
+const (
+	launchdSystemDomain = "system"
+	launchdGUIDomain    = "gui/"
+	// stateDirEnv tells the agent's daemon its state dir (config.EnvPrefix + "STATE_DIR";
+	// TestStateDirEnvIsTheConfigs).
+	stateDirEnv = "RUNNER_MANAGER_STATE_DIR"
+)
+
+// AgentPaths are the LaunchAgent's for the login user with home and uid: the plist in
+// ~/Library/LaunchAgents; state, private binary and config in ~/Library/Application
+// Support/runner-manager (the runners' directories beside it, as runner.RuntimeRootFor puts
+// them); the log in ~/Library/Logs.
+func AgentPaths(home string, uid int) Paths {
+	state := filepath.Join(home, "Library", "Application Support", "runner-manager")
+	return Paths{
+		UnitDir:    filepath.Join(home, "Library", "LaunchAgents"),
+		StateDir:   state,
+		BinDir:     filepath.Join(state, "bin"),
+		ConfigFile: filepath.Join(state, "config.toml"),
+		LogFile:    filepath.Join(home, "Library", "Logs", "runner-manager.log"),
+		Domain:     launchdGUIDomain + strconv.Itoa(uid),
+	}
+}
+
+// Agent reports whether p is a LaunchAgent's: it runs in its user's login session, as that user.
+func (p Paths) Agent() bool { return strings.HasPrefix(p.Domain, launchdGUIDomain) }
+
+// agentStateDir is the state dir the plist hands the daemon: the agent's, which is not the
+// config's default; "" for the LaunchDaemon, whose daemon uses the config's.
+func (p Paths) agentStateDir() string {
+	if p.Agent() {
+		return p.StateDir
+	}
+	return ""
+}
+
+// launchdTarget is the job's service target, <domain>/<label>.
+func (m *Manager) launchdTarget() string {
+	domain := m.Paths.Domain
+	if domain == "" {
+		domain = launchdSystemDomain
+	}
+	return domain + "/" + LaunchdLabel
+}
+
+// launchdAction maps an action onto launchctl's domain-target commands (macOS 10.10 and later):
+// enable marks the job enabled in its domain, start bootstraps the plist into the domain (RunAtLoad
+// starts it), stop boots it out (the daemon gets SIGTERM and drains; AbandonProcessGroup spares
+// the runners), disable boots it out and marks it disabled. TestLaunchctlSequences.
+func (m *Manager) launchdAction(ctx context.Context, action string) error {
+	target := m.launchdTarget()
+	domain, _ := strings.CutSuffix(target, "/"+LaunchdLabel)
+	switch action {
+	case "enable":
+		return m.launchctl(ctx, "enable", target)
+	case "disable":
+		_ = m.launchctl(ctx, "bootout", target) // not loaded is fine: we are removing it
+		return m.launchctl(ctx, "disable", target)
+	case "start":
+		return m.launchctl(ctx, "bootstrap", domain, m.Paths.UnitFile(Launchd))
+	case "stop":
+		return m.launchctl(ctx, "bootout", target)
+	}
+	return fmt.Errorf("unknown action %q", action)
+}
 
 // KeepAlive restarts the daemon after every exit (crash, upgrade handover, rollback);
 // AbandonProcessGroup stops launchd from killing the runners when the daemon stops; ThrottleInterval
@@ -39,6 +113,13 @@ var plistTemplate = template.Must(template.New("plist").Funcs(template.FuncMap{"
 	<integer>5</integer>
 	<key>ExitTimeOut</key>
 	<integer>{{.StopTimeoutSeconds}}</integer>
+{{- if .StateDir}}
+	<key>EnvironmentVariables</key>
+	<dict>
+		<key>{{.StateDirEnv}}</key>
+		<string>{{x .StateDir}}</string>
+	</dict>
+{{- end}}
 {{- if .Log}}
 	<key>StandardOutPath</key>
 	<string>{{x .Log}}</string>
@@ -57,8 +138,8 @@ func LaunchdPlist(s Spec) (string, error) {
 	var b bytes.Buffer
 	err := plistTemplate.Execute(&b, struct {
 		Spec
-		Label, Flag string
-	}{s, LaunchdLabel, SourceFlag})
+		Label, Flag, StateDirEnv string
+	}{s, LaunchdLabel, SourceFlag, stateDirEnv})
 	return b.String(), err
 }
 
@@ -68,7 +149,7 @@ func xmlEscape(s string) string {
 	return b.String()
 }
 
-// parseLaunchctlPrint reads `launchctl print system/<label>`: "state = running" and "pid = 123".
+// parseLaunchctlPrint reads `launchctl print <domain>/<label>`: "state = running" and "pid = 123".
 func parseLaunchctlPrint(out []byte) unitState {
 	st := unitState{Loaded: len(bytes.TrimSpace(out)) > 0}
 	sc := bufio.NewScanner(bytes.NewReader(out))

@@ -54,7 +54,7 @@ type Uninstalled struct {
 // Spec is what the unit or plist of this install runs.
 func (m *Manager) Spec(source string) Spec {
 	p := m.Paths
-	return Spec{Binary: p.Binary(), Config: p.ConfigFile, Source: source, Log: p.LogFile, Drain: m.Drain}
+	return Spec{Binary: p.Binary(), Config: p.ConfigFile, Source: source, Log: p.LogFile, Drain: m.Drain, StateDir: p.agentStateDir()}
 }
 
 // Render is the unit file (or plist) Install writes for source.
@@ -65,7 +65,7 @@ func (m *Manager) Render(source string) (string, error) { return m.render(m.Spec
 // leftover .old and forgets a version the crash-loop guard rejected. Config and journal are kept.
 func (m *Manager) Install(ctx context.Context, source string) (Record, error) {
 	rec, err := m.install(ctx, source)
-	if errors.Is(err, fs.ErrPermission) {
+	if errors.Is(err, fs.ErrPermission) && !m.Paths.Agent() {
 		err = fmt.Errorf("%w (installing a system service needs root: use sudo)", err)
 	}
 	return rec, err
@@ -206,19 +206,7 @@ func (m *Manager) render(s Spec) (string, error) {
 // manage maps an action onto the service manager's commands.
 func (m *Manager) manage(ctx context.Context, action string) error {
 	if m.System == Launchd {
-		target, plist := "system/"+LaunchdLabel, m.Paths.UnitFile(Launchd)
-		switch action {
-		case "enable":
-			return m.launchctl(ctx, "enable", target)
-		case "disable":
-			_ = m.launchctl(ctx, "bootout", target) // not loaded is fine: we are removing it
-			return m.launchctl(ctx, "disable", target)
-		case "start":
-			return m.launchctl(ctx, "bootstrap", "system", plist)
-		case "stop":
-			return m.launchctl(ctx, "bootout", target)
-		}
-		return fmt.Errorf("unknown action %q", action)
+		return m.launchdAction(ctx, action)
 	}
 	switch action {
 	case "enable":

@@ -52,6 +52,9 @@ type Paths struct {
 	BinDir     string // StateDir/bin: the private copy the service runs
 	ConfigFile string // /etc/runner-manager/config.toml (ConfigurationDirectory=runner-manager)
 	LogFile    string // launchd only: systemd sends output to the journal
+	// Domain is launchd's domain the job loads in: "system" for the LaunchDaemon, "gui/<uid>" for
+	// a LaunchAgent (AgentPaths). Empty with systemd.
+	Domain string
 }
 
 // DefaultPaths are the paths of a real install for sys.
@@ -65,6 +68,7 @@ func DefaultPaths(sys System) Paths {
 	if sys == Launchd {
 		p.UnitDir = "/Library/LaunchDaemons"
 		p.LogFile = "/var/log/runner-manager.log"
+		p.Domain = launchdSystemDomain
 	}
 	return p
 }

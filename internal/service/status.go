@@ -35,6 +35,7 @@ const GitHubStaleAfter = 10 * time.Minute
 // Status is everything `service status` shows.
 type Status struct {
 	System        System
+	Agent         bool // a LaunchAgent's (service --user): its commands differ (hints)
 	Installed     bool
 	Unit          string
 	Record        Record // zero if there is no install record
@@ -56,7 +57,7 @@ type Status struct {
 // It never fails: whatever cannot be learned is shown as unknown with the reason.
 func (m *Manager) Status(ctx context.Context, src StatusSource) Status {
 	p := m.Paths
-	s := Status{System: m.System, Unit: p.UnitFile(m.System)}
+	s := Status{System: m.System, Agent: p.Agent(), Unit: p.UnitFile(m.System)}
 	if _, err := os.Stat(p.onDisk(s.Unit)); err != nil {
 		return s
 	}
@@ -117,7 +118,7 @@ func (m *Manager) serviceState(ctx context.Context) (string, int) {
 		run = selfupdate.ExecRun
 	}
 	if m.System == Launchd {
-		out, err := run(ctx, "launchctl", "print", "system/"+LaunchdLabel)
+		out, err := run(ctx, "launchctl", "print", m.launchdTarget())
 		if err != nil {
 			return "not loaded", 0
 		}
@@ -139,21 +140,22 @@ func (s Status) Running() bool {
 
 // Verdict is the one-line health summary, worst problem first.
 func (s Status) Verdict(now time.Time) string {
+	h := s.hints()
 	switch {
 	case !s.Installed:
-		return "not installed: run `sudo runner-manager service install`"
+		return "not installed: run `" + h.install + "`"
 	case s.BinaryErr != "":
-		return "broken: the service binary does not run; run `sudo runner-manager service install` again"
+		return "broken: the service binary does not run; run `" + h.install + "` again"
 	case s.Active == "":
-		return "unknown: the service manager did not answer; try `systemctl status runner-manager`"
+		return "unknown: the service manager did not answer; try `" + h.inspect + "`"
 	case strings.HasPrefix(s.Active, "failed"):
-		return "failed: the service is not running; see `journalctl -u runner-manager`"
+		return "failed: the service is not running; see `" + h.logs + "`"
 	case !s.Running():
-		return "stopped: start it with `sudo runner-manager service start`"
+		return "stopped: start it with `" + h.start + "`"
 	case s.Heartbeat.PID == s.PID && s.Heartbeat.Stale(now):
 		// A wedged daemon may still answer its status socket; its heartbeat says it stopped.
-		return fmt.Sprintf("stalled: the daemon made no progress for %s (heartbeat); systemd's watchdog restarts it within %s, "+
-			"or restart it with `sudo systemctl restart runner-manager`; see `journalctl -u runner-manager`", age(now, s.Heartbeat.Time), WatchdogTimeout)
+		return fmt.Sprintf("stalled: the daemon made no progress for %s (heartbeat); %srestart it with `%s`; see `%s`",
+			age(now, s.Heartbeat.Time), h.watchdog, h.restart, h.logs)
 	case s.Daemon == nil:
 		return fmt.Sprintf("unknown: the service runs (pid %d) but its status is not reachable", s.PID)
 	case !s.Daemon.ReloadOK:

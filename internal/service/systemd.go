@@ -25,6 +25,9 @@ type Spec struct {
 	Config string // --config
 	Source string // the source binary selfupdate watches (SourceFlag)
 	Log    string // launchd only: stdout/stderr file
+	// StateDir, when set (a LaunchAgent's, not the config's default), is given to the daemon as
+	// RUNNER_MANAGER_STATE_DIR, so it and `service status` agree on where the state is.
+	StateDir string
 	// Drain is the config's daemon.shutdown_drain_timeout at install (0: DefaultDrainTimeout);
 	// the stop timeout is Drain + StopMargin.
 	Drain time.Duration
@@ -47,7 +50,10 @@ func (s Spec) StopTimeoutSeconds() int {
 }
 
 func (s Spec) check() error {
-	for name, v := range map[string]string{"binary": s.Binary, "config": s.Config, "source": s.Source} {
+	for name, v := range map[string]string{"binary": s.Binary, "config": s.Config, "source": s.Source, "state": s.StateDir} {
+		if name == "state" && v == "" {
+			continue // optional
+		}
 		if v == "" || !strings.HasPrefix(v, "/") {
 			return fmt.Errorf("service %s path %q must be absolute", name, v)
 		}
