@@ -78,6 +78,7 @@ func (c *checker) validateLimits(prefix string, memory, disk ByteSize, cpus floa
 	case pids > MaxPidsMax:
 		c.add(SeverityError, p, tooLarge(p, strconv.Itoa(MaxPidsMax)+", the kernel's PID_MAX_LIMIT", strconv.Itoa(pids)))
 	}
+	c.limitsOS(prefix, memory, cpus, pids)
 }
 
 // checkSize reports a size below least (when set) or past MaxByteSize.
@@ -129,3 +130,20 @@ func (c *checker) checkFloatValue(v any, path string) bool {
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// limitsOS refuses the runner limits on macOS: they are enforced by the runner's cgroup, and
+// macOS has no cgroups, so the daemon there would refuse every launch of the runners they bound.
+// TestLimitsNeedLinuxCgroups.
+func (c *checker) limitsOS(prefix string, memory ByteSize, cpus float64, pids int) {
+	if c.goos != "darwin" {
+		return
+	}
+	for _, k := range []struct {
+		key string
+		set bool
+	}{{"memory_max", memory != 0}, {"cpus", cpus != 0}, {"pids_max", pids != 0}} {
+		if p := prefix + "." + k.key; k.set {
+			c.add(SeverityError, p, fmt.Sprintf("%s needs Linux: each runner's limits are its cgroup's, and macOS (this config is checked for darwin) has no cgroups, so every launch this bounds would be refused; remove %s on a Mac (docs/operations.md, macOS)", display(p), display(p)))
+		}
+	}
+}
