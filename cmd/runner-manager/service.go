@@ -37,7 +37,10 @@ func serviceCmdOn(sys service.System, now func() time.Time) *cobra.Command {
 		Long: `The service runs a private copy of this binary from the state directory, so a package manager
 can replace the binary you installed from at any time. The daemon notices the new version, waits for
 every running job to finish, swaps the private copy and restarts through the service manager; a new
-version that keeps crashing is rolled back. See docs/upgrades.md.`,
+version that keeps crashing is rolled back. See docs/upgrades.md.
+
+On macOS the service is a LaunchDaemon, started at boot as root; with --user it is a LaunchAgent
+instead, started when you log in and running as you, runners included (docs/operations.md, macOS).`,
 	}
 	cmd.PersistentFlags().StringVar(&root, "root", "", "operate on this directory tree instead of / (image building, tests); systemctl/launchctl are not run")
 	login.register(cmd, sys, &root)
