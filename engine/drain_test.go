@@ -386,3 +386,41 @@ func TestShutdownGivesUpARegistrationStillWaiting(t *testing.T) {
 	}
 	h.w.checkPromises()
 }
+
+// A runner whose job ends just after the pass read the runner list exits 0: GitHub removed its
+// registration, though the list still names it. The drain concludes it without a DELETE, which
+// a request governor at its ceiling (a fleet sharing one, e2e TestFleetSharesOneGitHubCeiling)
+// holds for seconds: the pass waited in it past the shutdown bound and left the runner and the
+// ones after it for recovery, their runtime directories with them.
+func TestDrainConcludesARunnerThatEndedAfterTheList(t *testing.T) {
+	h := startA(t, 1)
+	h.w.takeJobs(idA)
+	h.tick(poll, 1, "a")
+	if got := h.byState("a"); got["busy"] != 1 {
+		t.Fatalf("setup: %v", got)
+	}
+	h.w.mu.Lock()
+	h.w.hang["DeleteRunner "+idA] = true           // held by the governor until the bound
+	h.w.afterList = func() { h.w.finishJobs(idA) } // the job ends once the drain's list is read
+	h.w.mu.Unlock()
+	deletes := h.w.callCount("DeleteRunner", idA)
+	done := h.shutdownAsync()
+	var rep ShutdownReport
+	select {
+	case rep = <-done:
+	case <-h.deadline().Done():
+		h.clock.Advance(60 * time.Second) // the bound, so the test ends
+		rep = <-done
+	}
+	h.joinRun()
+	if rep.TimedOut || rep.Left != 0 {
+		t.Errorf("report = %+v, want the ended runner concluded well inside the bound", rep)
+	}
+	if n := h.w.callCount("DeleteRunner", idA) - deletes; n != 0 {
+		t.Errorf("%d DELETEs for a runner GitHub removed when its job ended, want 0", n)
+	}
+	if got := h.byState("a"); got["cleaned"] != 1 || len(got) != 1 {
+		t.Errorf("attempts after the shutdown: %v, want the runner cleaned", got)
+	}
+	h.w.checkPromises()
+}

@@ -274,13 +274,20 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 	case stepDeregister, stepDrop:
 		id := a.RunnerID
 		switch {
+		case o.Gone:
+			// An ephemeral runner is removed by GitHub when its job ends: its exit 0 after the
+			// job, or a delivery saying the job completed, means it is gone, even when the pass's
+			// list (read before the end; in a fleet, the leader's, older still) names it. A
+			// DELETE would only spend 5 points on a 404, and a request governor at its ceiling
+			// holds it for seconds, the pass with it: a drain then overran its bound and left
+			// the runner for recovery (TestDrainConcludesARunnerThatEndedAfterTheList). A
+			// registration there after all is deleted as an orphan by the next list (watch asks
+			// for one after an exit).
+			id = 0
 		case o.Listed:
 			id = o.ListedID
-		case o.ListKnown, o.Gone:
-			// An ephemeral runner is removed by GitHub when its job ends: a list that answered
-			// without it, or a delivery saying its job completed, means it is gone, and a DELETE
-			// would only spend budget on a 404.
-			id = 0
+		case o.ListKnown:
+			id = 0 // a list that answered without it: gone
 		}
 		if id != 0 {
 			err := d.Registrar.DeleteRunner(ctx, t, id)
