@@ -236,7 +236,7 @@ func (l *loop) ended() bool {
 // runner list, so a queued delivery costs one JIT registration. decide needs no list to be safe
 // (an attempt the list would settle waits for the next full pass), so a light pass may come
 // before the first full one: a delivery does not wait for an organization's first read. In a
-// fleet a light pass (a runner's end only) plans on the fleet's current view (edge.lightView).
+// fleet a light pass (a runner's end only) plans on the fleet's current view (edge.light).
 func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration, int, bool) {
 	cfg, t, draining := l.snapshot()
 	s := l.sup
@@ -267,14 +267,16 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 	var gh githubView
 	switch {
 	case light:
-		gh = l.edge.lightView(t, l.bookView(), l.book)
+		var rd via
+		rd, gh = l.edge.light(t, l.bookView(), l.book)
+		gh.via = rd
 	case empty:
-		gh = githubView{at: now}
+		gh = githubView{at: now, via: l.edge.quiet(t)}
 	default:
-		list, age, again := l.edge.begin(cctx, t, l.listNow(recovering, draining))
+		p, list, age, again := l.edge.begin(cctx, t, l.listNow(recovering, draining))
 		l.listNext = l.listNext || again
 		var cut bool
-		if gh, cut = l.readServing(ctx, cctx, t, draining, list, age); cut {
+		if gh, cut = l.readServing(ctx, cctx, t, p, draining, list, age); cut {
 			return 0, -1, true // the drain pass comes next, at once
 		}
 	}
@@ -316,7 +318,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 	in.Monitor, in.Draining, in.Here = monitor, draining, gh.fleetLight
 	l.claim(cfg, t, live, &in, gh.err == nil)
 	launching := gh.err == nil && !draining && !monitor
-	out := l.edge.decide(cctx, t, in, launching, l.listNext)
+	out := gh.via.decide(cctx, t, in, launching, l.listNext)
 	for _, r := range out.Reap {
 		if ctx.Err() != nil {
 			return 0, -1
@@ -336,7 +338,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 		l.watch(owned) // before publish: a fleet host publishes whether it waits for a list
 		// ctx, not cctx: publishing is an etcd write, and cctx may have run out in a pass whose
 		// launches the request governor paced past the call timeout.
-		l.edge.publish(ctx, t, func() planInput { return l.planInput(cfg, t, l.sup.clock.Now(), owned, live, gh.byName, 0) }, launching, l.listNext)
+		gh.via.publish(ctx, t, func() planInput { return l.planInput(cfg, t, l.sup.clock.Now(), owned, live, gh.byName, 0) }, launching, l.listNext)
 	}
 	return l.byChange(l.finish(now, poll, draining, gh.demand, owned, passErr), in.Change), len(owned)
 }
@@ -399,14 +401,14 @@ func (l *loop) listNow(recovering, draining bool) bool {
 // A light pass is never run while draining, nor as recovery (its adoption events are the full
 // pass's), nor beside a fleet's read: the fleet holds one pass of a target at a time (Begin's
 // role and view), and its light passes wait for the read's end.
-func (l *loop) readServing(ctx, cctx context.Context, t config.Target, draining, list bool, age time.Duration) (v githubView, cut bool) {
+func (l *loop) readServing(ctx, cctx context.Context, t config.Target, p via, draining, list bool, age time.Duration) (v githubView, cut bool) {
 	if draining || !l.edge.solo() {
-		return l.readGitHub(cctx, t, draining, list, age), false
+		return l.readGitHub(cctx, t, p, draining, list, age), false
 	}
 	rctx, cancelRead := context.WithCancel(cctx)
 	defer cancelRead()
 	got := make(chan githubView, 1)
-	go func() { got <- l.readGitHub(rctx, t, draining, list, age) }()
+	go func() { got <- l.readGitHub(rctx, t, p, draining, list, age) }()
 	served := func() {
 		l.pass(ctx, false, true)
 		if h := l.sup.afterPass; h != nil {
@@ -427,7 +429,7 @@ func (l *loop) readServing(ctx, cctx context.Context, t config.Target, draining,
 			stopCheck()
 			cancelRead()
 			<-got
-			return githubView{at: l.sup.clock.Now()}, true
+			return githubView{at: l.sup.clock.Now(), via: p}, true
 		case <-l.news:
 			stopCheck()
 			if l.rateLimited() || ctx.Err() != nil {
@@ -455,7 +457,7 @@ func (l *loop) ownsNothing(ctx context.Context) bool {
 }
 
 // bookView is a light pass's view: no runner list, the book's queued jobs and runner news (in a
-// fleet edge.lightView puts the fleet's view's jobs in).
+// fleet edge.light puts the fleet's view's jobs in).
 func (l *loop) bookView() githubView {
 	v := githubView{at: l.sup.clock.Now()}
 	v.jobs, v.took, v.done = l.book.view()
@@ -485,8 +487,9 @@ type githubView struct {
 	done   map[string]bool  // runner names whose job a delivery said completed (jobBook)
 	warn   string           // demand read in part (Partial): what was skipped
 	err    error
-	// fleetLight: a fleet's light pass on the fleet's current view (edge.lightView).
+	// fleetLight: a fleet's light pass on the fleet's current view (edge.light).
 	fleetLight bool
+	via        via // how the pass read this and where it decides and publishes (edge.go)
 }
 
 // partial is the Demand error that comes with valid jobs (deps.go).
@@ -496,12 +499,12 @@ type partial interface{ Partial() bool }
 // queued jobs. The list is read before the journal, so any registration it shows was journaled
 // first (see deleteOrphans). age is how old the list already is when it is a fleet leader's
 // (edge.begin): the view's time is GitHub's answer's, which startup_timeout and settling count on.
-func (l *loop) readGitHub(ctx context.Context, t config.Target, draining, list bool, age time.Duration) githubView {
+func (l *loop) readGitHub(ctx context.Context, t config.Target, rd via, draining, list bool, age time.Duration) githubView {
 	s := l.sup
 	read := s.clock.Now()
-	v := githubView{at: read.Add(-age)}
+	v := githubView{at: read.Add(-age), via: rd}
 	if list {
-		regs, err := s.deps.Registrar.Runners(ctx, t)
+		regs, err := rd.runners(ctx, t)
 		if err != nil {
 			v.err = fmt.Errorf("list runners of target %s: %w", t.Name, err)
 			return v // without the list nothing can launch: spare the budget
@@ -515,7 +518,7 @@ func (l *loop) readGitHub(ctx context.Context, t config.Target, draining, list b
 	if draining {
 		return v
 	}
-	jobs, err := s.deps.Demand.Queued(ctx, t)
+	jobs, err := rd.queued(ctx, t)
 	var p partial
 	switch {
 	case err != nil && errors.As(err, &p) && p.Partial():
