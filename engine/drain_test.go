@@ -387,40 +387,73 @@ func TestShutdownGivesUpARegistrationStillWaiting(t *testing.T) {
 	h.w.checkPromises()
 }
 
-// A runner whose job ends just after the pass read the runner list exits 0: GitHub removed its
-// registration, though the list still names it. The drain concludes it without a DELETE, which
-// a request governor at its ceiling (a fleet sharing one, e2e TestFleetSharesOneGitHubCeiling)
-// holds for seconds: the pass waited in it past the shutdown bound and left the runner and the
-// ones after it for recovery, their runtime directories with them.
-func TestDrainConcludesARunnerThatEndedAfterTheList(t *testing.T) {
+// oneBusyRunner starts target a with one runner running a job.
+func oneBusyRunner(t *testing.T) *harness {
 	h := startA(t, 1)
 	h.w.takeJobs(idA)
 	h.tick(poll, 1, "a")
 	if got := h.byState("a"); got["busy"] != 1 {
 		t.Fatalf("setup: %v", got)
 	}
+	return h
+}
+
+// drainedInsideTheBound waits for the shutdown begun (done) and checks that it concluded a's one
+// runner well inside the bound; a drain that does not is given the bound, so the test ends.
+func (h *harness) drainedInsideTheBound(done <-chan ShutdownReport) {
+	h.t.Helper()
+	var rep ShutdownReport
+	select {
+	case rep = <-done:
+	case <-h.deadline().Done():
+		h.clock.Advance(60 * time.Second)
+		rep = <-done
+	}
+	h.joinRun()
+	if rep.TimedOut || rep.Left != 0 {
+		h.t.Errorf("report = %+v, want the ended runner concluded well inside the bound", rep)
+	}
+	if got := h.byState("a"); got["cleaned"] != 1 || len(got) != 1 {
+		h.t.Errorf("attempts after the shutdown: %v, want the runner cleaned", got)
+	}
+	h.w.checkPromises()
+}
+
+// A runner whose job ends just after the pass read the runner list exits 0: GitHub removed its
+// registration, though the list still names it. The drain concludes it without a DELETE, which
+// a request governor at its ceiling (a fleet sharing one, e2e TestFleetSharesOneGitHubCeiling)
+// holds for seconds: the pass waited in it past the shutdown bound and left the runner and the
+// ones after it for recovery, their runtime directories with them.
+func TestDrainConcludesARunnerThatEndedAfterTheList(t *testing.T) {
+	h := oneBusyRunner(t)
 	h.w.mu.Lock()
 	h.w.hang["DeleteRunner "+idA] = true           // held by the governor until the bound
 	h.w.afterList = func() { h.w.finishJobs(idA) } // the job ends once the drain's list is read
 	h.w.mu.Unlock()
 	deletes := h.w.callCount("DeleteRunner", idA)
-	done := h.shutdownAsync()
-	var rep ShutdownReport
-	select {
-	case rep = <-done:
-	case <-h.deadline().Done():
-		h.clock.Advance(60 * time.Second) // the bound, so the test ends
-		rep = <-done
-	}
-	h.joinRun()
-	if rep.TimedOut || rep.Left != 0 {
-		t.Errorf("report = %+v, want the ended runner concluded well inside the bound", rep)
-	}
+	h.drainedInsideTheBound(h.shutdownAsync())
 	if n := h.w.callCount("DeleteRunner", idA) - deletes; n != 0 {
 		t.Errorf("%d DELETEs for a runner GitHub removed when its job ended, want 0", n)
 	}
-	if got := h.byState("a"); got["cleaned"] != 1 || len(got) != 1 {
-		t.Errorf("attempts after the shutdown: %v, want the runner cleaned", got)
+}
+
+// A drain's read of GitHub that the request governor holds back (a fleet stopping at once: the
+// host elected as the others resigned lists for them all, at its share of the ceiling) does not
+// keep the drain from concluding a runner that ends while it waits: every DrainPoll the loop
+// concludes its runners that ended by themselves, which needs nothing of GitHub, and a loop then
+// owning nothing stops waiting and retires, well inside the bound.
+func TestDrainConcludesEndedRunnersWhileItsReadWaits(t *testing.T) {
+	h := oneBusyRunner(t)
+	h.w.mu.Lock()
+	h.w.hang["Runners "+idA] = true // held by the governor until the bound
+	h.w.mu.Unlock()
+	lists := h.w.callCount("Runners", idA)
+	done := h.shutdownAsync()
+	h.waitCalls("Runners", idA, lists)
+	h.w.finishJobs(idA) // the job ends while the drain's list read waits: the runner exits 0
+	if h.clock.BlockUntil(h.deadline(), 2) != nil {
+		t.Errorf("while the drain's read waits, %d timers: the shutdown bound only, none to conclude ended runners", h.clock.Waiters())
 	}
-	h.w.checkPromises()
+	h.clock.Advance(time.Second) // DrainPoll
+	h.drainedInsideTheBound(done)
 }

@@ -16,7 +16,7 @@ import (
 // across its passes; what one pass needs of the fleet is in that pass's via, not kept anywhere.
 type edge interface {
 	// solo says whether the host plans t on its own: a delivery is then served by a light pass,
-	// also beside a full read in flight (readServing). In a fleet a delivery asks for a full
+	// also beside a full read in flight (loop.read). In a fleet a delivery asks for a full
 	// pass, whose read a follower takes from the leader's view, and light passes wait for it.
 	solo() bool
 	// begin starts a full pass: whether it reads the runner list given the loop's own rules

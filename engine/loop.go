@@ -247,9 +247,8 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 	// nothing to GitHub for them (TestStopReadsOnlyDoubtedTargets; e2e TestGovernorAtScale: 100
 	// empty targets' reads at 1 point a second held an organization's ended runner past the
 	// bound, left for recovery).
-	shutdown := s.drain.Load() == drainShutdown
-	empty := draining && (shutdown || !s.doubted(l.key.identity)) && l.ownsNothing(ctx)
-	l.quiet = empty && shutdown
+	empty := draining && !l.readsWhenEmpty() && l.ownsNothing(ctx)
+	l.quiet = empty && s.drain.Load() == drainShutdown
 	if l.quiet {
 		return s.opts.DrainPoll, 0, true // it retires now: nothing to conclude, plan or report
 	}
@@ -273,10 +272,8 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 	case empty:
 		gh = githubView{at: now, via: l.edge.quiet(t)}
 	default:
-		p, list, age, again := l.edge.begin(cctx, t, l.listNow(recovering, draining))
-		l.listNext = l.listNext || again
 		var cut bool
-		if gh, cut = l.readServing(ctx, cctx, t, p, draining, list, age); cut {
+		if gh, cut = l.read(ctx, cctx, t, recovering, draining); cut {
 			return 0, -1, true // the drain pass comes next, at once
 		}
 	}
@@ -389,59 +386,10 @@ func (l *loop) listNow(recovering, draining bool) bool {
 	return true
 }
 
-// readServing is readGitHub, with deliveries that come while it reads served by light passes in
-// between: under a stretched plan an organization's read is a request per repository and may
-// take minutes in the governor, and a queued job must not wait for it (e2e TestGovernorAtScale,
-// TestDeliveryDoesNotWaitForAFullRead). For the same reason a watched runner that ends while the
-// read runs is concluded by a light pass (Options.ExitCheck), and a shutdown cuts the read: a
-// drain launches nothing, so the demand it would bring is moot, and the drain pass must come
-// within the drain bound (cut is then true and the view empty). Only the read runs beside the
-// loop goroutine, and it touches only what is locked (the book, status, the journal's contact
-// record); a light pass is safe beside it as beside any list read before the journal (observe).
-// A light pass is never run while draining, nor as recovery (its adoption events are the full
-// pass's), nor beside a fleet's read: the fleet holds one pass of a target at a time (Begin's
-// role and view), and its light passes wait for the read's end.
-func (l *loop) readServing(ctx, cctx context.Context, t config.Target, p via, draining, list bool, age time.Duration) (v githubView, cut bool) {
-	if draining || !l.edge.solo() {
-		return l.readGitHub(cctx, t, p, draining, list, age), false
-	}
-	rctx, cancelRead := context.WithCancel(cctx)
-	defer cancelRead()
-	got := make(chan githubView, 1)
-	go func() { got <- l.readGitHub(rctx, t, p, draining, list, age) }()
-	served := func() {
-		l.pass(ctx, false, true)
-		if h := l.sup.afterPass; h != nil {
-			h(l.key)
-		}
-	}
-	for {
-		var check <-chan time.Time
-		stopCheck := func() {}
-		if l.sup.opts.ExitCheck > 0 && len(l.procs) > 0 {
-			check, stopCheck = l.sup.clock.Timer(l.sup.opts.ExitCheck)
-		}
-		select {
-		case v := <-got:
-			stopCheck()
-			return v, false
-		case <-l.sup.shutdownCh:
-			stopCheck()
-			cancelRead()
-			<-got
-			return githubView{at: l.sup.clock.Now(), via: p}, true
-		case <-l.news:
-			stopCheck()
-			if l.rateLimited() || ctx.Err() != nil {
-				continue
-			}
-			served()
-		case <-check:
-			if l.ended() && !l.rateLimited() && ctx.Err() == nil {
-				served()
-			}
-		}
-	}
+// readsWhenEmpty says whether a draining loop that owns nothing still reads GitHub (pass): only
+// for a registration request of its identity this run gave up (doubt), and not at a shutdown.
+func (l *loop) readsWhenEmpty() bool {
+	return l.sup.drain.Load() != drainShutdown && l.sup.doubted(l.key.identity)
 }
 
 // ownsNothing reports whether the journal holds no live attempt of this loop. Only the loop's own
@@ -456,15 +404,6 @@ func (l *loop) ownsNothing(ctx context.Context) bool {
 	return err == nil && len(l.owned(live)) == 0
 }
 
-// bookView is a light pass's view: no runner list, the book's queued jobs and runner news (in a
-// fleet edge.light puts the fleet's view's jobs in).
-func (l *loop) bookView() githubView {
-	v := githubView{at: l.sup.clock.Now()}
-	v.jobs, v.took, v.done = l.book.view()
-	v.demand = len(v.jobs)
-	return v
-}
-
 // journalFailed ends a pass whose journal read failed. A read cut by a stop is not a failure of
 // the state dir and is not reported as one.
 func (l *loop) journalFailed(ctx context.Context, now time.Time, poll time.Duration, draining bool, demand int, t config.Target, err error) (time.Duration, int) {
@@ -472,77 +411,6 @@ func (l *loop) journalFailed(ctx context.Context, now time.Time, poll time.Durat
 		return 0, -1
 	}
 	return l.finish(now, poll, draining, demand, nil, fmt.Errorf("read journal for target %s: %w; check the state dir", t.Name, err)), -1
-}
-
-// githubView is what one pass learned from GitHub.
-type githubView struct {
-	regs   []Runner
-	byName map[string]Runner
-	listed bool      // the runner list answered
-	at     time.Time // when the list was asked for
-	demand int
-	jobs   []Job            // queued ones
-	jobOf  map[string]int64 // runner name -> id of the job it runs
-	took   map[string]int64 // runner name -> job an in_progress delivery gave it (jobBook)
-	done   map[string]bool  // runner names whose job a delivery said completed (jobBook)
-	warn   string           // demand read in part (Partial): what was skipped
-	err    error
-	// fleetLight: a fleet's light pass on the fleet's current view (edge.light).
-	fleetLight bool
-	via        via // how the pass read this and where it decides and publishes (edge.go)
-}
-
-// partial is the Demand error that comes with valid jobs (deps.go).
-type partial interface{ Partial() bool }
-
-// readGitHub lists the target's runners when list says so (listNow), then (unless draining) its
-// queued jobs. The list is read before the journal, so any registration it shows was journaled
-// first (see deleteOrphans). age is how old the list already is when it is a fleet leader's
-// (edge.begin): the view's time is GitHub's answer's, which startup_timeout and settling count on.
-func (l *loop) readGitHub(ctx context.Context, t config.Target, rd via, draining, list bool, age time.Duration) githubView {
-	s := l.sup
-	read := s.clock.Now()
-	v := githubView{at: read.Add(-age), via: rd}
-	if list {
-		regs, err := rd.runners(ctx, t)
-		if err != nil {
-			v.err = fmt.Errorf("list runners of target %s: %w", t.Name, err)
-			return v // without the list nothing can launch: spare the budget
-		}
-		s.recordContact(ctx)
-		v.regs, v.listed, v.byName = regs, true, make(map[string]Runner, len(regs))
-		for _, r := range regs {
-			v.byName[r.Name] = r
-		}
-	}
-	if draining {
-		return v
-	}
-	jobs, err := rd.queued(ctx, t)
-	var p partial
-	switch {
-	case err != nil && errors.As(err, &p) && p.Partial():
-		v.warn = err.Error()
-	case err != nil:
-		v.err = fmt.Errorf("read queued jobs of target %s: %w", t.Name, err)
-	}
-	if v.err == nil {
-		s.recordContact(ctx)
-	}
-	v.jobOf = map[string]int64{}
-	for _, j := range jobs {
-		if j.Runner != "" {
-			v.jobOf[j.Runner] = j.ID
-		}
-	}
-	if v.err == nil {
-		l.book.polled(jobs, read, v.warn == "")
-	}
-	// Demand is the book's: the poll, and deliveries that came while it was read.
-	v.jobs, v.took, v.done = l.book.view()
-	v.demand = len(v.jobs)
-	l.noteWarning(v.warn)
-	return v
 }
 
 // launchN launches up to n runners, stopping at the first refusal of a slot or failure, and as

@@ -207,7 +207,7 @@ func (l *loop) reconcile(ctx context.Context, t config.Target, a journal.Attempt
 		o.Ghost = l.ghostSince(t, a, o, now)
 		o.KillDue = endedForCause(a) && now.Sub(a.UpdatedAt) >= killGrace
 		s := decide(a, o)
-		// A runner a light pass launched while the recovery pass read GitHub (readServing) is
+		// A runner a light pass launched while the recovery pass read GitHub (loop.read) is
 		// this daemon's own, not found running: no adoption event for it.
 		if recovering && i == 0 && o.Alive && !l.launched[a.ID] && (s == stepKeep || s == stepMarkBusy || s == stepAttach) {
 			l.emit(slog.LevelInfo, a.ID, EventAdopted, fmt.Sprintf("runner %s (pid %d) is alive in state %s: supervising it again", a.RunnerName, o.Process.PID, a.State))
