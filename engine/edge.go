@@ -15,10 +15,10 @@ import (
 // One edge per loop: what it keeps (the takes the fleet's view must see) is the loop's, kept
 // across its passes; what one pass needs of the fleet is in that pass's via, not kept anywhere.
 type edge interface {
-	// solo says whether the host plans t on its own: a delivery is then served by a light pass,
-	// also beside a full read in flight (loop.read). In a fleet a delivery asks for a full
-	// pass, whose read a follower takes from the leader's view, and light passes wait for it.
-	solo() bool
+	// servesLight says whether a delivery is served by a light pass, also beside a full read in
+	// flight (loop.read): a host alone plans on its own book. In a fleet a delivery asks for a
+	// full pass, whose read a follower takes from the leader's view, and light passes wait for it.
+	servesLight() bool
 	// begin starts a full pass: whether it reads the runner list given the loop's own rules
 	// (list), how old that list is when another host read it, and whether a list wanted and not
 	// given must be asked for again on the next pass.
@@ -57,7 +57,7 @@ func (s *Supervisor) edgeFor() edge {
 // lone is a host alone: it reads, decides and acts on its own. It is its passes' via too.
 type lone struct{ s *Supervisor }
 
-func (lone) solo() bool { return true }
+func (lone) servesLight() bool { return true }
 func (e lone) begin(_ context.Context, _ config.Target, list bool) (via, bool, time.Duration, bool) {
 	return e, list, 0, false
 }
@@ -91,7 +91,7 @@ type sharedPass struct {
 	p FleetPass
 }
 
-func (*shared) solo() bool { return false }
+func (*shared) servesLight() bool { return false }
 
 func (e *shared) begin(ctx context.Context, t config.Target, list bool) (via, bool, time.Duration, bool) {
 	p, read, age := e.f.Begin(ctx, t, list)

@@ -208,8 +208,8 @@ func (l *loop) sleep(ctx context.Context, due time.Time) (light, ok bool) {
 			if !l.rateLimited() {
 				// In a fleet a delivery asks for a full pass: a follower's reads the leader's
 				// view (which the delivery's Announce had the leader read anew), and a fleet's
-				// light pass acts on no demand (edge.solo).
-				return l.edge.solo(), true
+				// light pass acts on no demand (edge.servesLight).
+				return l.edge.servesLight(), true
 			}
 		}
 	}
@@ -543,7 +543,12 @@ func (l *loop) reapIdle(ctx context.Context, t config.Target, owned []journal.At
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.sup.opts.CallTimeout)
 	defer cancel()
-	err := l.sup.deps.Registrar.DeleteRunner(ctx, t, a.RunnerID)
+	ended, err := l.unlessItEnds(ctx, a, func(ctx context.Context) error {
+		return l.sup.deps.Registrar.DeleteRunner(ctx, t, a.RunnerID)
+	})
+	if ended {
+		return nil // it ran a job after all, and ended: nothing to deregister or stop
+	}
 	if errors.Is(err, ErrRunnerBusy) {
 		_, err = l.markBusy(ctx, a, gh.jobOf[a.RunnerName], fmt.Sprintf("runner %s took a job while being reaped (%s); it will be left to finish", a.RunnerName, r.Reason))
 		return err

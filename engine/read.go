@@ -7,22 +7,22 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/config"
-	"github.com/runner-manager/runner-manager/journal"
 )
 
 // read is a full pass's read: the edge's begin (in a fleet, Fleet.Begin: this host's role, and a
-// follower's wait for the leader's view), then readGitHub. On a solo host deliveries that come
-// while it reads are served by light passes in between: under a stretched plan an organization's
-// read is a request per repository and may take minutes in the governor, and a queued job must
-// not wait for it (e2e TestGovernorAtScale, TestDeliveryDoesNotWaitForAFullRead). For the same
-// reason a watched runner that ends while the read runs is concluded by a light pass
-// (Options.ExitCheck), and a shutdown cuts the read: a drain launches nothing, so the demand it
-// would bring is moot, and the drain pass must come within the drain bound (cut is then true and
-// the view empty). Only the read runs beside the loop goroutine, and it touches only what is
-// locked (the book, status, the journal's contact record); a light pass is safe beside it as
-// beside any list read before the journal (observe). A light pass is never run while draining,
-// nor as recovery (its adoption events are the full pass's), nor beside a fleet's read (edge.solo): a
-// fleet's host plans one pass of a target at a time.
+// follower's wait for the leader's view), then readGitHub. Where the edge serves light passes (a
+// host alone), deliveries that come while it reads are served by light passes in between: under
+// a stretched plan an organization's read is a request per repository and may take minutes in
+// the governor, and a queued job must not wait for it (e2e TestGovernorAtScale,
+// TestDeliveryDoesNotWaitForAFullRead). For the same reason a watched runner that ends while the
+// read runs is concluded by a light pass (Options.ExitCheck), and a shutdown cuts the read: a
+// drain launches nothing, so the demand it would bring is moot, and the drain pass must come
+// within the drain bound (cut is then true and the view empty). Only the read runs beside the
+// loop goroutine, and it touches only what is locked (the book, status, the journal's contact
+// record); a light pass is safe beside it as beside any list read before the journal (observe).
+// A light pass is never run while draining, nor as recovery (its adoption events are the full
+// pass's), nor beside a fleet's read (edge.servesLight): a fleet's host plans one pass of a
+// target at a time.
 //
 // A drain's read runs beside the loop too, and every DrainPoll while it waits the loop concludes
 // its runners that ended by themselves (concludeEnded), which needs nothing of GitHub: a read the
@@ -40,7 +40,7 @@ func (l *loop) read(ctx, cctx context.Context, t config.Target, recovering, drai
 		return v
 	}
 	defer func() { l.listNext = l.listNext || v.again }()
-	if !draining && !l.edge.solo() {
+	if !draining && !l.edge.servesLight() {
 		return begin(cctx), false
 	}
 	rctx, cancelRead := context.WithCancel(cctx)
@@ -91,7 +91,8 @@ func (l *loop) read(ctx, cctx context.Context, t config.Target, recovering, drai
 }
 
 // readCheck is the timer of read's next look at the loop's runners: every DrainPoll while
-// draining, every ExitCheck on a solo host with runner processes to watch, else never.
+// draining, every ExitCheck where the edge serves light passes and runner processes are
+// watched, else never.
 func (l *loop) readCheck(draining bool) (<-chan time.Time, func()) {
 	switch o := l.sup.opts; {
 	case draining:
@@ -100,48 +101,6 @@ func (l *loop) readCheck(draining bool) (<-chan time.Time, func()) {
 		return l.sup.clock.Timer(o.ExitCheck)
 	}
 	return nil, func() {}
-}
-
-// concludeEnded concludes, from the journal and the launcher alone, the loop's runners that
-// ended by themselves: a process that exited 0 (a just-in-time runner does only after its one
-// job, whose completion removed it at GitHub: execute needs no DELETE, o.Gone), or one such
-// already marked exited. It answers how many attempts the loop still owns (-1: unknown).
-func (l *loop) concludeEnded(ctx context.Context, t config.Target) int {
-	live, err := l.sup.deps.Journal.Live(ctx)
-	if err != nil {
-		return -1
-	}
-	owned := l.owned(live)
-	left := len(owned)
-	none := githubView{at: l.sup.clock.Now()}
-	for _, a := range owned {
-		if ctx.Err() != nil {
-			return -1
-		}
-		if !l.endedByItself(a) {
-			continue
-		}
-		l.step.begin(l.sup.clock.Now())
-		if n, err := l.reconcile(ctx, t, a, &none, false); err == nil && n.State.Terminal() {
-			left--
-		}
-	}
-	return left
-}
-
-// endedByItself: a's runner ended on its own after its job (concludeEnded).
-func (l *loop) endedByItself(a journal.Attempt) bool {
-	switch a.State {
-	case journal.StateExited:
-		return l.finished[a.ID]
-	case journal.StateStarted, journal.StateBusy:
-		if a.RuntimeDir == "" {
-			return false
-		}
-		st, err := l.sup.deps.Launcher.ExitStatus(a.RuntimeDir)
-		return err == nil && st.Exited && st.Code == 0
-	}
-	return false
 }
 
 // githubView is what one pass learned from GitHub.
