@@ -164,22 +164,34 @@ type PeerSupply struct {
 
 // Fleet coordinates this host with the other hosts of a [fleet] serving the same targets
 // (internal/fleet). nil means the host is alone and plans exactly as it would without a fleet.
+// The engine asks it at the edges of a pass only (edge.go): Begin or BeginLight before the pass
+// reads, and the FleetPass they return for the rest of that pass. The fleet keeps nothing of a
+// pass between those calls: the pass holds it.
 type Fleet interface {
 	// Begin starts a full pass of t, before it reads GitHub: the fleet settles how this host serves
 	// t in the pass (its leader, a follower reading the leader's view, or alone) and answers
 	// whether the pass reads the runner list, given whether the engine's own rules want it
-	// (listNow). A leader or a host alone lists when asked, and a leader also when another host
+	// (list). A leader or a host alone lists when asked, and a leader also when another host
 	// asked (PeerSupply.List); a follower gets the leader's list from its view, once per list the
 	// leader read, and age is how long ago GitHub answered it. A list wanted and not given is
 	// asked for again on the next pass.
-	Begin(ctx context.Context, t config.Target, list bool) (read bool, age time.Duration)
-	// BeginLight starts a light pass of t (a watched runner ended between full passes), which
-	// reads nothing from GitHub: the fleet settles this host's role as Begin does, fences the
-	// pass's Share on the fleet's current view, not on the one the last full pass read, and
-	// hands that view's jobs for the pass to plan on (none when there is no view yet). shared is
-	// false when this host serves t alone (its config differs, or it is not joined): the pass
-	// then plans on its own book, as a lone host does. Share's saw is then the view's.
-	BeginLight(t config.Target) (jobs []Job, shared bool)
+	Begin(ctx context.Context, t config.Target, list bool) (pass FleetPass, read bool, age time.Duration)
+	// BeginLight starts a pass of t that reads nothing from GitHub (a light pass: a watched runner
+	// ended between full passes; or a draining loop's pass that owns nothing): the fleet settles
+	// this host's role as Begin does, fences the pass's Share on the fleet's current view, not on
+	// the one the last full pass read, and hands that view's jobs for the pass to plan on (none
+	// when there is no view yet). shared is false when this host serves t alone (its config
+	// differs, or it is not joined): the pass then plans on its own book, as a lone host does.
+	// Share's saw is then the view's.
+	BeginLight(t config.Target) (pass FleetPass, jobs []Job, shared bool)
+}
+
+// FleetPass is one pass of a target as the fleet sees it, from Begin or BeginLight to Publish.
+type FleetPass interface {
+	// Runners and Queued are the pass's reads of GitHub, through r and d: a follower's come from
+	// the leader's view (its list once per list read), a leader's are published as the view.
+	Runners(ctx context.Context, t config.Target, r Registrar) ([]Runner, error)
+	Queued(ctx context.Context, t config.Target, d Demand) ([]Job, error)
 	// Share calls decide with this host's name in the fleet and the other hosts' supply of t and publishes this host's supply as
 	// decide returns it, in one transaction, so hosts deciding at once see each other's result.
 	// decide may run more than once (a conflict retries); its last run counts. Share returns false

@@ -386,3 +386,90 @@ func TestShutdownGivesUpARegistrationStillWaiting(t *testing.T) {
 	}
 	h.w.checkPromises()
 }
+
+// oneBusyRunner starts target a with one runner running a job.
+func oneBusyRunner(t *testing.T) *harness {
+	h := startA(t, 1)
+	h.w.takeJobs(idA)
+	h.tick(poll, 1, "a")
+	if got := h.byState("a"); got["busy"] != 1 {
+		t.Fatalf("setup: %v", got)
+	}
+	return h
+}
+
+// drainedInsideTheBound waits for the shutdown begun (done), drain polls passing, and checks that
+// it concluded a's one runner well inside the bound; a drain that does not is given the bound, so
+// the test ends.
+func (h *harness) drainedInsideTheBound(done <-chan ShutdownReport) {
+	h.t.Helper()
+	rep, ok := advanceUntil(h, done, 5)
+	if !ok {
+		h.clock.Advance(60 * time.Second)
+		rep = <-done
+	}
+	h.joinRun()
+	if rep.TimedOut || rep.Left != 0 {
+		h.t.Errorf("report = %+v, want the ended runner concluded well inside the bound", rep)
+	}
+	if got := h.byState("a"); got["cleaned"] != 1 || len(got) != 1 {
+		h.t.Errorf("attempts after the shutdown: %v, want the runner cleaned", got)
+	}
+	h.w.checkPromises()
+}
+
+// A runner whose job ends just after the pass read the runner list exits 0: GitHub removed its
+// registration, though the list still names it. The drain concludes it without a DELETE, which
+// a request governor at its ceiling (a fleet sharing one, e2e TestFleetSharesOneGitHubCeiling)
+// holds for seconds: the pass waited in it past the shutdown bound and left the runner and the
+// ones after it for recovery, their runtime directories with them.
+func TestDrainConcludesARunnerThatEndedAfterTheList(t *testing.T) {
+	h := oneBusyRunner(t)
+	h.w.mu.Lock()
+	h.w.hang["DeleteRunner "+idA] = true           // held by the governor until the bound
+	h.w.afterList = func() { h.w.finishJobs(idA) } // the job ends once the drain's list is read
+	h.w.mu.Unlock()
+	deletes := h.w.callCount("DeleteRunner", idA)
+	h.drainedInsideTheBound(h.shutdownAsync())
+	if n := h.w.callCount("DeleteRunner", idA) - deletes; n != 0 {
+		t.Errorf("%d DELETEs for a runner GitHub removed when its job ended, want 0", n)
+	}
+}
+
+// A drain's read of GitHub that the request governor holds back (a fleet stopping at once: the
+// host elected as the others resigned lists for them all, at its share of the ceiling) does not
+// keep the drain from concluding a runner that ends while it waits: every DrainPoll the loop
+// concludes its runners that ended by themselves, which needs nothing of GitHub, and a loop then
+// owning nothing stops waiting and retires, well inside the bound.
+func TestDrainConcludesEndedRunnersWhileItsReadWaits(t *testing.T) {
+	h := oneBusyRunner(t)
+	h.w.mu.Lock()
+	h.w.hang["Runners "+idA] = true // held by the governor until the bound
+	h.w.mu.Unlock()
+	lists := h.w.callCount("Runners", idA)
+	done := h.shutdownAsync()
+	h.waitCalls("Runners", idA, lists)
+	h.w.finishJobs(idA) // the job ends while the drain's list read waits: the runner exits 0
+	if h.clock.BlockUntil(h.deadline(), 2) != nil {
+		t.Errorf("while the drain's read waits, %d timers: the shutdown bound only, none to conclude ended runners", h.clock.Waiters())
+	}
+	h.drainedInsideTheBound(done)
+}
+
+// A drain reaps a runner its list did not show busy; when the runner took a job after all and
+// ends (exit 0) while the reap's DELETE waits for the request governor's points (9 s of a 10 s
+// bound in e2e TestFleetSharesOneGitHubCeiling), the DELETE is moot: it is cut, and the runner is
+// concluded without GitHub, well inside the bound.
+func TestDrainReapDoesNotWaitForARunnerThatEnds(t *testing.T) {
+	h := startA(t, 1) // one idle runner
+	h.w.mu.Lock()
+	h.w.hang["DeleteRunner "+idA] = true // held by the governor until the bound
+	h.w.mu.Unlock()
+	deletes := h.w.callCount("DeleteRunner", idA)
+	done := h.shutdownAsync()
+	h.waitCalls("DeleteRunner", idA, deletes) // the drain reaps it
+	h.w.setQueued(idA, 1)
+	h.w.takeJobs(idA)   // it had taken a job,
+	h.w.finishJobs(idA) // which ends: GitHub removes it, the process exits 0
+	h.drainedInsideTheBound(done)
+}

@@ -29,20 +29,29 @@ type fakeFleet struct {
 	published PeerSupply   // the last Publish
 }
 
-func (f *fakeFleet) Begin(_ context.Context, _ config.Target, want bool) (bool, time.Duration) {
+func (f *fakeFleet) Begin(_ context.Context, _ config.Target, want bool) (FleetPass, bool, time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.wants = append(f.wants, want)
 	f.light = false
-	return want && !f.noList, 0
+	return f, want && !f.noList, 0
 }
 
-func (f *fakeFleet) BeginLight(config.Target) ([]Job, bool) {
+func (f *fakeFleet) BeginLight(config.Target) (FleetPass, []Job, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lights++
 	f.light = !f.alone
-	return append([]Job(nil), f.view...), !f.alone
+	return f, append([]Job(nil), f.view...), !f.alone
+}
+
+// The fake is its own passes: its reads are the world's.
+func (f *fakeFleet) Runners(ctx context.Context, t config.Target, r Registrar) ([]Runner, error) {
+	return r.Runners(ctx, t)
+}
+
+func (f *fakeFleet) Queued(ctx context.Context, t config.Target, d Demand) ([]Job, error) {
+	return d.Queued(ctx, t)
 }
 
 func (f *fakeFleet) Share(_ context.Context, _ config.Target, decide func(string, []PeerSupply, int64) PeerSupply) bool {

@@ -208,8 +208,8 @@ func (l *loop) sleep(ctx context.Context, due time.Time) (light, ok bool) {
 			if !l.rateLimited() {
 				// In a fleet a delivery asks for a full pass: a follower's reads the leader's
 				// view (which the delivery's Announce had the leader read anew), and a fleet's
-				// light pass acts on no demand (edge.solo).
-				return l.edge.solo(), true
+				// light pass acts on no demand (edge.servesLight).
+				return l.edge.servesLight(), true
 			}
 		}
 	}
@@ -236,7 +236,7 @@ func (l *loop) ended() bool {
 // runner list, so a queued delivery costs one JIT registration. decide needs no list to be safe
 // (an attempt the list would settle waits for the next full pass), so a light pass may come
 // before the first full one: a delivery does not wait for an organization's first read. In a
-// fleet a light pass (a runner's end only) plans on the fleet's current view (edge.lightView).
+// fleet a light pass (a runner's end only) plans on the fleet's current view (edge.light).
 func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration, int, bool) {
 	cfg, t, draining := l.snapshot()
 	s := l.sup
@@ -247,9 +247,8 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 	// nothing to GitHub for them (TestStopReadsOnlyDoubtedTargets; e2e TestGovernorAtScale: 100
 	// empty targets' reads at 1 point a second held an organization's ended runner past the
 	// bound, left for recovery).
-	shutdown := s.drain.Load() == drainShutdown
-	empty := draining && (shutdown || !s.doubted(l.key.identity)) && l.ownsNothing(ctx)
-	l.quiet = empty && shutdown
+	empty := draining && !l.readsWhenEmpty() && l.ownsNothing(ctx)
+	l.quiet = empty && s.drain.Load() == drainShutdown
 	if l.quiet {
 		return s.opts.DrainPoll, 0, true // it retires now: nothing to conclude, plan or report
 	}
@@ -267,14 +266,14 @@ func (l *loop) pass(ctx context.Context, recovering, light bool) (time.Duration,
 	var gh githubView
 	switch {
 	case light:
-		gh = l.edge.lightView(t, l.bookView(), l.book)
+		var rd via
+		rd, gh = l.edge.light(t, l.bookView(), l.book)
+		gh.via = rd
 	case empty:
-		gh = githubView{at: now}
+		gh = githubView{at: now, via: l.edge.quiet(t)}
 	default:
-		list, age, again := l.edge.begin(cctx, t, l.listNow(recovering, draining))
-		l.listNext = l.listNext || again
 		var cut bool
-		if gh, cut = l.readServing(ctx, cctx, t, draining, list, age); cut {
+		if gh, cut = l.read(ctx, cctx, t, recovering, draining); cut {
 			return 0, -1, true // the drain pass comes next, at once
 		}
 	}
@@ -316,7 +315,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 	in.Monitor, in.Draining, in.Here = monitor, draining, gh.fleetLight
 	l.claim(cfg, t, live, &in, gh.err == nil)
 	launching := gh.err == nil && !draining && !monitor
-	out := l.edge.decide(cctx, t, in, launching, l.listNext)
+	out := gh.via.decide(cctx, t, in, launching, l.listNext)
 	for _, r := range out.Reap {
 		if ctx.Err() != nil {
 			return 0, -1
@@ -336,7 +335,7 @@ func (l *loop) reconcilePass(ctx, cctx context.Context, cfg *config.Config, t co
 		l.watch(owned) // before publish: a fleet host publishes whether it waits for a list
 		// ctx, not cctx: publishing is an etcd write, and cctx may have run out in a pass whose
 		// launches the request governor paced past the call timeout.
-		l.edge.publish(ctx, t, func() planInput { return l.planInput(cfg, t, l.sup.clock.Now(), owned, live, gh.byName, 0) }, launching, l.listNext)
+		gh.via.publish(ctx, t, func() planInput { return l.planInput(cfg, t, l.sup.clock.Now(), owned, live, gh.byName, 0) }, launching, l.listNext)
 	}
 	return l.byChange(l.finish(now, poll, draining, gh.demand, owned, passErr), in.Change), len(owned)
 }
@@ -387,59 +386,10 @@ func (l *loop) listNow(recovering, draining bool) bool {
 	return true
 }
 
-// readServing is readGitHub, with deliveries that come while it reads served by light passes in
-// between: under a stretched plan an organization's read is a request per repository and may
-// take minutes in the governor, and a queued job must not wait for it (e2e TestGovernorAtScale,
-// TestDeliveryDoesNotWaitForAFullRead). For the same reason a watched runner that ends while the
-// read runs is concluded by a light pass (Options.ExitCheck), and a shutdown cuts the read: a
-// drain launches nothing, so the demand it would bring is moot, and the drain pass must come
-// within the drain bound (cut is then true and the view empty). Only the read runs beside the
-// loop goroutine, and it touches only what is locked (the book, status, the journal's contact
-// record); a light pass is safe beside it as beside any list read before the journal (observe).
-// A light pass is never run while draining, nor as recovery (its adoption events are the full
-// pass's), nor beside a fleet's read: the fleet holds one pass of a target at a time (Begin's
-// role and view), and its light passes wait for the read's end.
-func (l *loop) readServing(ctx, cctx context.Context, t config.Target, draining, list bool, age time.Duration) (v githubView, cut bool) {
-	if draining || !l.edge.solo() {
-		return l.readGitHub(cctx, t, draining, list, age), false
-	}
-	rctx, cancelRead := context.WithCancel(cctx)
-	defer cancelRead()
-	got := make(chan githubView, 1)
-	go func() { got <- l.readGitHub(rctx, t, draining, list, age) }()
-	served := func() {
-		l.pass(ctx, false, true)
-		if h := l.sup.afterPass; h != nil {
-			h(l.key)
-		}
-	}
-	for {
-		var check <-chan time.Time
-		stopCheck := func() {}
-		if l.sup.opts.ExitCheck > 0 && len(l.procs) > 0 {
-			check, stopCheck = l.sup.clock.Timer(l.sup.opts.ExitCheck)
-		}
-		select {
-		case v := <-got:
-			stopCheck()
-			return v, false
-		case <-l.sup.shutdownCh:
-			stopCheck()
-			cancelRead()
-			<-got
-			return githubView{at: l.sup.clock.Now()}, true
-		case <-l.news:
-			stopCheck()
-			if l.rateLimited() || ctx.Err() != nil {
-				continue
-			}
-			served()
-		case <-check:
-			if l.ended() && !l.rateLimited() && ctx.Err() == nil {
-				served()
-			}
-		}
-	}
+// readsWhenEmpty says whether a draining loop that owns nothing still reads GitHub (pass): only
+// for a registration request of its identity this run gave up (doubt), and not at a shutdown.
+func (l *loop) readsWhenEmpty() bool {
+	return l.sup.drain.Load() != drainShutdown && l.sup.doubted(l.key.identity)
 }
 
 // ownsNothing reports whether the journal holds no live attempt of this loop. Only the loop's own
@@ -454,15 +404,6 @@ func (l *loop) ownsNothing(ctx context.Context) bool {
 	return err == nil && len(l.owned(live)) == 0
 }
 
-// bookView is a light pass's view: no runner list, the book's queued jobs and runner news (in a
-// fleet edge.lightView puts the fleet's view's jobs in).
-func (l *loop) bookView() githubView {
-	v := githubView{at: l.sup.clock.Now()}
-	v.jobs, v.took, v.done = l.book.view()
-	v.demand = len(v.jobs)
-	return v
-}
-
 // journalFailed ends a pass whose journal read failed. A read cut by a stop is not a failure of
 // the state dir and is not reported as one.
 func (l *loop) journalFailed(ctx context.Context, now time.Time, poll time.Duration, draining bool, demand int, t config.Target, err error) (time.Duration, int) {
@@ -470,76 +411,6 @@ func (l *loop) journalFailed(ctx context.Context, now time.Time, poll time.Durat
 		return 0, -1
 	}
 	return l.finish(now, poll, draining, demand, nil, fmt.Errorf("read journal for target %s: %w; check the state dir", t.Name, err)), -1
-}
-
-// githubView is what one pass learned from GitHub.
-type githubView struct {
-	regs   []Runner
-	byName map[string]Runner
-	listed bool      // the runner list answered
-	at     time.Time // when the list was asked for
-	demand int
-	jobs   []Job            // queued ones
-	jobOf  map[string]int64 // runner name -> id of the job it runs
-	took   map[string]int64 // runner name -> job an in_progress delivery gave it (jobBook)
-	done   map[string]bool  // runner names whose job a delivery said completed (jobBook)
-	warn   string           // demand read in part (Partial): what was skipped
-	err    error
-	// fleetLight: a fleet's light pass on the fleet's current view (edge.lightView).
-	fleetLight bool
-}
-
-// partial is the Demand error that comes with valid jobs (deps.go).
-type partial interface{ Partial() bool }
-
-// readGitHub lists the target's runners when list says so (listNow), then (unless draining) its
-// queued jobs. The list is read before the journal, so any registration it shows was journaled
-// first (see deleteOrphans). age is how old the list already is when it is a fleet leader's
-// (edge.begin): the view's time is GitHub's answer's, which startup_timeout and settling count on.
-func (l *loop) readGitHub(ctx context.Context, t config.Target, draining, list bool, age time.Duration) githubView {
-	s := l.sup
-	read := s.clock.Now()
-	v := githubView{at: read.Add(-age)}
-	if list {
-		regs, err := s.deps.Registrar.Runners(ctx, t)
-		if err != nil {
-			v.err = fmt.Errorf("list runners of target %s: %w", t.Name, err)
-			return v // without the list nothing can launch: spare the budget
-		}
-		s.recordContact(ctx)
-		v.regs, v.listed, v.byName = regs, true, make(map[string]Runner, len(regs))
-		for _, r := range regs {
-			v.byName[r.Name] = r
-		}
-	}
-	if draining {
-		return v
-	}
-	jobs, err := s.deps.Demand.Queued(ctx, t)
-	var p partial
-	switch {
-	case err != nil && errors.As(err, &p) && p.Partial():
-		v.warn = err.Error()
-	case err != nil:
-		v.err = fmt.Errorf("read queued jobs of target %s: %w", t.Name, err)
-	}
-	if v.err == nil {
-		s.recordContact(ctx)
-	}
-	v.jobOf = map[string]int64{}
-	for _, j := range jobs {
-		if j.Runner != "" {
-			v.jobOf[j.Runner] = j.ID
-		}
-	}
-	if v.err == nil {
-		l.book.polled(jobs, read, v.warn == "")
-	}
-	// Demand is the book's: the poll, and deliveries that came while it was read.
-	v.jobs, v.took, v.done = l.book.view()
-	v.demand = len(v.jobs)
-	l.noteWarning(v.warn)
-	return v
 }
 
 // launchN launches up to n runners, stopping at the first refusal of a slot or failure, and as
@@ -672,7 +543,12 @@ func (l *loop) reapIdle(ctx context.Context, t config.Target, owned []journal.At
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.sup.opts.CallTimeout)
 	defer cancel()
-	err := l.sup.deps.Registrar.DeleteRunner(ctx, t, a.RunnerID)
+	ended, err := l.unlessItEnds(ctx, a, func(ctx context.Context) error {
+		return l.sup.deps.Registrar.DeleteRunner(ctx, t, a.RunnerID)
+	})
+	if ended {
+		return nil // it ran a job after all, and ended: nothing to deregister or stop
+	}
 	if errors.Is(err, ErrRunnerBusy) {
 		_, err = l.markBusy(ctx, a, gh.jobOf[a.RunnerName], fmt.Sprintf("runner %s took a job while being reaped (%s); it will be left to finish", a.RunnerName, r.Reason))
 		return err

@@ -207,7 +207,7 @@ func (l *loop) reconcile(ctx context.Context, t config.Target, a journal.Attempt
 		o.Ghost = l.ghostSince(t, a, o, now)
 		o.KillDue = endedForCause(a) && now.Sub(a.UpdatedAt) >= killGrace
 		s := decide(a, o)
-		// A runner a light pass launched while the recovery pass read GitHub (readServing) is
+		// A runner a light pass launched while the recovery pass read GitHub (loop.read) is
 		// this daemon's own, not found running: no adoption event for it.
 		if recovering && i == 0 && o.Alive && !l.launched[a.ID] && (s == stepKeep || s == stepMarkBusy || s == stepAttach) {
 			l.emit(slog.LevelInfo, a.ID, EventAdopted, fmt.Sprintf("runner %s (pid %d) is alive in state %s: supervising it again", a.RunnerName, o.Process.PID, a.State))
@@ -274,13 +274,20 @@ func (l *loop) execute(ctx context.Context, t config.Target, a journal.Attempt, 
 	case stepDeregister, stepDrop:
 		id := a.RunnerID
 		switch {
+		case o.Gone:
+			// An ephemeral runner is removed by GitHub when its job ends: its exit 0 after the
+			// job, or a delivery saying the job completed, means it is gone, even when the pass's
+			// list (read before the end; in a fleet, the leader's, older still) names it. A
+			// DELETE would only spend 5 points on a 404, and a request governor at its ceiling
+			// holds it for seconds, the pass with it: a drain then overran its bound and left
+			// the runner for recovery (TestDrainConcludesARunnerThatEndedAfterTheList). A
+			// registration there after all is deleted as an orphan by the next list (watch asks
+			// for one after an exit).
+			id = 0
 		case o.Listed:
 			id = o.ListedID
-		case o.ListKnown, o.Gone:
-			// An ephemeral runner is removed by GitHub when its job ends: a list that answered
-			// without it, or a delivery saying its job completed, means it is gone, and a DELETE
-			// would only spend budget on a 404.
-			id = 0
+		case o.ListKnown:
+			id = 0 // a list that answered without it: gone
 		}
 		if id != 0 {
 			err := d.Registrar.DeleteRunner(ctx, t, id)

@@ -349,7 +349,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		}
 	}()
 	if fl != nil {
-		deps.Demand, deps.Registrar, deps.Fleet = fl.Demand(demand), fl.Registrar(demand), fl
+		deps.Fleet = fl
 		sets.SetFleet(fl) // before any listener runs (run starts them)
 	}
 	// In a fleet too: a runner's end is concluded at once and the warm pool refilled by a light

@@ -73,7 +73,6 @@ type Fleet struct {
 	ep      *epoch            // nil: not joined (serving alone)
 	reason  string            // why not joined, for status
 	targets map[string]string // target -> the fingerprint this host serves it with
-	passes  map[string]*passState
 	lists   map[string]list   // target -> the last runner list read as its leader (published in views)
 	taken   map[string]string // target -> the leader's list a follower pass last took (newList)
 	alone   map[string]bool
@@ -111,7 +110,7 @@ func New(o Options) (*Fleet, error) {
 	_, _ = rand.Read(b)
 	return &Fleet{o: o, log: o.Logger.With("fleet", o.Config.Name), client: c, keys: newKeys(o.Config.Name),
 		host: o.Config.HostName, instance: fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b)),
-		ttl: ttl, opTO: min(ttl/2, 3*time.Second), targets: map[string]string{}, passes: map[string]*passState{}, lists: map[string]list{}, taken: map[string]string{},
+		ttl: ttl, opTO: min(ttl/2, 3*time.Second), targets: map[string]string{}, lists: map[string]list{}, taken: map[string]string{},
 		alone: map[string]bool{}, lastPub: map[string]string{}, ownSaw: map[string]int64{}, reason: "not joined yet"}, nil
 }
 

@@ -58,8 +58,7 @@ var target = config.Target{Name: "web", Repository: "acme/web", Labels: []string
 type host struct {
 	f      *Fleet
 	gh     *github
-	reg    engine.Registrar
-	dem    engine.Demand
+	p      engine.FleetPass // the pass under way: the test plays the engine, which holds it
 	cancel context.CancelFunc
 	done   chan struct{}
 	wakes  atomic.Int64
@@ -83,7 +82,7 @@ func startHostGov(t *testing.T, srv *etcdtest.Server, name, hostID string, gh *g
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.f, h.reg, h.dem = f, f.Registrar(gh), f.Demand(gh)
+	h.f = f
 	if len(targets) == 0 {
 		targets = []config.Target{target}
 	}
@@ -108,15 +107,45 @@ func (h *host) stop() {
 	h.cancel = nil
 }
 
+// The test plays the engine: it holds the pass Begin or BeginLight returned (h.p) and makes the
+// rest of that pass's calls on it.
+func (h *host) beginPass(ctx context.Context, tg config.Target, want bool) (bool, time.Duration) {
+	p, list, age := h.f.Begin(ctx, tg, want)
+	h.p = p
+	return list, age
+}
+
+func (h *host) beginLight(tg config.Target) ([]engine.Job, bool) {
+	p, jobs, shared := h.f.BeginLight(tg)
+	h.p = p
+	return jobs, shared
+}
+
+func (h *host) runners(ctx context.Context, tg config.Target) ([]engine.Runner, error) {
+	return h.p.Runners(ctx, tg, h.gh)
+}
+
+func (h *host) queued(ctx context.Context, tg config.Target) ([]engine.Job, error) {
+	return h.p.Queued(ctx, tg, h.gh)
+}
+
+func (h *host) share(ctx context.Context, tg config.Target, decide func(string, []engine.PeerSupply, int64) engine.PeerSupply) bool {
+	return h.p.Share(ctx, tg, decide)
+}
+
+func (h *host) publish(ctx context.Context, tg config.Target, mine engine.PeerSupply) {
+	h.p.Publish(ctx, tg, mine)
+}
+
 // begin starts a pass as the engine does: Begin, then the runner list if Begin says so (nil if not).
 func (h *host) begin(t *testing.T, tg config.Target, want bool) []engine.Runner {
 	t.Helper()
 	ctx := context.Background()
-	list, _ := h.f.Begin(ctx, tg, want)
+	list, _ := h.beginPass(ctx, tg, want)
 	if !list {
 		return nil
 	}
-	rs, err := h.reg.Runners(ctx, tg)
+	rs, err := h.runners(ctx, tg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +165,11 @@ func (h *host) passListing(t *testing.T, tg config.Target, mine engine.PeerSuppl
 	t.Helper()
 	ctx := context.Background()
 	h.begin(t, tg, list)
-	jobs, err := h.dem.Queued(ctx, tg)
+	jobs, err := h.queued(ctx, tg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok = h.f.Share(ctx, tg, func(_ string, peers []engine.PeerSupply, _ int64) engine.PeerSupply {
+	ok = h.share(ctx, tg, func(_ string, peers []engine.PeerSupply, _ int64) engine.PeerSupply {
 		need := len(jobs) - mine.Starting - mine.Idle
 		for _, p := range peers {
 			need -= p.Starting + p.Idle
@@ -193,7 +222,7 @@ func TestOneLeaderReadsGitHubAndFollowersReadTheView(t *testing.T) {
 			continue
 		}
 		h.begin(t, target, true)
-		jobs, err := h.dem.Queued(context.Background(), target)
+		jobs, err := h.queued(context.Background(), target)
 		if err != nil || len(jobs) != 3 {
 			t.Fatalf("follower %s read %d jobs (%v), want the leader's 3", h.f.Host(), len(jobs), err)
 		}
@@ -282,9 +311,9 @@ func TestViewMovedOnHoldsTheClaim(t *testing.T) {
 	lead.pass(t, target, engine.PeerSupply{}) // a new view while the follower's pass runs
 	eventually(t, "the new view", func() bool {
 		e, _ := follow.f.ep.mir.get(follow.f.keys.view(target.Name))
-		return e.mod != follow.f.pass(target.Name).viewMod
+		return e.mod != follow.p.(*passState).viewMod
 	})
-	if follow.f.Share(ctx, target, func(string, []engine.PeerSupply, int64) engine.PeerSupply { return engine.PeerSupply{Starting: 2} }) {
+	if follow.share(ctx, target, func(string, []engine.PeerSupply, int64) engine.PeerSupply { return engine.PeerSupply{Starting: 2} }) {
 		t.Fatal("Share published a decision taken on a replaced view")
 	}
 }
@@ -326,7 +355,7 @@ func TestDifferentConfigServesAlone(t *testing.T) {
 	if s, ok := b.pass(t, changed, engine.PeerSupply{Free: 4}); !ok || s != 1 || b.gh.reads.Load() != 2 || !alone.Load() {
 		t.Fatalf("differing host: started %d (ok %v), GitHub reads %d, alert %v; want 1, its own 2 reads, alert raised", s, ok, b.gh.reads.Load(), alone.Load())
 	}
-	if jobs, shared := b.f.BeginLight(changed); shared || jobs != nil {
+	if jobs, shared := b.beginLight(changed); shared || jobs != nil {
 		t.Fatalf("the differing host's light pass was handed %v (shared %v), want its own book (not shared)", jobs, shared)
 	}
 	b.f.SetTargets(&config.Config{Targets: []config.Target{target}})
@@ -378,7 +407,7 @@ func TestLeaderPassWithoutJobsDecides(t *testing.T) {
 	}
 	ctx := context.Background()
 	a.begin(t, target, true)
-	if !a.f.Share(ctx, target, func(string, []engine.PeerSupply, int64) engine.PeerSupply { return engine.PeerSupply{Idle: 1} }) {
+	if !a.share(ctx, target, func(string, []engine.PeerSupply, int64) engine.PeerSupply { return engine.PeerSupply{Idle: 1} }) {
 		t.Fatal("a leader's pass without a jobs read was refused: its own view counted as moved on")
 	}
 }
@@ -421,7 +450,7 @@ func TestLeaderListsWhenAHostWaitsForIt(t *testing.T) {
 	leaderPass := func(want bool) {
 		t.Helper()
 		lead.begin(t, target, want)
-		if _, err := lead.dem.Queued(ctx, target); err != nil {
+		if _, err := lead.queued(ctx, target); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -435,43 +464,43 @@ func TestLeaderListsWhenAHostWaitsForIt(t *testing.T) {
 		t.Fatalf("leader's pass without a list made %d GitHub reads in all, want 3 (its jobs only)", r)
 	}
 	eventually(t, "the view", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
-	if list, age := follow.f.Begin(ctx, target, false); !list || age < 0 {
+	if list, age := follow.beginPass(ctx, target, false); !list || age < 0 {
 		t.Fatalf("follower: Begin = %v, %s; want the leader's new list, not older than now", list, age)
 	}
-	if rs, err := follow.reg.Runners(ctx, target); err != nil || len(rs) != 1 || rs[0].Name != "r1" {
+	if rs, err := follow.runners(ctx, target); err != nil || len(rs) != 1 || rs[0].Name != "r1" {
 		t.Fatalf("follower's list = %v (%v), want the leader's r1", rs, err)
 	}
-	if list, _ := follow.f.Begin(ctx, target, true); list {
+	if list, _ := follow.beginPass(ctx, target, true); list {
 		t.Fatal("follower was given the same list twice")
 	}
-	follow.f.Publish(ctx, target, engine.PeerSupply{List: true})
+	follow.publish(ctx, target, engine.PeerSupply{List: true})
 	eventually(t, "the leader to see the follower wait", func() bool {
 		peers, _ := lead.f.peers(lead.f.ep, target.Name)
 		return len(peers) == 1 && peers[0].List
 	})
 	lead.gh.runners = append(lead.gh.runners, engine.Runner{ID: 2, Name: "r2"})
-	if list, _ := lead.f.Begin(ctx, target, false); !list {
+	if list, _ := lead.beginPass(ctx, target, false); !list {
 		t.Fatal("the leader did not list though another host waits for a list")
 	}
-	if _, err := lead.reg.Runners(ctx, target); err != nil {
+	if _, err := lead.runners(ctx, target); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lead.dem.Queued(ctx, target); err != nil {
+	if _, err := lead.queued(ctx, target); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the follower to get the new list", func() bool {
-		list, _ := follow.f.Begin(ctx, target, true)
+		list, _ := follow.beginPass(ctx, target, true)
 		if !list {
 			return false
 		}
-		rs, err := follow.reg.Runners(ctx, target)
+		rs, err := follow.runners(ctx, target)
 		return err == nil && len(rs) == 2
 	})
 	if r := follow.gh.reads.Load(); r != 0 {
 		t.Fatalf("follower made %d GitHub reads, want 0", r)
 	}
 	// A second Runners call in the same pass (a lookup by name) is GitHub's, not the view's.
-	if _, err := follow.reg.Runners(ctx, target); err != nil || follow.gh.reads.Load() != 1 {
+	if _, err := follow.runners(ctx, target); err != nil || follow.gh.reads.Load() != 1 {
 		t.Fatalf("a follower's lookup after its pass's list: %d GitHub reads (%v), want 1", follow.gh.reads.Load(), err)
 	}
 }
@@ -494,10 +523,10 @@ func TestCallerDeadlineIsNotALostEtcd(t *testing.T) {
 	a.f.mu.Unlock()
 	past, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	a.f.Publish(past, target, engine.PeerSupply{Idle: 3})
+	a.publish(past, target, engine.PeerSupply{Idle: 3})
 	a.f.Announce(past, target.Name)
 	a.begin(t, target, true)
-	if a.f.Share(past, target, func(string, []engine.PeerSupply, int64) engine.PeerSupply { return engine.PeerSupply{Starting: 1} }) {
+	if a.share(past, target, func(string, []engine.PeerSupply, int64) engine.PeerSupply { return engine.PeerSupply{Starting: 1} }) {
 		t.Error("a Share whose caller's deadline had passed was taken as decided")
 	}
 	select {
@@ -528,11 +557,11 @@ func TestViewSaysWhichTakesTheLeaderSaw(t *testing.T) {
 	// pass is one engine pass of h publishing took; it returns the saw decide was told last.
 	pass := func(h *host, took int64) int64 {
 		h.begin(t, target, false)
-		if _, err := h.dem.Queued(ctx, target); err != nil {
+		if _, err := h.queued(ctx, target); err != nil {
 			t.Fatal(err)
 		}
 		saw := int64(-2)
-		h.f.Share(ctx, target, func(_ string, _ []engine.PeerSupply, s int64) engine.PeerSupply {
+		h.share(ctx, target, func(_ string, _ []engine.PeerSupply, s int64) engine.PeerSupply {
 			saw = s
 			return engine.PeerSupply{Took: took}
 		})
@@ -545,7 +574,7 @@ func TestViewSaysWhichTakesTheLeaderSaw(t *testing.T) {
 		t.Fatalf("the follower's decide was told saw %d before the leader saw any take of it, want 0", saw)
 	}
 	for _, took := range []int64{2, 3} {
-		follow.f.Publish(ctx, target, engine.PeerSupply{Took: took})
+		follow.publish(ctx, target, engine.PeerSupply{Took: took})
 		eventually(t, fmt.Sprintf("a view that saw the follower's %d takes", took), func() bool {
 			pass(lead, 5)
 			return pass(follow, took) == took
@@ -576,7 +605,7 @@ func TestLightPassClaimsOnTheCurrentView(t *testing.T) {
 	for _, h := range hs {
 		eventually(t, "the new view on every host", func() bool {
 			e, _ := h.f.ep.mir.get(h.f.keys.view(target.Name))
-			return h == lead || e.mod != h.f.pass(target.Name).viewMod
+			return h == lead || e.mod != h.p.(*passState).viewMod
 		})
 	}
 	reads := make([]int64, len(hs))
@@ -588,13 +617,13 @@ func TestLightPassClaimsOnTheCurrentView(t *testing.T) {
 	handed := make([]int, len(hs))
 	for i, h := range hs {
 		wg.Go(func() {
-			jobs, shared := h.f.BeginLight(target)
+			jobs, shared := h.beginLight(target)
 			if !shared {
 				return
 			}
 			handed[i] = len(jobs)
 			start := 0
-			ok := h.f.Share(context.Background(), target, func(_ string, peers []engine.PeerSupply, _ int64) engine.PeerSupply {
+			ok := h.share(context.Background(), target, func(_ string, peers []engine.PeerSupply, _ int64) engine.PeerSupply {
 				need := len(jobs) + 1 // the view's queued jobs and min_idle 1
 				for _, p := range peers {
 					need -= p.Starting + p.Idle
@@ -636,9 +665,9 @@ func TestLightPassIsToldTheTakesTheViewSaw(t *testing.T) {
 	lead.gh.queue(1)
 	ctx := context.Background()
 	light := func(h *host, took int64) int64 {
-		h.f.BeginLight(target)
+		h.beginLight(target)
 		saw := int64(-2)
-		h.f.Share(ctx, target, func(_ string, _ []engine.PeerSupply, s int64) engine.PeerSupply {
+		h.share(ctx, target, func(_ string, _ []engine.PeerSupply, s int64) engine.PeerSupply {
 			saw = s
 			return engine.PeerSupply{Took: took}
 		})
@@ -647,8 +676,8 @@ func TestLightPassIsToldTheTakesTheViewSaw(t *testing.T) {
 	lead.passListing(t, target, engine.PeerSupply{}, false)
 	eventually(t, "the view on the follower", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
 	follow.begin(t, target, false)
-	lead.f.Publish(ctx, target, engine.PeerSupply{Took: 4}) // the leader's runners took 4 jobs so far
-	follow.f.Publish(ctx, target, engine.PeerSupply{Took: 2})
+	lead.publish(ctx, target, engine.PeerSupply{Took: 4}) // the leader's runners took 4 jobs so far
+	follow.publish(ctx, target, engine.PeerSupply{Took: 2})
 	eventually(t, "the follower's takes on the leader", func() bool { return lead.f.took(lead.f.ep, target.Name)[follow.f.Host()] == 2 })
 	lead.passListing(t, target, engine.PeerSupply{}, false) // reads the jobs: the view saw 4 and 2
 	eventually(t, "the new view on the follower", func() bool {
@@ -673,7 +702,7 @@ func TestUnseenTakesReachThePeers(t *testing.T) {
 	lead.passListing(t, target, engine.PeerSupply{}, false)
 	eventually(t, "the view on the follower", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
 	follow.begin(t, target, false)
-	follow.f.Publish(context.Background(), target, engine.PeerSupply{Idle: 1, Took: 3, Unseen: 2})
+	follow.publish(context.Background(), target, engine.PeerSupply{Idle: 1, Took: 3, Unseen: 2})
 	eventually(t, "the follower's supply on the leader", func() bool {
 		peers, _ := lead.f.peers(lead.f.ep, target.Name)
 		return len(peers) == 1 && peers[0].Took == 3

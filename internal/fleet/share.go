@@ -24,8 +24,10 @@ const (
 	roleReader               // no leader's view in time: reads GitHub itself, still shares supply
 )
 
-// passState is what one pass of a target's loop saw, from its Begin to its Share.
+// passState is one pass of a target's loop, from its Begin or BeginLight to its Publish: the
+// engine.FleetPass the pass holds. The fleet keeps no pass between calls.
 type passState struct {
+	f       *Fleet
 	role    role
 	ep      *epoch
 	viewMod int64 // the view's revision the pass read (0: none); Share is fenced on it
@@ -33,8 +35,8 @@ type passState struct {
 	// light: a light pass (BeginLight); saw is then this host's takes the current view saw.
 	light bool
 	saw   int64
-	// given: Begin handed a follower the view's runner list; its first Runners call answers
-	// with it, any later one (a lookup by name, the shutdown sweep) asks GitHub.
+	// given: Begin handed a follower the view's runner list; the pass's Runners call answers
+	// with it, once.
 	given atomic.Bool
 }
 
@@ -60,7 +62,7 @@ type view struct {
 	// Saw is each other host's Took (its runners that took a job) as the leader's mirror had it
 	// before it read Jobs: those jobs are out of the queue in this view. A follower's runners
 	// that took a job since may have taken one this view still lists as queued, so they still
-	// cover it in the follower's plan (engine.Fleet.Share's saw): a view a long leader pass left
+	// cover it in the follower's plan (engine.FleetPass.Share's saw): a view a long leader pass left
 	// behind is not demand for the runners that already ran its jobs. Absent: 0.
 	Saw map[string]int64 `json:"saw,omitempty"`
 }
@@ -123,27 +125,14 @@ func (f *Fleet) setAlone(target string, alone bool) {
 	}
 }
 
-// Registrar wraps a registrar: the runner list comes from the target's leader (its view) when
-// this host follows; registrations and deletions are always this host's own.
-func (f *Fleet) Registrar(inner engine.Registrar) engine.Registrar { return registrar{inner, f} }
-
-// Demand wraps a demand source the same way: the leader reads GitHub and publishes, followers read.
-func (f *Fleet) Demand(inner engine.Demand) engine.Demand { return demand{inner, f} }
-
-type registrar struct {
-	engine.Registrar
-	f *Fleet
-}
-
 // Begin implements engine.Fleet: it settles how this host serves t in the pass about to read
 // GitHub, and whether the pass reads the runner list. A leader lists when its own rules want to
 // or another host waits for a list; a follower takes the list of the leader's view when the
 // leader read one it has not taken yet; a scale-set follower always "lists" (its runners are
 // its own knowledge, no GitHub read) to hear the leader's news of them.
-func (f *Fleet) Begin(ctx context.Context, t config.Target, want bool) (bool, time.Duration) {
+func (f *Fleet) Begin(ctx context.Context, t config.Target, want bool) (engine.FleetPass, bool, time.Duration) {
 	ro, ep := f.roleOf(t)
-	ps := &passState{role: ro, ep: ep}
-	f.setPass(t.Name, ps)
+	ps := &passState{f: f, role: ro, ep: ep}
 	if ro == roleFollower {
 		v, e, got := f.viewFor(ctx, ep, t.Name)
 		switch got {
@@ -151,15 +140,15 @@ func (f *Fleet) Begin(ctx context.Context, t config.Target, want bool) (bool, ti
 			ps.view, ps.viewMod = v, e.mod
 			if t.ScaleSet != "" {
 				ps.given.Store(true)
-				return true, 0
+				return ps, true, 0
 			}
 			if v.Listed.IsZero() || !f.newList(t.Name, v) {
-				return false, 0
+				return ps, false, 0
 			}
 			ps.given.Store(true)
 			// How old GitHub's answer is: at the leader when it published (one clock), then in
 			// the mirror since it arrived (this host's).
-			return true, max(v.At.Sub(v.Listed), 0) + time.Since(e.seen)
+			return ps, true, max(v.At.Sub(v.Listed), 0) + time.Since(e.seen)
 		case gotLeadership:
 			ps.role = roleLeader
 		default:
@@ -167,7 +156,7 @@ func (f *Fleet) Begin(ctx context.Context, t config.Target, want bool) (bool, ti
 			// fleet (fenced on there being no view), so the hosts do not each cover all demand.
 			ps.role, ps.viewMod = roleReader, e.mod
 			f.log.Warn("fleet: no view of the target from a leader in time; reading GitHub directly", "target", t.Name)
-			return want, 0
+			return ps, want, 0
 		}
 	}
 	if ps.role == roleLeader {
@@ -184,7 +173,7 @@ func (f *Fleet) Begin(ctx context.Context, t config.Target, want bool) (bool, ti
 			}
 		}
 	}
-	return want, 0
+	return ps, want, 0
 }
 
 // BeginLight implements engine.Fleet: a light pass of t reads nothing from GitHub, so it needs
@@ -195,22 +184,21 @@ func (f *Fleet) Begin(ctx context.Context, t config.Target, want bool) (bool, ti
 // Took when it read those jobs. This host's runners that took a job since (the one whose end
 // asked for the pass among them) then cover the view's queued jobs, are published as doing so,
 // and neither this pass nor another host's pass on that view launches again for a job they ran.
-func (f *Fleet) BeginLight(t config.Target) ([]engine.Job, bool) {
+func (f *Fleet) BeginLight(t config.Target) (engine.FleetPass, []engine.Job, bool) {
 	ro, ep := f.roleOf(t)
-	ps := &passState{role: ro, ep: ep, light: true, saw: -1}
-	defer f.setPass(t.Name, ps)
+	ps := &passState{f: f, role: ro, ep: ep, light: true, saw: -1}
 	if ep == nil || ro == roleAlone {
-		return nil, false
+		return ps, nil, false
 	}
 	ps.saw = 0 // no view, or one that says nothing of this host: every take is unseen
 	e, ok := ep.mir.get(f.keys.view(t.Name))
 	if !ok {
-		return nil, true
+		return ps, nil, true
 	}
 	ps.viewMod = e.mod
 	var v view
 	if json.Unmarshal([]byte(e.val), &v) != nil {
-		return nil, true
+		return ps, nil, true
 	}
 	f.mu.Lock()
 	if v.Host == f.host {
@@ -219,7 +207,7 @@ func (f *Fleet) BeginLight(t config.Target) ([]engine.Job, bool) {
 		ps.saw = v.Saw[f.host]
 	}
 	f.mu.Unlock()
-	return v.Jobs, true
+	return ps, v.Jobs, true
 }
 
 // ownTook is this host's Took of target as last published (0: none).
@@ -246,10 +234,12 @@ func (f *Fleet) newList(target string, v view) bool {
 	return true
 }
 
-func (r registrar) Runners(ctx context.Context, t config.Target) ([]engine.Runner, error) {
-	f := r.f
-	ps := f.pass(t.Name)
-	if ps != nil && ps.role == roleFollower && ps.given.CompareAndSwap(true, false) {
+// Runners implements engine.FleetPass: a follower's list is the leader's view's, once per list
+// the leader read; a leader's is read through inner and goes into the view it publishes.
+// Registrations and deletions are always this host's own, through inner directly.
+func (ps *passState) Runners(ctx context.Context, t config.Target, inner engine.Registrar) ([]engine.Runner, error) {
+	f := ps.f
+	if ps.role == roleFollower && ps.given.CompareAndSwap(true, false) {
 		if t.ScaleSet == "" {
 			return ps.view.Runners, nil
 		}
@@ -260,8 +250,8 @@ func (r registrar) Runners(ctx context.Context, t config.Target) ([]engine.Runne
 		}
 	}
 	at := time.Now()
-	rs, err := r.Registrar.Runners(ctx, t)
-	if err == nil && ps != nil && ps.role == roleLeader {
+	rs, err := inner.Runners(ctx, t)
+	if err == nil && ps.role == roleLeader {
 		f.mu.Lock()
 		f.lists[t.Name] = list{rs, at}
 		f.mu.Unlock()
@@ -269,17 +259,10 @@ func (r registrar) Runners(ctx context.Context, t config.Target) ([]engine.Runne
 	return rs, err
 }
 
-type demand struct {
-	engine.Demand
-	f *Fleet
-}
-
-func (d demand) Queued(ctx context.Context, t config.Target) ([]engine.Job, error) {
-	f := d.f
-	ps := f.pass(t.Name)
-	if ps == nil {
-		return d.Demand.Queued(ctx, t)
-	}
+// Queued implements engine.FleetPass: a follower plans on the leader's view's jobs; a leader reads
+// them through inner and publishes them as the view.
+func (ps *passState) Queued(ctx context.Context, t config.Target, inner engine.Demand) ([]engine.Job, error) {
+	f := ps.f
 	switch ps.role {
 	case roleFollower:
 		return ps.view.Jobs, nil
@@ -287,7 +270,7 @@ func (d demand) Queued(ctx context.Context, t config.Target) ([]engine.Job, erro
 		// What the other hosts' runners had taken before the read: the read shows those jobs
 		// taken. Read first, so a take the mirror has not shown yet counts as one after the read.
 		saw, own := f.took(ps.ep, t.Name), f.ownTook(t.Name)
-		jobs, err := d.Demand.Queued(ctx, t)
+		jobs, err := inner.Queued(ctx, t)
 		if err == nil {
 			f.mu.Lock()
 			f.ownSaw[t.Name] = own // the view's Saw of this host (BeginLight)
@@ -304,19 +287,7 @@ func (d demand) Queued(ctx context.Context, t config.Target) ([]engine.Job, erro
 		}
 		return jobs, err
 	}
-	return d.Demand.Queued(ctx, t)
-}
-
-func (f *Fleet) setPass(target string, ps *passState) {
-	f.mu.Lock()
-	f.passes[target] = ps
-	f.mu.Unlock()
-}
-
-func (f *Fleet) pass(target string) *passState {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.passes[target]
+	return inner.Queued(ctx, t)
 }
 
 // What viewFor found.
@@ -423,17 +394,17 @@ func (f *Fleet) noteWrite(rev int64) {
 	f.mu.Unlock()
 }
 
-// Share implements engine.Fleet: decide runs on the other hosts' supply as the mirror has it, and
+// Share implements engine.FleetPass: decide runs on the other hosts' supply as the mirror has it, and
 // this host's result is written only if no supply of the target and not the view changed since
 // (one etcd transaction comparing revisions); a conflict catches the mirror up and decides again.
 // Alone (not joined, a differing config, no view), decide runs on no peers: today's single host.
 // A follower's decide is told how many of its runners' takes the view's read saw (view.Saw); a
 // host that read GitHub itself this pass is told -1 (its read is its own, as a lone host's).
-func (f *Fleet) Share(ctx context.Context, t config.Target, decide func(string, []engine.PeerSupply, int64) engine.PeerSupply) bool {
-	ps := f.pass(t.Name)
-	if ps == nil || ps.role == roleAlone || ps.ep == nil {
+func (ps *passState) Share(ctx context.Context, t config.Target, decide func(string, []engine.PeerSupply, int64) engine.PeerSupply) bool {
+	f := ps.f
+	if ps.role == roleAlone || ps.ep == nil {
 		decide(f.host, nil, -1)
-		f.withdraw(ctx, t.Name, ps)
+		f.withdraw(ctx, t.Name)
 		return true
 	}
 	ep := ps.ep
@@ -519,11 +490,11 @@ func (f *Fleet) peers(ep *epoch, target string) ([]engine.PeerSupply, int64) {
 	return out, rev
 }
 
-// Publish implements engine.Fleet: this host's supply of t after a pass, written when it changed.
-func (f *Fleet) Publish(ctx context.Context, t config.Target, mine engine.PeerSupply) {
-	ps := f.pass(t.Name)
-	if ps == nil || ps.role == roleAlone || ps.ep == nil {
-		f.withdraw(ctx, t.Name, ps)
+// Publish implements engine.FleetPass: this host's supply of t after a pass, written when it changed.
+func (ps *passState) Publish(ctx context.Context, t config.Target, mine engine.PeerSupply) {
+	f := ps.f
+	if ps.role == roleAlone || ps.ep == nil {
+		f.withdraw(ctx, t.Name)
 		return
 	}
 	b, _ := json.Marshal(supplyOf(mine))
@@ -548,7 +519,7 @@ func (f *Fleet) Publish(ctx context.Context, t config.Target, mine engine.PeerSu
 
 // withdraw removes this host's supply of a target it serves alone: its runners answer to another
 // config, so the fleet must not count them.
-func (f *Fleet) withdraw(ctx context.Context, target string, ps *passState) {
+func (f *Fleet) withdraw(ctx context.Context, target string) {
 	f.mu.Lock()
 	ep := f.ep
 	_, had := f.lastPub[target]
