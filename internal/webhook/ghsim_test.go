@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/clocktest"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 )
 
@@ -32,7 +33,7 @@ func newSimRig(t *testing.T) *simRig {
 	sim.CreateRepo("acme", "api")
 
 	r := &simRig{sim: sim, events: make(chan Event, 16), rec: &recorder{}}
-	h := newTestHandler(t, r.rec, &fakeClock{t: t0})
+	h := newTestHandler(t, r.rec, clocktest.New(t0))
 	h.opts.Notify = func(e Event) { r.rec.notify(e); r.events <- e }
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
