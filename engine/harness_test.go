@@ -209,6 +209,16 @@ func (h *harness) tick(d time.Duration, n int, names ...string) {
 	h.settle(n)
 }
 
+// runJobsOfA has target a's idle runners (repo acme/a, one timer) take its queued jobs and finish
+// them, a pass after each: their runners exit and are concluded.
+func (h *harness) runJobsOfA() {
+	h.t.Helper()
+	h.w.takeJobs("repo:acme/a")
+	h.tick(poll, 1, "a")
+	h.w.finishJobs("repo:acme/a")
+	h.tick(poll, 1, "a")
+}
+
 // tickRetiring is tick for a pass after which loop name ends: n-1 timers remain.
 func (h *harness) tickRetiring(d time.Duration, n int, name string) {
 	h.t.Helper()

@@ -106,12 +106,7 @@ func TestReapRaceWithJobLeavesBusyRunner(t *testing.T) {
 	h.begin(cfgOf(a))
 	h.w.setQueued("repo:acme/a", 0)
 	// GitHub hands it a job between our list and our delete: the delete answers busy.
-	h.w.mu.Lock()
-	for _, r := range h.w.regs {
-		r.busy = true
-	}
-	h.w.hideBusy = true
-	h.w.mu.Unlock()
+	h.w.takeJobsUnseen()
 	h.tick(2*time.Minute, 1, "a")
 	if got := h.byState("a"); got["busy"] != 1 {
 		t.Fatalf("a runner that took a job while being reaped must be left busy: %v", got)
@@ -150,10 +145,7 @@ func TestWorkDirIsPerAttemptUnlessShared(t *testing.T) {
 			if got := h.w.workDirs(); !slices.Equal(got, want) {
 				t.Fatalf("work directories given to the runners: %v, want %v", got, want)
 			}
-			h.w.takeJobs("repo:acme/a")
-			h.tick(poll, 1, "a")
-			h.w.finishJobs("repo:acme/a")
-			h.tick(poll, 1, "a")
+			h.runJobsOfA()
 			if got := h.byState("a"); got["cleaned"] != 2 {
 				t.Fatalf("after the jobs: %v, want 2 cleaned", got)
 			}

@@ -66,10 +66,7 @@ func (h *harness) events(substr string) []Event {
 // costs budget and secondary-limit points for a 404.
 func TestNoDeleteForARunnerGitHubAlreadyRemoved(t *testing.T) {
 	h := startA(t, 2)
-	h.w.takeJobs("repo:acme/a")
-	h.tick(poll, 1, "a")
-	h.w.finishJobs("repo:acme/a")
-	h.tick(poll, 1, "a")
+	h.runJobsOfA()
 	if got := h.byState("a"); got["cleaned"] != 2 {
 		t.Fatalf("after the jobs: %v", got)
 	}
