@@ -10,6 +10,7 @@ import (
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/clocktest"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 )
 
 // simRig is the simulator delivering to a real Server over 127.0.0.1.
@@ -21,14 +22,7 @@ type simRig struct {
 
 func newSimRig(t *testing.T) *simRig {
 	t.Helper()
-	sim, err := ghsim.New(ghsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
+	sim := ghsimtest.Start(t, ghsim.Options{})
 	sim.CreateOrg("acme")
 	sim.CreateRepo("acme", "api")
 
