@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/journal"
 )
 
@@ -69,12 +70,10 @@ func TestLaunchSuperviseAndConclude(t *testing.T) {
 }
 
 func TestIdleRunnersReapedAfterIdleTimeoutKeepingMinIdle(t *testing.T) {
-	h := newHarness(t)
-	a := baseTarget("a")
-	a.MinIdle = 1
-	a.IdleTimeout = 0
-	h.w.setQueued("repo:acme/a", 2)
-	h.begin(cfgOf(a))
+	h, a := startAWith(t, 2, func(a *config.Target) {
+		a.MinIdle = 1
+		a.IdleTimeout = 0
+	})
 	if got := h.byState("a"); got["started"] != 3 {
 		t.Fatalf("demand 2 + min_idle 1: %v, want 3 started", got)
 	}
@@ -99,11 +98,7 @@ func TestIdleRunnersReapedAfterIdleTimeoutKeepingMinIdle(t *testing.T) {
 }
 
 func TestReapRaceWithJobLeavesBusyRunner(t *testing.T) {
-	h := newHarness(t)
-	a := baseTarget("a")
-	a.IdleTimeout = 60 * 1e9
-	h.w.setQueued("repo:acme/a", 1)
-	h.begin(cfgOf(a))
+	h, _ := startAWith(t, 1, func(a *config.Target) { a.IdleTimeout = 60 * 1e9 })
 	h.w.setQueued("repo:acme/a", 0)
 	// GitHub hands it a job between our list and our delete: the delete answers busy.
 	h.w.takeJobsUnseen()
