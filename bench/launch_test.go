@@ -13,6 +13,7 @@ import (
 	gh "github.com/google/go-github/v62/github"
 
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 	"github.com/runner-manager/runner-manager/internal/runner"
 )
 
@@ -33,14 +34,7 @@ func TestMain(m *testing.M) {
 func BenchmarkLaunchFromCache(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	sim, err := ghsim.New(ghsim.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := sim.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer sim.Close()
+	sim := ghsimtest.Start(b, ghsim.Options{})
 	sim.CreateOrg(Org)
 	sim.CreateRepo(Org, "r0001")
 	tok := sim.AddToken(ghsim.TokenOptions{Login: "bench"})

@@ -57,6 +57,18 @@ func (c *checker) checkDurationBound(path string, d Duration) {
 	}
 }
 
+// checkDuration reports a duration shorter than least (with least 0: a negative one) or past its
+// bound.
+func (c *checker) checkDuration(path string, d Duration, least time.Duration) {
+	switch {
+	case least == 0 && d < 0:
+		c.add(SeverityError, path, fmt.Sprintf("%s must not be negative (got %s)", display(path), d))
+	case d.D() < least:
+		c.add(SeverityError, path, fmt.Sprintf("%s must be at least %s (got %s)", display(path), least, d))
+	}
+	c.checkDurationBound(path, d)
+}
+
 // checkJobBound reports a max_job_duration that is negative or past its bound (0s is off).
 func (c *checker) checkJobBound(path string, d Duration) {
 	if d < 0 {

@@ -106,24 +106,16 @@ func (c *checker) validateDaemon(d Daemon) {
 		c.add(SeverityError, "daemon.max_runners", fmt.Sprintf("daemon.max_runners must be at least 1 (got %d)", d.MaxRunners))
 	}
 	c.checkCountBound("daemon.max_runners", d.MaxRunners)
-	if d.PollInterval.D() < minPoll {
-		c.add(SeverityError, "daemon.poll_interval", fmt.Sprintf("daemon.poll_interval must be at least %s (got %s)", minPoll, d.PollInterval))
-	}
-	c.checkDurationBound("daemon.poll_interval", d.PollInterval)
+	c.checkDuration("daemon.poll_interval", d.PollInterval, minPoll)
 	if d.IdlePollInterval != 0 && d.IdlePollInterval < d.PollInterval {
 		c.add(SeverityError, "daemon.idle_poll_interval", fmt.Sprintf("daemon.idle_poll_interval (%s) must be at least daemon.poll_interval (%s): an idle repository is read less often than a busy one, never more; raise it, or remove it for 4 x poll_interval", d.IdlePollInterval, d.PollInterval))
 	}
 	c.checkDurationBound("daemon.idle_poll_interval", d.IdlePollInterval)
 	c.checkJobBound("daemon.max_job_duration", d.MaxJobDuration)
-	if d.ShutdownDrainTimeout < 0 {
-		c.add(SeverityError, "daemon.shutdown_drain_timeout", fmt.Sprintf("daemon.shutdown_drain_timeout must not be negative (got %s)", d.ShutdownDrainTimeout))
-	}
-	c.checkDurationBound("daemon.shutdown_drain_timeout", d.ShutdownDrainTimeout)
-	if d.ReloadSettle.D() < minReloadSettle {
-		// 0 would read the file twice at once, between a truncation and the first write.
-		c.add(SeverityError, "daemon.reload_settle", fmt.Sprintf("daemon.reload_settle must be at least %s (got %s)", minReloadSettle, d.ReloadSettle))
-	}
-	c.checkDurationBound("daemon.reload_settle", d.ReloadSettle)
+	c.checkDuration("daemon.shutdown_drain_timeout", d.ShutdownDrainTimeout, 0)
+	// At least minReloadSettle: 0 would read the file twice at once, between a truncation and the
+	// first write.
+	c.checkDuration("daemon.reload_settle", d.ReloadSettle, minReloadSettle)
 	if d.MetricsListen != "" {
 		c.listenAddr("daemon.metrics_listen", d.MetricsListen)
 	}
@@ -196,10 +188,7 @@ func (c *checker) validateWebhook(w Webhook) {
 	} else {
 		c.secretFile("webhook.secret_file", w.SecretFile)
 	}
-	if w.PollInterval < 0 {
-		c.add(SeverityError, "webhook.poll_interval", fmt.Sprintf("webhook.poll_interval must not be negative (got %s)", w.PollInterval))
-	}
-	c.checkDurationBound("webhook.poll_interval", w.PollInterval)
+	c.checkDuration("webhook.poll_interval", w.PollInterval, 0)
 }
 
 // minLeaseTTL is etcd's own floor for a lease (1.5 election timeouts at its defaults, rounded up).
@@ -296,10 +285,7 @@ func (c *checker) validateTarget(t Target, p string) {
 		c.add(SeverityError, p+".min_idle", fmt.Sprintf("min_idle (%d) must not exceed max_runners (%d)", t.MinIdle, t.MaxRunners))
 	}
 	c.checkSchedule(t, p)
-	if t.IdleTimeout < 0 {
-		c.add(SeverityError, p+".idle_timeout", fmt.Sprintf("idle_timeout must not be negative (got %s)", t.IdleTimeout))
-	}
-	c.checkDurationBound(p+".idle_timeout", t.IdleTimeout)
+	c.checkDuration(p+".idle_timeout", t.IdleTimeout, 0)
 	if t.StartupTimeout.D() < MinStartupTimeout {
 		c.add(SeverityError, p+".startup_timeout", fmt.Sprintf("startup_timeout must be at least %s: a runner needs that long to connect to GitHub (got %s)", MinStartupTimeout, t.StartupTimeout))
 	}

@@ -24,9 +24,7 @@ import (
 // with status 1" and nothing more.
 func TestFailedRunnerDiagnosticsShown(t *testing.T) {
 	t.Parallel()
-	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/a"}})
-	cfg := harness.NewConfig(t, sim)
-	cfg.Add(harness.RepoTarget("a", "acme/a", labels, 1))
+	sim, cfg := simWithA(t, 1, nil)
 	sim.SetRunnerFault(runnerproto.AllRunners, runnerproto.FaultExitAtStart)
 	d := harness.StartDaemon(t, cfg.Write(t))
 	mark := d.Mark()

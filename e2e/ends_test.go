@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/e2e/harness"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
@@ -52,11 +53,9 @@ func ended(t *testing.T, d *harness.Daemon, mark harness.LogMark, cfg *harness.C
 func TestHungJobEndedAtMaxJobDuration(t *testing.T) {
 	t.Parallel()
 	const bound = 3 * time.Second
-	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/a"}})
-	cfg := harness.NewConfig(t, sim)
-	a := harness.RepoTarget("a", "acme/a", labels, 1) // one slot: the next job needs the hung one's
-	a.MaxJobDuration = harness.Duration(bound)
-	cfg.Add(a)
+	sim, cfg := simWithA(t, 1, func(a *config.Target) { // one slot: the next job needs the hung one's
+		a.MaxJobDuration = harness.Duration(bound)
+	})
 	d := harness.StartDaemon(t, cfg.Write(t))
 	mark := d.Mark()
 	hung, err := sim.QueueJobSpec(ghsim.JobSpec{Repo: "acme/a", Labels: labels, Duration: time.Second, Fault: runnerproto.FaultHang})
@@ -105,11 +104,9 @@ func TestGhostRunnersAreEnded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/a"}})
-			cfg := harness.NewConfig(t, sim)
-			a := harness.RepoTarget("a", "acme/a", labels, 1)
-			a.StartupTimeout = harness.Duration(5 * time.Second) // the ghost's grace
-			cfg.Add(a)
+			sim, cfg := simWithA(t, 1, func(a *config.Target) {
+				a.StartupTimeout = harness.Duration(5 * time.Second) // the ghost's grace
+			})
 			d := harness.StartDaemon(t, cfg.Write(t))
 			mark := d.Mark()
 			spec := tc.spec

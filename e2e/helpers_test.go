@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/e2e/harness"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/status"
@@ -23,6 +24,21 @@ const (
 )
 
 var labels = []string{"e2e"}
+
+// simWithA starts the simulator with repository acme/a, and a config whose one target, a, serves
+// it with the suite's labels and at most maxRunners runners; set, when not nil, changes the target
+// before it is added. The daemon is the caller's to start (harness.StartDaemon).
+func simWithA(t *testing.T, maxRunners int, set func(a *config.Target)) (*harness.Sim, *harness.Config) {
+	t.Helper()
+	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/a"}})
+	cfg := harness.NewConfig(t, sim)
+	a := harness.RepoTarget("a", "acme/a", labels, maxRunners)
+	if set != nil {
+		set(&a)
+	}
+	cfg.Add(a)
+	return sim, cfg
+}
 
 // waitApplied waits for the reload event after mark that applies a new generation, and returns it.
 func waitApplied(t *testing.T, d *harness.Daemon, mark harness.LogMark) harness.LogLine {

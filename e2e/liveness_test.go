@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/e2e/harness"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
@@ -20,11 +21,9 @@ import (
 func TestRunnerThatNeverConnectsIsReplaced(t *testing.T) {
 	t.Parallel()
 	const startup = 5 * time.Second
-	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/a"}})
-	cfg := harness.NewConfig(t, sim)
-	a := harness.RepoTarget("a", "acme/a", labels, 1) // one slot: the replacement waits for it
-	a.StartupTimeout = harness.Duration(startup)
-	cfg.Add(a)
+	sim, cfg := simWithA(t, 1, func(a *config.Target) { // one slot: the replacement waits for it
+		a.StartupTimeout = harness.Duration(startup)
+	})
 	sim.SetRunnerFault(runnerproto.AllRunners, runnerproto.FaultNeverOnline)
 	d := harness.StartDaemon(t, cfg.Write(t))
 	mark := d.Mark()
@@ -53,11 +52,9 @@ func TestRunnerThatNeverConnectsIsReplaced(t *testing.T) {
 // idle warm runner switched to mode = "monitor" deregisters and stops it, and launches nothing.
 func TestSwitchToMonitorModeReapsTheWarmRunner(t *testing.T) {
 	t.Parallel()
-	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/a"}})
-	cfg := harness.NewConfig(t, sim)
-	a := harness.RepoTarget("a", "acme/a", labels, 2)
-	a.MinIdle = 1
-	cfg.Add(a)
+	sim, cfg := simWithA(t, 2, func(a *config.Target) {
+		a.MinIdle = 1
+	})
 	d := harness.StartDaemon(t, cfg.Write(t))
 	harness.Eventually(t, eventTimeout, "the warm runner online", func() bool { return len(idleIn(sim, "acme/a")) == 1 })
 	cfg.Target(t, "a").Mode = "monitor"
@@ -89,11 +86,9 @@ func TestSwitchToMonitorModeReapsTheWarmRunner(t *testing.T) {
 func TestRegistrationInFlightAtACrashIsNotLeft(t *testing.T) {
 	t.Parallel()
 	const latency = 1500 * time.Millisecond
-	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/a"}})
-	cfg := harness.NewConfig(t, sim)
-	a := harness.RepoTarget("a", "acme/a", labels, 1)
-	a.MinIdle = 1 // a warm runner: what the stop leaves is idle, so it must be deregistered
-	cfg.Add(a)
+	sim, cfg := simWithA(t, 1, func(a *config.Target) {
+		a.MinIdle = 1 // a warm runner: what the stop leaves is idle, so it must be deregistered
+	})
 	path := cfg.Write(t)
 	sim.AddFault(ghsim.Fault{Method: "POST", Path: "/repos/*/*/actions/runners/generate-jitconfig", Kind: ghsim.FaultLatency, Latency: latency, Count: 1})
 	d := harness.StartDaemon(t, path)
@@ -173,12 +168,10 @@ func TestOneRefusedRepositoryOfAnOrganizationIsSkipped(t *testing.T) {
 func TestStopWhileGitHubHangsKeepsTheBound(t *testing.T) {
 	t.Parallel()
 	const drain = 3 * time.Second
-	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/a"}})
-	cfg := harness.NewConfig(t, sim)
+	sim, cfg := simWithA(t, 2, func(a *config.Target) {
+		a.MinIdle = 1
+	})
 	cfg.File.Daemon.ShutdownDrainTimeout = harness.Duration(drain)
-	a := harness.RepoTarget("a", "acme/a", labels, 2)
-	a.MinIdle = 1
-	cfg.Add(a)
 	d := harness.StartDaemon(t, cfg.Write(t))
 	long := sim.MustQueue(t, "acme/a", labels, time.Minute)
 	busy := sim.WaitJobStatus(t, eventTimeout, long, ghsim.StatusInProgress)

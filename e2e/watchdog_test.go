@@ -21,9 +21,7 @@ import (
 // progress. The wedged case is TestSystemdWatchdog's (internal/daemon, on a fake clock).
 func TestWatchdogPingsAndHeartbeat(t *testing.T) {
 	t.Parallel()
-	sim := harness.StartSim(t, harness.SimOptions{Repos: []string{"acme/a"}})
-	cfg := harness.NewConfig(t, sim)
-	cfg.Add(harness.RepoTarget("a", "acme/a", labels, 1))
+	sim, cfg := simWithA(t, 1, nil)
 	sock := filepath.Join(t.TempDir(), "notify")
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
 	if err != nil {

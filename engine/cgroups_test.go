@@ -98,10 +98,7 @@ func TestRunnerCgroupIsJournaledBeforeStartAndRemovedBeforeCleaned(t *testing.T)
 	if got := h.byState("a"); got["started"] != 2 {
 		t.Fatalf("after the first pass: %v, want 2 started", got)
 	}
-	h.w.takeJobs("repo:acme/a")
-	h.tick(poll, 1, "a")
-	h.w.finishJobs("repo:acme/a")
-	h.tick(poll, 1, "a")
+	h.runJobsOfA()
 	if got := h.byState("a"); got["cleaned"] != 2 || len(got) != 1 {
 		t.Fatalf("after jobs finished: %v, want 2 cleaned", got)
 	}

@@ -414,6 +414,17 @@ func (w *world) takeJobs(identity string) int {
 	return n
 }
 
+// takeJobsUnseen has every registration take a job that GitHub's runner list does not show yet
+// (it still lists them idle): a reap that follows finds the delete answered busy.
+func (w *world) takeJobsUnseen() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.regs {
+		r.busy = true
+	}
+	w.hideBusy = true
+}
+
 func (w *world) sortedRegs() []*ghRunner {
 	out := make([]*ghRunner, 0, len(w.regs))
 	for _, r := range w.regs {

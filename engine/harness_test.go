@@ -110,10 +110,19 @@ func (h *harness) begin(cfg *config.Config) {
 
 // startA runs target a (repo acme/a) with queued jobs waiting, after its first pass.
 func startA(t *testing.T, queued int) *harness {
-	h := newHarness(t)
-	h.w.setQueued("repo:acme/a", queued)
-	h.begin(cfgOf(baseTarget("a")))
+	h, _ := startAWith(t, queued, func(*config.Target) {})
 	return h
+}
+
+// startAWith is startA for target a as set changes it; it returns the target for the test to
+// change and apply again.
+func startAWith(t *testing.T, queued int, set func(a *config.Target)) (*harness, config.Target) {
+	h := newHarness(t)
+	a := baseTarget("a")
+	set(&a)
+	h.w.setQueued("repo:acme/a", queued)
+	h.begin(cfgOf(a))
+	return h, a
 }
 
 // joinRun waits for Run to return by itself (after Shutdown).
@@ -207,6 +216,16 @@ func (h *harness) tick(d time.Duration, n int, names ...string) {
 		h.waitPass(name, before[name])
 	}
 	h.settle(n)
+}
+
+// runJobsOfA has target a's idle runners (repo acme/a, one timer) take its queued jobs and finish
+// them, a pass after each: their runners exit and are concluded.
+func (h *harness) runJobsOfA() {
+	h.t.Helper()
+	h.w.takeJobs("repo:acme/a")
+	h.tick(poll, 1, "a")
+	h.w.finishJobs("repo:acme/a")
+	h.tick(poll, 1, "a")
 }
 
 // tickRetiring is tick for a pass after which loop name ends: n-1 timers remain.

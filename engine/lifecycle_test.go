@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/journal"
 )
 
@@ -69,12 +70,10 @@ func TestLaunchSuperviseAndConclude(t *testing.T) {
 }
 
 func TestIdleRunnersReapedAfterIdleTimeoutKeepingMinIdle(t *testing.T) {
-	h := newHarness(t)
-	a := baseTarget("a")
-	a.MinIdle = 1
-	a.IdleTimeout = 0
-	h.w.setQueued("repo:acme/a", 2)
-	h.begin(cfgOf(a))
+	h, a := startAWith(t, 2, func(a *config.Target) {
+		a.MinIdle = 1
+		a.IdleTimeout = 0
+	})
 	if got := h.byState("a"); got["started"] != 3 {
 		t.Fatalf("demand 2 + min_idle 1: %v, want 3 started", got)
 	}
@@ -99,19 +98,10 @@ func TestIdleRunnersReapedAfterIdleTimeoutKeepingMinIdle(t *testing.T) {
 }
 
 func TestReapRaceWithJobLeavesBusyRunner(t *testing.T) {
-	h := newHarness(t)
-	a := baseTarget("a")
-	a.IdleTimeout = 60 * 1e9
-	h.w.setQueued("repo:acme/a", 1)
-	h.begin(cfgOf(a))
+	h, _ := startAWith(t, 1, func(a *config.Target) { a.IdleTimeout = 60 * 1e9 })
 	h.w.setQueued("repo:acme/a", 0)
 	// GitHub hands it a job between our list and our delete: the delete answers busy.
-	h.w.mu.Lock()
-	for _, r := range h.w.regs {
-		r.busy = true
-	}
-	h.w.hideBusy = true
-	h.w.mu.Unlock()
+	h.w.takeJobsUnseen()
 	h.tick(2*time.Minute, 1, "a")
 	if got := h.byState("a"); got["busy"] != 1 {
 		t.Fatalf("a runner that took a job while being reaped must be left busy: %v", got)
@@ -150,10 +140,7 @@ func TestWorkDirIsPerAttemptUnlessShared(t *testing.T) {
 			if got := h.w.workDirs(); !slices.Equal(got, want) {
 				t.Fatalf("work directories given to the runners: %v, want %v", got, want)
 			}
-			h.w.takeJobs("repo:acme/a")
-			h.tick(poll, 1, "a")
-			h.w.finishJobs("repo:acme/a")
-			h.tick(poll, 1, "a")
+			h.runJobsOfA()
 			if got := h.byState("a"); got["cleaned"] != 2 {
 				t.Fatalf("after the jobs: %v, want 2 cleaned", got)
 			}

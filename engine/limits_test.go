@@ -114,10 +114,7 @@ func TestOutOfMemoryEndsTheAttemptWithItsReason(t *testing.T) {
 	// A runner that ends without an out-of-memory kill is no failure.
 	h.w.setQueued("repo:acme/a", 1)
 	h.tick(poll, 1, "a")
-	h.w.takeJobs("repo:acme/a")
-	h.tick(poll, 1, "a")
-	h.w.finishJobs("repo:acme/a")
-	h.tick(poll, 1, "a")
+	h.runJobsOfA()
 	if st := h.s.Status().Targets[0]; st.Failures[ReasonOutOfMemory] != 1 || st.Failures[ReasonLaunchFailed] != 0 {
 		t.Errorf("after a healthy job: failures %v, want still one %s", st.Failures, ReasonOutOfMemory)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/journal"
 )
 
@@ -66,10 +67,7 @@ func (h *harness) events(substr string) []Event {
 // costs budget and secondary-limit points for a 404.
 func TestNoDeleteForARunnerGitHubAlreadyRemoved(t *testing.T) {
 	h := startA(t, 2)
-	h.w.takeJobs("repo:acme/a")
-	h.tick(poll, 1, "a")
-	h.w.finishJobs("repo:acme/a")
-	h.tick(poll, 1, "a")
+	h.runJobsOfA()
 	if got := h.byState("a"); got["cleaned"] != 2 {
 		t.Fatalf("after the jobs: %v", got)
 	}
@@ -81,11 +79,7 @@ func TestNoDeleteForARunnerGitHubAlreadyRemoved(t *testing.T) {
 // Issue 15.3: a target switched to monitor mode drains what it owns first (idle reaped, busy
 // left to finish), then only observes; a disabled monitor target retires.
 func TestMonitorModeDrainsWhatItOwnsFirst(t *testing.T) {
-	h := newHarness(t)
-	a := baseTarget("a")
-	a.MinIdle = 1
-	h.w.setQueued("repo:acme/a", 1)
-	h.begin(cfgOf(a))
+	h, a := startAWith(t, 1, func(a *config.Target) { a.MinIdle = 1 })
 	h.w.takeJobs("repo:acme/a")
 	h.tick(poll, 1, "a")
 	if got := h.byState("a"); got["busy"] != 1 || got["started"] != 1 {
@@ -215,10 +209,7 @@ func TestRegistrationConflictIsFoundByNameWithoutBackoff(t *testing.T) {
 // Issue 15.2: with the credential refused, an upgrade does not wait for GitHub to deregister an
 // idle runner: it is left running for the next daemon's recovery, as a stop leaves it.
 func TestUpgradeDrainLeavesIdleRunnersGitHubWillNotDeregister(t *testing.T) {
-	h := newHarness(t)
-	a := baseTarget("a")
-	a.MinIdle = 1
-	h.begin(cfgOf(a))
+	h, _ := startAWith(t, 0, func(a *config.Target) { a.MinIdle = 1 })
 	h.w.setFail("repo:acme/a", authErr{})
 	done := make(chan error, 1)
 	go func() { done <- h.s.UpgradeDrain(context.Background()) }()

@@ -165,12 +165,7 @@ func TestObserverCountsARunnerThatTookAJobWhileBeingReaped(t *testing.T) {
 	h.begin(cfgOf(a))
 	h.w.setQueued("repo:acme/a", 0)
 	// The list shows it idle, so it is reaped; the delete answers busy: it took a job after all.
-	h.w.mu.Lock()
-	for _, r := range h.w.regs {
-		r.busy = true
-	}
-	h.w.hideBusy = true
-	h.w.mu.Unlock()
+	h.w.takeJobsUnseen()
 	h.tick(2*time.Minute, 1, "a")
 	_, runners, picked, scale := rec.snapshot("a")
 	if picked != 1 || runners["busy"] != 1 {

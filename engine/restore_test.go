@@ -280,11 +280,10 @@ func TestRecoveredRunnersCountAgainstHostCapacity(t *testing.T) {
 // does not replace it; a launch-policy change still does, and new attempts carry the keyed form,
 // which reveals nothing of env without the host's key.
 func TestKeyedFingerprintsKeepPreviousVersionsIdleRunners(t *testing.T) {
-	h := newHarness(t)
-	a := baseTarget("a")
-	a.MinIdle = 1
-	a.Env = map[string]string{"DEPLOY_KEY": "hunter2"}
-	h.begin(cfgOf(a))
+	h, a := startAWith(t, 0, func(a *config.Target) {
+		a.MinIdle = 1
+		a.Env = map[string]string{"DEPLOY_KEY": "hunter2"}
+	})
 	if got := h.byState("a"); got["started"] != 1 {
 		t.Fatalf("before the upgrade: %v, want one idle runner", got)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/journal"
 )
 
@@ -65,10 +66,7 @@ func TestRunnerThatNeverComesOnlineIsReplaced(t *testing.T) {
 // A runner that was online and is listed offline while idle for startup_timeout is replaced too;
 // one that GitHub says took a job when it is given up on is left to finish.
 func TestRunnerOfflineWhileIdleIsReplacedUnlessItTookAJob(t *testing.T) {
-	h := newHarness(t)
-	a := baseTarget("a")
-	a.MinIdle = 2
-	h.begin(cfgOf(a))
+	h, _ := startAWith(t, 0, func(a *config.Target) { a.MinIdle = 2 })
 	h.tick(poll, 1, "a") // both seen online
 	h.w.mu.Lock()
 	h.w.allOffline = true

@@ -43,11 +43,7 @@ func TestApplySameConfigTwiceIsNoOp(t *testing.T) {
 }
 
 func TestApplyChangedFieldsTakeEffectNextPassWithoutRestart(t *testing.T) {
-	h := newHarness(t)
-	a := baseTarget("a")
-	a.MaxRunners = 1
-	h.w.setQueued("repo:acme/a", 3)
-	h.begin(cfgOf(a))
+	h, a := startAWith(t, 3, func(a *config.Target) { a.MaxRunners = 1 })
 	if got := h.byState("a"); got["started"] != 1 {
 		t.Fatalf("max_runners 1: %v", got)
 	}
@@ -224,11 +220,7 @@ func TestIdentityChangeDrainsOldRegistrationsAndStartsNewLoop(t *testing.T) {
 }
 
 func TestLabelChangeReplacesIdleAndLetsBusyFinish(t *testing.T) {
-	h := newHarness(t)
-	a := baseTarget("a")
-	a.MinIdle = 1
-	h.w.setQueued("repo:acme/a", 1)
-	h.begin(cfgOf(a))
+	h, a := startAWith(t, 1, func(a *config.Target) { a.MinIdle = 1 })
 	h.w.takeJobs("repo:acme/a")
 	h.tick(poll, 1, "a") // observe busy
 	oldPolicy := fingerprint(a)
@@ -251,11 +243,7 @@ func TestLabelChangeReplacesIdleAndLetsBusyFinish(t *testing.T) {
 }
 
 func TestMonitorModeObservesOnly(t *testing.T) {
-	h := newHarness(t)
-	a := baseTarget("a")
-	a.Mode = "monitor"
-	h.w.setQueued("repo:acme/a", 4)
-	h.begin(cfgOf(a))
+	h, _ := startAWith(t, 4, func(a *config.Target) { a.Mode = "monitor" })
 	if n := h.w.callCount("JITConfig", "repo:acme/a"); n != 0 || len(h.j.All()) != 0 {
 		t.Fatalf("monitor mode launched: %d JIT calls, %d attempts", n, len(h.j.All()))
 	}

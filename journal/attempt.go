@@ -2,6 +2,7 @@ package journal
 
 import (
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -74,6 +75,22 @@ type Attempt struct {
 	Reason    string    `json:"reason,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Updated returns a copy of a with update applied (nil: an unchanged copy), for Transition and for
+// the engine's in-memory fake of it (engine/enginetest): update must not change ID, Target, Slot,
+// RunnerName, CreatedAt or State, and an update that does is refused as a bug in the caller.
+func (a Attempt) Updated(update func(*Attempt)) (Attempt, error) {
+	next := a
+	next.Labels = slices.Clone(a.Labels)
+	if update != nil {
+		update(&next)
+	}
+	if next.ID != a.ID || next.Target != a.Target || next.Slot != a.Slot ||
+		next.RunnerName != a.RunnerName || !next.CreatedAt.Equal(a.CreatedAt) || next.State != a.State {
+		return Attempt{}, errors.New("update changed an identity field (id, target, slot, runner name, created, state): a bug in the caller")
+	}
+	return next, nil
 }
 
 // RunnerNamePrefix is prepended to the attempt id to form the GitHub runner name.

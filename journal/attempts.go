@@ -119,14 +119,9 @@ func (j *Journal) Transition(ctx context.Context, id string, to State, update fu
 	if !CanTransition(cur.State, to) {
 		return Attempt{}, fmt.Errorf("record attempt %s (target %q): %s -> %s: %w", id, cur.Target, cur.State, to, ErrIllegalTransition)
 	}
-	next := cur
-	next.Labels = slices.Clone(cur.Labels)
-	if update != nil {
-		update(&next)
-	}
-	if next.ID != cur.ID || next.Target != cur.Target || next.Slot != cur.Slot ||
-		next.RunnerName != cur.RunnerName || !next.CreatedAt.Equal(cur.CreatedAt) || next.State != cur.State {
-		return Attempt{}, fmt.Errorf("record attempt %s as %s: update changed an identity field (id, target, slot, runner name, created, state): a bug in the caller", id, to)
+	next, err := cur.Updated(update)
+	if err != nil {
+		return Attempt{}, fmt.Errorf("record attempt %s as %s: %w", id, to, err)
 	}
 	next.State = to
 	next.UpdatedAt = j.now().UTC().Round(0)

@@ -8,31 +8,16 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/clocktest"
 )
 
-// fakeClock is the injected clock: tests move time explicitly.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+// newFakeClock is the injected clock: tests move time explicitly.
+func newFakeClock() *clocktest.Clock {
+	return clocktest.New(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
 }
 
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func openTest(t testing.TB, dir string, clk *fakeClock) *Journal {
+func openTest(t testing.TB, dir string, clk *clocktest.Clock) *Journal {
 	t.Helper()
 	j, err := Open(dir, Options{Now: clk.Now, Logger: discardLogger()})
 	if err != nil {

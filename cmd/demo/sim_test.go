@@ -11,20 +11,12 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 )
 
 func startInProcessSim(t *testing.T) *ghsim.Server {
 	t.Helper()
-	srv, err := ghsim.New(ghsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() { cancel(); srv.Close() })
-	if err := srv.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return srv
+	return ghsimtest.Start(t, ghsim.Options{})
 }
 
 func TestSimClientAgainstTheSimulator(t *testing.T) {

@@ -40,6 +40,17 @@ func newAuthCmdWith(d authDeps) *cobra.Command {
 	opts := func(out io.Writer, webURL string) github.SignInOptions {
 		return github.SignInOptions{WebURL: webURL, Out: out, Host: d.host, Transport: d.transport, Clock: d.clock, Sleep: d.sleep}
 	}
+	// onAccount runs a subcommand on the section of the account it acts on and that account's
+	// sign-in directory, once the config loaded.
+	onAccount := func(run func(cmd *cobra.Command, gc config.GitHub, stateDir string) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
+			gc, stateDir, err := loadAuthConfig(cmd.Context(), path, account)
+			if err != nil {
+				return err
+			}
+			return run(cmd, gc, stateDir)
+		}
+	}
 
 	var webURL string
 	login := &cobra.Command{
@@ -51,11 +62,7 @@ by the daemon before it expires. The previous sign-in is replaced, not revoked. 
 is on github.com for api.github.com, on SUBDOMAIN.ghe.com for api.SUBDOMAIN.ghe.com (GHE.com),
 and on the API URL's own host otherwise (GHES, the simulator); --web-url overrides it.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			gc, stateDir, err := loadAuthConfig(cmd.Context(), path, account)
-			if err != nil {
-				return err
-			}
+		RunE: onAccount(func(cmd *cobra.Command, gc config.GitHub, stateDir string) error {
 			cred, err := github.SignIn(cmd.Context(), gc, stateDir, opts(cmd.OutOrStdout(), webURL))
 			if err != nil {
 				return withCode(exitNotAuthed, fmt.Errorf("sign-in failed: %w", err))
@@ -63,7 +70,7 @@ and on the API URL's own host otherwise (GHES, the simulator); --web-url overrid
 			fmt.Fprintf(cmd.OutOrStdout(), "Signed in to GitHub as %s; the sign-in is stored in %s.\n", cred.Login, ghauth.NewStore(stateDir).Path())
 			fmt.Fprintln(cmd.OutOrStdout(), "A running daemon switches to it when its current sign-in stops working or is next renewed; no restart is needed.")
 			return nil
-		},
+		}),
 	}
 	login.Flags().StringVar(&webURL, "web-url", "", "sign-in host (default: github.com for api.github.com, else the API URL's host)")
 
@@ -71,28 +78,20 @@ and on the API URL's own host otherwise (GHES, the simulator); --web-url overrid
 		Use:   "status",
 		Short: "Show who is signed in, when the token expires and whether it can be renewed",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			gc, stateDir, err := loadAuthConfig(cmd.Context(), path, account)
-			if err != nil {
-				return err
-			}
+		RunE: onAccount(func(cmd *cobra.Command, gc config.GitHub, stateDir string) error {
 			st, err := github.SignInStatus(cmd.Context(), gc, stateDir, opts(io.Discard, ""))
 			if err != nil {
 				return withCode(exitNotAuthed, err)
 			}
 			return printSignIn(cmd.OutOrStdout(), st, clockOr(d.clock).Now())
-		},
+		}),
 	}
 
 	logout := &cobra.Command{
 		Use:   "logout",
 		Short: "Remove this host's sign-in (the tokens are not revoked at GitHub)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, stateDir, err := loadAuthConfig(cmd.Context(), path, account)
-			if err != nil {
-				return err
-			}
+		RunE: onAccount(func(cmd *cobra.Command, _ config.GitHub, stateDir string) error {
 			p := ghauth.NewStore(stateDir).Path()
 			if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 				fmt.Fprintf(cmd.OutOrStdout(), "Not signed in (there is no %s).\n", p)
@@ -104,7 +103,7 @@ and on the API URL's own host otherwise (GHES, the simulator); --web-url overrid
 			fmt.Fprintf(cmd.OutOrStdout(), "Signed out: removed %s.\n", p)
 			fmt.Fprintln(cmd.OutOrStdout(), "The tokens were not revoked; revoke the App's authorization in your GitHub settings if this host is compromised.")
 			return nil
-		},
+		}),
 	}
 	cmd.AddCommand(login, status, logout)
 	return cmd

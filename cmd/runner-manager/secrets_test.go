@@ -13,6 +13,7 @@ import (
 	toml "github.com/pelletier/go-toml/v2"
 
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 	"github.com/runner-manager/runner-manager/internal/redact/redacttest"
 )
 
@@ -101,14 +102,7 @@ func (k schemaKey) set(doc map[string]any, v string) {
 // errors, on stdout or stderr. Before internal/redact, validate and the start-up error printed
 // a token pasted as the value of token_file (issue 28).
 func TestNoSecretInAnyOutput(t *testing.T) {
-	srv, err := ghsim.New(ghsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := ghsimtest.Start(t, ghsim.Options{})
 	srv.CreateRepo("acme", "web")
 	dir := t.TempDir()
 	token := srv.AddToken(ghsim.TokenOptions{})

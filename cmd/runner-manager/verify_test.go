@@ -16,6 +16,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 	"github.com/runner-manager/runner-manager/internal/github"
 	"github.com/runner-manager/runner-manager/internal/scaleset"
 	"github.com/runner-manager/runner-manager/internal/verify"
@@ -37,15 +38,7 @@ func newVerifyWorld(t *testing.T) *verifyWorld {
 // startSim runs a simulator on clock until the test ends.
 func startSim(t *testing.T, clock ghsim.Clock) *ghsim.Server {
 	t.Helper()
-	srv, err := ghsim.New(ghsim.Options{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() { cancel(); _ = srv.Close(); <-done })
-	return srv
+	return ghsimtest.Start(t, ghsim.Options{Clock: clock})
 }
 
 // newVerifyWorldAt runs the simulator on clock; nil is the wall clock, which App JWTs need (the

@@ -7,8 +7,6 @@
 package container
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/runner-manager/runner-manager/e2e/harness"
@@ -17,11 +15,6 @@ import (
 
 // TestMain removes the slot users of this run, and those a killed earlier run left, before and after.
 func TestMain(m *testing.M) {
-	sweep := func() {
-		if err := runnerusertest.Sweep(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}
-	sweep()
-	harness.Main(m, sweep)
+	runnerusertest.SweepInMain() // users a killed earlier run left
+	harness.Main(m, runnerusertest.SweepInMain)
 }

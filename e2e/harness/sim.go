@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 )
 
 // SimOptions shape the simulated GitHub of one test.
@@ -35,14 +35,7 @@ type Sim struct {
 // StartSim starts a simulator on 127.0.0.1 for the test's lifetime.
 func StartSim(t testing.TB, opts SimOptions) *Sim {
 	t.Helper()
-	srv, err := ghsim.New(ghsim.Options{Seed: opts.Seed, Limits: opts.Limits, Actions: opts.Actions})
-	if err != nil {
-		t.Fatalf("harness: %v", err)
-	}
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatalf("harness: start the simulator: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := ghsimtest.Start(t, ghsim.Options{Seed: opts.Seed, Limits: opts.Limits, Actions: opts.Actions})
 	for _, o := range opts.Orgs {
 		srv.CreateOrg(o)
 	}

@@ -5,8 +5,6 @@
 package isolation
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/runner-manager/runner-manager/e2e/harness"
@@ -14,13 +12,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	sweep := func() {
-		if os.Geteuid() == 0 {
-			if err := runnerusertest.Sweep(); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-			}
-		}
-	}
-	sweep() // users a killed earlier run left
-	harness.Main(m, sweep)
+	runnerusertest.SweepInMain() // users a killed earlier run left
+	harness.Main(m, runnerusertest.SweepInMain)
 }

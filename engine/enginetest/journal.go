@@ -111,16 +111,10 @@ func (j *Journal) Transition(ctx context.Context, id string, to journal.State, u
 	if !journal.CanTransition(a.State, to) {
 		return journal.Attempt{}, fmt.Errorf("attempt %s %s -> %s: %w", id, a.State, to, journal.ErrIllegalTransition)
 	}
-	next := a
-	next.Labels = slices.Clone(a.Labels)
-	if update != nil {
-		update(&next)
+	a, err := a.Updated(update)
+	if err != nil {
+		return journal.Attempt{}, fmt.Errorf("record attempt %s as %s: %w", id, to, err)
 	}
-	if next.ID != a.ID || next.Target != a.Target || next.Slot != a.Slot ||
-		next.RunnerName != a.RunnerName || !next.CreatedAt.Equal(a.CreatedAt) || next.State != a.State {
-		return journal.Attempt{}, fmt.Errorf("record attempt %s as %s: update changed an identity field (id, target, slot, runner name, created, state): a bug in the caller", id, to)
-	}
-	a = next
 	a.State, a.UpdatedAt = to, j.Now()
 	j.attempts[id] = a
 	j.history[id] = append(j.history[id], to)

@@ -87,6 +87,18 @@ func (g *gitHub) account(name string) *gitHub {
 
 func (g *gitHub) othersLocked() map[string]*gitHub { return maps.Clone(g.others) }
 
+// perAccount is one's figure for this account and each [[account]], by account name.
+func (g *gitHub) perAccount(one func(*gitHub) int) map[string]int {
+	out := map[string]int{g.name: one(g)}
+	g.mu.Lock()
+	others := g.othersLocked()
+	g.mu.Unlock()
+	for name, a := range others {
+		out[name] = one(a)
+	}
+	return out
+}
+
 // accountSep joins an [[account]]'s name and its governor's own key in what a fleet host
 // publishes: the [github] account's keys stay as they were, so hosts of an older version still
 // share its ceiling with this one; no login contains it.

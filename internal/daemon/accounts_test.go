@@ -10,6 +10,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 	"github.com/runner-manager/runner-manager/internal/github"
 	"github.com/runner-manager/runner-manager/internal/status"
 )
@@ -20,14 +21,7 @@ import (
 func TestTwoAccounts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	other, err := ghsim.New(ghsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := other.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Close() })
+	other := ghsimtest.Start(t, ghsim.Options{})
 	other.CreateRepo("globex", "api")
 	other.CreateRepo("globex", "api2")
 	pkg, err := ghsim.BuildFakeRunnerPackage(t.Context(), t.TempDir())

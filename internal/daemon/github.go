@@ -85,16 +85,7 @@ func (g *gitHub) Spend() map[string]github.Spend {
 }
 
 // usedByAccount is the points each account's governor sent over the last minute (metrics).
-func (g *gitHub) usedByAccount() map[string]int {
-	out := map[string]int{g.name: g.usedOne()}
-	g.mu.Lock()
-	others := g.othersLocked()
-	g.mu.Unlock()
-	for name, a := range others {
-		out[name] = a.usedOne()
-	}
-	return out
-}
+func (g *gitHub) usedByAccount() map[string]int { return g.perAccount((*gitHub).usedOne) }
 
 // usedOne is the points this account's governor alone sent over the last minute.
 func (g *gitHub) usedOne() int {
@@ -155,16 +146,7 @@ func (g *gitHub) pollingFleet(ceiling int) *status.PollingFleet {
 // sharePerMinute is the metrics' governor-share source: the points a minute this host may spend
 // now, per account, read at scrape time. Like rateLimits it never builds a client: before the first one, the
 // share is what the fleet's last word gives the configured ceiling (the whole of it when alone).
-func (g *gitHub) sharePerMinute() map[string]int {
-	out := map[string]int{g.name: g.shareOne()}
-	g.mu.Lock()
-	others := g.othersLocked()
-	g.mu.Unlock()
-	for name, a := range others {
-		out[name] = a.shareOne()
-	}
-	return out
-}
+func (g *gitHub) sharePerMinute() map[string]int { return g.perAccount((*gitHub).shareOne) }
 
 // shareOne is sharePerMinute of this account alone.
 func (g *gitHub) shareOne() int {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 	"github.com/runner-manager/runner-manager/internal/status"
 )
 
@@ -46,14 +47,7 @@ func newEnvWith(t *testing.T, opts ghsim.Options) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	srv, err := ghsim.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := ghsimtest.Start(t, opts)
 	e := &env{t: t, srv: srv, dir: dir, configPath: filepath.Join(dir, "config.toml"), stateDir: filepath.Join(dir, "state"),
 		tokenFile: filepath.Join(dir, "token"), secretFile: filepath.Join(dir, "webhook-secret"),
 		metricsAddr: freeAddr(t), webhookAddr: freeAddr(t), logs: filepath.Join(dir, "daemon.log")}

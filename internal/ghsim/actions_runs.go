@@ -191,10 +191,8 @@ func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request, rp *repo
 
 // handleRunJobs serves GET /repos/{owner}/{repo}/actions/runs/{id}/jobs.
 func (s *Server) handleRunJobs(w http.ResponseWriter, r *http.Request, rp *repo) {
-	id, _ := pathID(r, "id")
-	ru := s.runs[id]
-	if ru == nil || ru.repo != rp {
-		writeError(w, http.StatusNotFound, "Not Found")
+	ru := byPathID(w, r, s.runs, func(ru *run) bool { return ru.repo == rp })
+	if ru == nil {
 		return
 	}
 	lo, hi := paginate(w, r, len(ru.jobIDs))
@@ -207,10 +205,8 @@ func (s *Server) handleRunJobs(w http.ResponseWriter, r *http.Request, rp *repo)
 
 // handleGetJob serves GET /repos/{owner}/{repo}/actions/jobs/{id}.
 func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request, rp *repo) {
-	id, _ := pathID(r, "id")
-	j := s.jobs[id]
-	if j == nil || j.repo != rp {
-		writeError(w, http.StatusNotFound, "Not Found")
+	j := byPathID(w, r, s.jobs, func(j *job) bool { return j.repo == rp })
+	if j == nil {
 		return
 	}
 	writeJSON(w, http.StatusOK, s.apiJob(j))

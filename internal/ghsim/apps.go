@@ -139,10 +139,8 @@ func (s *Server) apiInstallation(inst *installation) *github.Installation {
 
 // handleAccessToken serves POST /app/installations/{id}/access_tokens (201, ghs_ token, 1 h).
 func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request, p *principal) {
-	id, _ := pathID(r, "id")
-	inst := s.installations[id]
-	if inst == nil || inst.appID != p.app.id {
-		writeError(w, http.StatusNotFound, "Not Found")
+	inst := byPathID(w, r, s.installations, func(inst *installation) bool { return inst.appID == p.app.id })
+	if inst == nil {
 		return
 	}
 	exp := s.now().Add(s.opts.InstallationTokenTTL)

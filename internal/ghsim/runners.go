@@ -114,13 +114,7 @@ func (s *Server) handleListRunners(w http.ResponseWriter, r *http.Request, sc sc
 
 // runnerInScope finds the path's runner id within sc, writing 404 otherwise.
 func (s *Server) runnerInScope(w http.ResponseWriter, r *http.Request, sc scope) *runner {
-	id, _ := pathID(r, "id")
-	rn := s.runners[id]
-	if rn == nil || rn.scope != sc {
-		writeError(w, http.StatusNotFound, "Not Found")
-		return nil
-	}
-	return rn
+	return byPathID(w, r, s.runners, func(rn *runner) bool { return rn.scope == sc })
 }
 
 // handleGetRunner serves GET {repo|org}/actions/runners/{id}.
@@ -184,10 +178,8 @@ func (s *Server) groupsOf(owner string) []*runnerGroup {
 // handleRunnerGroupRepos serves GET /orgs/{org}/actions/runner-groups/{id}/repositories: the
 // repositories a group of visibility "selected" serves (empty for "all", as on GitHub).
 func (s *Server) handleRunnerGroupRepos(w http.ResponseWriter, r *http.Request, a *account) {
-	id, _ := pathID(r, "id")
-	g := s.groups[id]
-	if g == nil || (g.org != "" && g.org != strings.ToLower(a.login)) {
-		writeError(w, http.StatusNotFound, "Not Found")
+	g := byPathID(w, r, s.groups, func(g *runnerGroup) bool { return g.org == "" || g.org == strings.ToLower(a.login) })
+	if g == nil {
 		return
 	}
 	page, total := s.reposPage(w, r, func(rp *repo) bool { return g.repos[strings.ToLower(rp.fullName())] })

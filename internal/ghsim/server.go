@@ -306,3 +306,15 @@ func pathID(r *http.Request, name string) (int64, bool) {
 	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
 	return id, err == nil
 }
+
+// byPathID finds the object the path's {id} names in m, or answers 404 Not Found, as GitHub does
+// for one that does not exist or that the caller may not see (visible says which), and returns nil.
+func byPathID[T any](w http.ResponseWriter, r *http.Request, m map[int64]*T, visible func(*T) bool) *T {
+	id, _ := pathID(r, "id")
+	v := m[id]
+	if v == nil || !visible(v) {
+		writeError(w, http.StatusNotFound, "Not Found")
+		return nil
+	}
+	return v
+}

@@ -112,25 +112,17 @@ func (c *Client) RunnerGroupInfo(ctx context.Context, s Scope, name string) (Run
 		// of the webhook deliveries this daemon reads.
 		return out, nil
 	}
-	opts := &gh.ListOptions{PerPage: 100}
 	out.Repos = []string{}
-	for {
-		var page *gh.ListRepositories
-		var next int
-		err := c.call(ctx, s, opGroupRepos, func(ctx context.Context) (resp *gh.Response, err error) {
-			page, resp, err = c.gh.Actions.ListRepositoryAccessRunnerGroup(ctx, s.Owner, out.ID, opts)
-			next = nextPage(resp)
-			return resp, err
-		})
-		if err != nil {
-			return RunnerGroup{}, err
-		}
+	err = eachPage(ctx, c, s, opGroupRepos, func(ctx context.Context, page int) (*gh.ListRepositories, *gh.Response, error) {
+		return c.gh.Actions.ListRepositoryAccessRunnerGroup(ctx, s.Owner, out.ID, &gh.ListOptions{PerPage: 100, Page: page})
+	}, func(page *gh.ListRepositories) error {
 		for _, r := range page.Repositories {
 			out.Repos = append(out.Repos, fmt.Sprintf("%s/%s", r.GetOwner().GetLogin(), r.GetName()))
 		}
-		if next == 0 {
-			return out, nil
-		}
-		opts.Page = next
+		return nil
+	})
+	if err != nil {
+		return RunnerGroup{}, err
 	}
+	return out, nil
 }

@@ -143,29 +143,22 @@ func (c *Client) Jobs(ctx context.Context, s Scope, runnerLabels []string) ([]Jo
 func (c *Client) repoQueuedJobs(ctx context.Context, s Scope, runnerLabels []string, statuses []string) (out []Job, runs int, err error) {
 	for _, status := range statuses {
 		opts := &gh.ListWorkflowRunsOptions{Status: status, ListOptions: gh.ListOptions{PerPage: 100}}
-		for {
-			var page *gh.WorkflowRuns
-			var next int
-			err := c.call(ctx, s, opRuns, func(ctx context.Context) (resp *gh.Response, err error) {
-				page, resp, err = c.gh.Actions.ListRepositoryWorkflowRuns(ctx, s.Owner, s.Repo, opts)
-				next = nextPage(resp)
-				return resp, err
-			})
-			if err != nil {
-				return nil, 0, err
-			}
+		err := eachPage(ctx, c, s, opRuns, func(ctx context.Context, page int) (*gh.WorkflowRuns, *gh.Response, error) {
+			opts.Page = page
+			return c.gh.Actions.ListRepositoryWorkflowRuns(ctx, s.Owner, s.Repo, opts)
+		}, func(page *gh.WorkflowRuns) error {
 			runs += len(page.WorkflowRuns)
 			for _, run := range page.WorkflowRuns {
 				jobs, err := c.runQueuedJobs(ctx, s, run.GetID(), runnerLabels)
 				if err != nil {
-					return nil, 0, err
+					return err
 				}
 				out = append(out, jobs...)
 			}
-			if next == 0 {
-				break
-			}
-			opts.Page = next
+			return nil
+		})
+		if err != nil {
+			return nil, 0, err
 		}
 	}
 	return out, runs, nil
@@ -174,17 +167,10 @@ func (c *Client) repoQueuedJobs(ctx context.Context, s Scope, runnerLabels []str
 func (c *Client) runQueuedJobs(ctx context.Context, s Scope, runID int64, runnerLabels []string) ([]Job, error) {
 	opts := &gh.ListWorkflowJobsOptions{Filter: "latest", ListOptions: gh.ListOptions{PerPage: 100}}
 	var out []Job
-	for {
-		var page *gh.Jobs
-		var next int
-		err := c.call(ctx, s, opJobs, func(ctx context.Context) (resp *gh.Response, err error) {
-			page, resp, err = c.gh.Actions.ListWorkflowJobs(ctx, s.Owner, s.Repo, runID, opts)
-			next = nextPage(resp)
-			return resp, err
-		})
-		if err != nil {
-			return nil, err
-		}
+	err := eachPage(ctx, c, s, opJobs, func(ctx context.Context, page int) (*gh.Jobs, *gh.Response, error) {
+		opts.Page = page
+		return c.gh.Actions.ListWorkflowJobs(ctx, s.Owner, s.Repo, runID, opts)
+	}, func(page *gh.Jobs) error {
 		for _, j := range page.Jobs {
 			running := j.GetStatus() == "in_progress" && j.GetRunnerName() != ""
 			if (j.GetStatus() != "queued" && !running) || !LabelsMatch(j.Labels, runnerLabels) {
@@ -197,11 +183,12 @@ func (c *Client) runQueuedJobs(ctx context.Context, s Scope, runID int64, runner
 			}
 			out = append(out, job)
 		}
-		if next == 0 {
-			return out, nil
-		}
-		opts.Page = next
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // LabelsMatch reports whether a runner with runnerLabels can take a job with jobLabels: every job
@@ -228,41 +215,59 @@ func LabelsMatch(jobLabels, runnerLabels []string) bool {
 // list is re-fetched with If-None-Match on every call, so an unchanged list is free.
 func (c *Client) Repositories(ctx context.Context, s Scope) ([]Scope, error) {
 	var out []Scope
-	lo := gh.ListOptions{PerPage: 100}
-	for {
-		var repos []*gh.Repository
-		var next int
-		o := opOrgRepo
-		if c.o.Installation {
-			o = opInstRepo
+	o := opOrgRepo
+	if c.o.Installation {
+		o = opInstRepo
+	}
+	err := eachPage(ctx, c, s, o, func(ctx context.Context, page int) ([]*gh.Repository, *gh.Response, error) {
+		lo := gh.ListOptions{PerPage: 100, Page: page}
+		if !c.o.Installation {
+			return c.gh.Repositories.ListByOrg(ctx, s.Owner, &gh.RepositoryListByOrgOptions{Type: "all", ListOptions: lo})
 		}
-		err := c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
-			if c.o.Installation {
-				var lr *gh.ListRepositories
-				lr, resp, err = c.gh.Apps.ListRepos(ctx, &lo)
-				if lr != nil {
-					repos = lr.Repositories
-				}
-			} else {
-				repos, resp, err = c.gh.Repositories.ListByOrg(ctx, s.Owner, &gh.RepositoryListByOrgOptions{Type: "all", ListOptions: lo})
-			}
-			next = nextPage(resp)
-			return resp, err
-		})
-		if err != nil {
-			return nil, err
+		lr, resp, err := c.gh.Apps.ListRepos(ctx, &lo)
+		if lr == nil {
+			return nil, resp, err
 		}
+		return lr.Repositories, resp, err
+	}, func(repos []*gh.Repository) error {
 		for _, r := range repos {
 			if r.GetArchived() || !strings.EqualFold(r.GetOwner().GetLogin(), s.Owner) {
 				continue
 			}
 			out = append(out, Scope{Owner: r.GetOwner().GetLogin(), Repo: r.GetName()})
 		}
-		if next == 0 {
-			c.noteRepoCount(s.Owner, len(out))
-			return out, nil
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.noteRepoCount(s.Owner, len(out))
+	return out, nil
+}
+
+// eachPage reads a listing page after page, each under c.call as operation o, until GitHub names
+// no next page: list reads the page it is given (0 first: the first page, no page parameter), and
+// each takes what it returned. An error from either ends the listing with it.
+func eachPage[T any](ctx context.Context, c *Client, s Scope, o op, list func(ctx context.Context, page int) (T, *gh.Response, error), each func(T) error) error {
+	page := 0
+	for {
+		var got T
+		next := 0
+		err := c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
+			got, resp, err = list(ctx, page)
+			next = nextPage(resp)
+			return resp, err
+		})
+		if err != nil {
+			return err
 		}
-		lo.Page = next
+		if err := each(got); err != nil {
+			return err
+		}
+		if next == 0 {
+			return nil
+		}
+		page = next
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
 	"github.com/runner-manager/runner-manager/internal/github/auth"
 )
@@ -42,18 +43,7 @@ func newSimOpts(t *testing.T, opts ghsim.Options) *sim {
 	t.Helper()
 	clock := ghsim.NewFakeClock(simStart)
 	opts.Clock = clock
-	srv, err := ghsim.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		_ = srv.Close()
-		<-done
-	})
+	srv := ghsimtest.Start(t, opts)
 	s := &sim{t: t, srv: srv, clock: clock, logs: &bytes.Buffer{}}
 	s.logger = slog.New(slog.NewTextHandler(&lockedWriter{w: s.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv.CreateOrg("acme")

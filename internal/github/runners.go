@@ -159,36 +159,26 @@ func (c *Client) orgGroups(ctx context.Context, s Scope, page int) ([]*gh.Runner
 // ListRunners returns every runner registered at the scope (all pages).
 func (c *Client) ListRunners(ctx context.Context, s Scope) ([]Runner, error) {
 	opts := &gh.ListRunnersOptions{ListOptions: gh.ListOptions{PerPage: 100}}
-	o := pick(s, opRunnerRepo, opRunnerOrg, opRunnerEnt)
 	var out []Runner
-	for {
-		var page *gh.Runners
-		var next int
-		err := c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
-			switch {
-			case s.IsEnterprise():
-				page, resp, err = c.listEnterpriseRunners(ctx, s.Enterprise, opts)
-			case s.IsOrg():
-				page, resp, err = c.gh.Actions.ListOrganizationRunners(ctx, s.Owner, opts)
-			default:
-				page, resp, err = c.gh.Actions.ListRunners(ctx, s.Owner, s.Repo, opts)
-			}
-			if resp != nil {
-				next = resp.NextPage
-			}
-			return resp, err
-		})
-		if err != nil {
-			return nil, err
+	err := eachPage(ctx, c, s, pick(s, opRunnerRepo, opRunnerOrg, opRunnerEnt), func(ctx context.Context, page int) (*gh.Runners, *gh.Response, error) {
+		opts.Page = page
+		switch {
+		case s.IsEnterprise():
+			return c.listEnterpriseRunners(ctx, s.Enterprise, opts)
+		case s.IsOrg():
+			return c.gh.Actions.ListOrganizationRunners(ctx, s.Owner, opts)
 		}
+		return c.gh.Actions.ListRunners(ctx, s.Owner, s.Repo, opts)
+	}, func(page *gh.Runners) error {
 		for _, r := range page.Runners {
 			out = append(out, convertRunner(r))
 		}
-		if next == 0 {
-			return out, nil
-		}
-		opts.Page = next
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 func convertRunner(r *gh.Runner) Runner {

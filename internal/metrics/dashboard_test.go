@@ -32,12 +32,7 @@ func TestDashboardQueries(t *testing.T) {
 		t.Fatalf("%s: %v", dashboardPath, err)
 	}
 
-	m := New("test")
-	populate(m)
-	families, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	families := gatherAll(t)
 	exported := map[string]bool{}
 	for _, f := range families {
 		exported[f.GetName()] = true

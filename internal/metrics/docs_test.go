@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 const docsPath = "../../docs/metrics.md"
@@ -25,12 +27,7 @@ func TestDocsListEveryMetric(t *testing.T) {
 		documented[m[1]] = true
 	}
 
-	m := New("test")
-	populate(m)
-	families, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	families := gatherAll(t)
 	exported := map[string]bool{}
 	for _, f := range families {
 		if name := f.GetName(); strings.HasPrefix(name, Namespace+"_") {
@@ -45,6 +42,18 @@ func TestDocsListEveryMetric(t *testing.T) {
 			t.Errorf("%s is documented in %s but not exported", name, docsPath)
 		}
 	}
+}
+
+// gatherAll is every family a populated registry exports.
+func gatherAll(t *testing.T) []*dto.MetricFamily {
+	t.Helper()
+	m := New("test")
+	populate(m)
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return families
 }
 
 // populate touches every vector so each family has at least one series to gather.

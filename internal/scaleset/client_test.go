@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 	"github.com/runner-manager/runner-manager/internal/github"
 	"github.com/runner-manager/runner-manager/internal/github/auth"
 )
@@ -40,14 +41,7 @@ func (c *countingTokens) RegistrationToken(ctx context.Context, scope string) (s
 func newFixture(t *testing.T, o ghsim.ActionsOptions) *fixture {
 	t.Helper()
 	clock := ghsim.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	srv, err := ghsim.New(ghsim.Options{Clock: clock, Actions: o})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := ghsimtest.Start(t, ghsim.Options{Clock: clock, Actions: o})
 	srv.CreateRepo("acme", "api")
 	path := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(path, []byte(srv.AddToken(ghsim.TokenOptions{})+"\n"), 0o600); err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/clocktest"
 )
 
 // FuzzHandler feeds signed arbitrary bodies: the handler must never panic, must answer one of its
@@ -20,7 +22,7 @@ func FuzzHandler(f *testing.F) {
 	f.Add([]byte(`payload=%7B%7D`), "workflow_job", "application/x-www-form-urlencoded")
 	f.Add([]byte(`{}`), "ping", "application/json; charset=utf-8")
 	rec := &recorder{}
-	h := newTestHandler(f, rec, &fakeClock{t: t0})
+	h := newTestHandler(f, rec, clocktest.New(t0))
 	allowed := map[int]bool{200: true, 202: true, 204: true, 400: true, 413: true, 415: true}
 	f.Fuzz(func(t *testing.T, body []byte, kind, contentType string) {
 		rec.mu.Lock()
@@ -56,7 +58,7 @@ func FuzzHandler(f *testing.F) {
 func TestRejectionLogsCarryNoSecret(t *testing.T) {
 	var logs bytes.Buffer
 	rec := &recorder{}
-	h := newTestHandler(t, rec, &fakeClock{t: t0})
+	h := newTestHandler(t, rec, clocktest.New(t0))
 	h.opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	body := examples(t)["workflow_job.queued.json"]
 	req := delivery(t, "/webhook", "workflow_job", "leak-1", body)
@@ -78,7 +80,7 @@ func TestRejectionLogsCarryNoSecret(t *testing.T) {
 // while OnResult (the metric) sees every one.
 func TestRejectionLogsAreRateLimited(t *testing.T) {
 	var logs bytes.Buffer
-	rec, clk := &recorder{}, &fakeClock{t: t0}
+	rec, clk := &recorder{}, clocktest.New(t0)
 	h := newTestHandler(t, rec, clk)
 	h.opts.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	body := examples(t)["workflow_job.queued.json"]

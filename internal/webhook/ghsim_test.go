@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/clocktest"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 )
 
 // simRig is the simulator delivering to a real Server over 127.0.0.1.
@@ -20,19 +22,12 @@ type simRig struct {
 
 func newSimRig(t *testing.T) *simRig {
 	t.Helper()
-	sim, err := ghsim.New(ghsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
+	sim := ghsimtest.Start(t, ghsim.Options{})
 	sim.CreateOrg("acme")
 	sim.CreateRepo("acme", "api")
 
 	r := &simRig{sim: sim, events: make(chan Event, 16), rec: &recorder{}}
-	h := newTestHandler(t, r.rec, &fakeClock{t: t0})
+	h := newTestHandler(t, r.rec, clocktest.New(t0))
 	h.opts.Notify = func(e Event) { r.rec.notify(e); r.events <- e }
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

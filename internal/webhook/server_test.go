@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/internal/clocktest"
 )
 
 func TestServerServesPathAndStops(t *testing.T) {
 	rec := &recorder{}
-	h := newTestHandler(t, rec, &fakeClock{t: t0})
+	h := newTestHandler(t, rec, clocktest.New(t0))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

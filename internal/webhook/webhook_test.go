@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/clocktest"
 	"github.com/runner-manager/runner-manager/internal/ghexamples"
 )
 
@@ -60,22 +61,9 @@ func (r *recorder) result(s string) {
 	r.results = append(r.results, s)
 }
 
-// fakeClock is the injected clock for received times and the duplicate set's TTL.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 var t0 = time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)
 
-func newTestHandler(t testing.TB, rec *recorder, clk *fakeClock) *Handler {
+func newTestHandler(t testing.TB, rec *recorder, clk *clocktest.Clock) *Handler {
 	t.Helper()
 	return NewHandler(Options{Secret: staticSecret(testSecret), Notify: rec.notify, OnResult: rec.result, Now: clk.Now})
 }
@@ -139,7 +127,7 @@ func want(t *testing.T, body []byte) Event {
 // TestExamplePayloadsNotify sends every GitHub example over real HTTP and checks that Notify gets
 // the right Event quickly: the webhook exists to cut scale-up latency, so latency is asserted.
 func TestExamplePayloadsNotify(t *testing.T) {
-	rec, clk := &recorder{}, &fakeClock{t: t0}
+	rec, clk := &recorder{}, clocktest.New(t0)
 	srv := httptest.NewServer(newTestHandler(t, rec, clk))
 	defer srv.Close()
 	// Warm the keep-alive connection so latency measures the delivery, not the TCP handshake.
@@ -191,7 +179,7 @@ func TestExamplePayloadsNotify(t *testing.T) {
 
 func TestFormEncodedDeliveryIsAccepted(t *testing.T) {
 	rec := &recorder{}
-	h := newTestHandler(t, rec, &fakeClock{t: t0})
+	h := newTestHandler(t, rec, clocktest.New(t0))
 	payload := examples(t)["workflow_job.queued.json"]
 	body := []byte("payload=" + url.QueryEscape(string(payload)))
 	req := delivery(t, "/webhook", "workflow_job", "form-1", body)
@@ -243,7 +231,7 @@ func TestRejectedDeliveries(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{}
-			h := newTestHandler(t, rec, &fakeClock{t: t0})
+			h := newTestHandler(t, rec, clocktest.New(t0))
 			req := delivery(t, "/webhook", "workflow_job", "d-1", tc.body)
 			if tc.mutate != nil {
 				tc.mutate(req)
@@ -267,7 +255,7 @@ func TestRejectedDeliveries(t *testing.T) {
 }
 
 func TestDuplicateDeliveryIgnored(t *testing.T) {
-	rec, clk := &recorder{}, &fakeClock{t: t0}
+	rec, clk := &recorder{}, clocktest.New(t0)
 	h := newTestHandler(t, rec, clk)
 	body := examples(t)["workflow_job.queued.json"]
 	send := func(id string) int {
@@ -312,7 +300,7 @@ func TestPingAndOtherEvents(t *testing.T) {
 		{"not_an_event_go_github_knows", true, 204, ResultIgnored},
 	} {
 		rec := &recorder{}
-		h := newTestHandler(t, rec, &fakeClock{t: t0})
+		h := newTestHandler(t, rec, clocktest.New(t0))
 		req := delivery(t, "/webhook", tc.kind, "p-1", []byte(`{"zen": "Keep it logically awesome."}`))
 		if !tc.signed {
 			req.Header.Del("X-Hub-Signature-256")

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/clocktest"
 	"github.com/runner-manager/runner-manager/journal"
 )
 
@@ -70,29 +71,11 @@ var pathTo = map[journal.State][]journal.State{
 	journal.StateFailed:       {journal.StateFailed},
 }
 
-// clock is the contract's fake time.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // Run runs the whole contract, each rule a subtest with a fresh store.
 func Run(t *testing.T, open Open) {
 	rules := []struct {
 		name string
-		test func(t *testing.T, s Store, clk *clock)
+		test func(t *testing.T, s Store, clk *clocktest.Clock)
 	}{
 		{"PlanRefusesBeyondHostAndTargetLimits", planLimits},
 		{"PlanTakesTheLowestFreeSlot", lowestFreeSlot},
@@ -108,7 +91,7 @@ func Run(t *testing.T, open Open) {
 	}
 	for _, r := range rules {
 		t.Run(r.name, func(t *testing.T) {
-			clk := &clock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+			clk := clocktest.New(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
 			r.test(t, open(t, clk.Now), clk)
 		})
 	}
@@ -133,7 +116,7 @@ func liveCount(t *testing.T, s Store) int {
 }
 
 // A refused Plan returns ErrNoCapacity and writes nothing; a limit of 0 pauses a target.
-func planLimits(t *testing.T, s Store, _ *clock) {
+func planLimits(t *testing.T, s Store, _ *clocktest.Clock) {
 	ctx := context.Background()
 	for _, target := range []string{"a", "a", "b"} {
 		if _, err := s.Plan(ctx, journal.PlanRequest{Target: target, HostMax: 3, TargetMax: 2}); err != nil {
@@ -156,7 +139,7 @@ func planLimits(t *testing.T, s Store, _ *clock) {
 }
 
 // Slots are the lowest free index; failed keeps its slot (cleanup is still owed), cleaned frees it.
-func lowestFreeSlot(t *testing.T, s Store, _ *clock) {
+func lowestFreeSlot(t *testing.T, s Store, _ *clocktest.Clock) {
 	ctx := context.Background()
 	req := journal.PlanRequest{Target: "t", HostMax: 3, TargetMax: 3}
 	var got []journal.Attempt
@@ -190,7 +173,7 @@ func lowestFreeSlot(t *testing.T, s Store, _ *clock) {
 	}
 }
 
-func emptyTarget(t *testing.T, s Store, _ *clock) {
+func emptyTarget(t *testing.T, s Store, _ *clocktest.Clock) {
 	if _, err := s.Plan(context.Background(), journal.PlanRequest{HostMax: 5, TargetMax: 5}); err == nil {
 		t.Fatal("Plan with an empty target succeeded")
 	}
@@ -200,7 +183,7 @@ func emptyTarget(t *testing.T, s Store, _ *clock) {
 }
 
 // Each attempt gets a unique id, the runner name is derived from it, and Plan records the request.
-func identity(t *testing.T, s Store, clk *clock) {
+func identity(t *testing.T, s Store, clk *clocktest.Clock) {
 	seen := map[string]bool{}
 	for range 12 {
 		a := plan(t, s, "t")
@@ -221,7 +204,7 @@ func identity(t *testing.T, s Store, clk *clock) {
 }
 
 // Every pair of states: accepted exactly when the lifecycle allows it; a refusal changes nothing.
-func transitionTable(t *testing.T, s Store, _ *clock) {
+func transitionTable(t *testing.T, s Store, _ *clocktest.Clock) {
 	ctx := context.Background()
 	for _, from := range AllStates {
 		for _, to := range AllStates {
@@ -266,10 +249,10 @@ func transitionTable(t *testing.T, s Store, _ *clock) {
 }
 
 // Updates are kept across later transitions; UpdatedAt follows the clock, CreatedAt stays.
-func recordsFields(t *testing.T, s Store, clk *clock) {
+func recordsFields(t *testing.T, s Store, clk *clocktest.Clock) {
 	ctx := context.Background()
 	a := plan(t, s, "org")
-	clk.advance(time.Minute)
+	clk.Advance(time.Minute)
 	code := 3
 	got, err := s.Transition(ctx, a.ID, journal.StateRegistered, func(x *journal.Attempt) {
 		x.RunnerID, x.RuntimeDir = 42, "/var/lib/rm/runs/"+x.ID
@@ -304,7 +287,7 @@ func recordsFields(t *testing.T, s Store, clk *clock) {
 }
 
 // An update may not change what identifies an attempt; the refusal writes nothing.
-func protectsIdentity(t *testing.T, s Store, _ *clock) {
+func protectsIdentity(t *testing.T, s Store, _ *clocktest.Clock) {
 	ctx := context.Background()
 	a := plan(t, s, "t")
 	for name, bad := range map[string]func(*journal.Attempt){
@@ -324,7 +307,7 @@ func protectsIdentity(t *testing.T, s Store, _ *clock) {
 	}
 }
 
-func unknown(t *testing.T, s Store, _ *clock) {
+func unknown(t *testing.T, s Store, _ *clocktest.Clock) {
 	ctx := context.Background()
 	if _, err := s.Transition(ctx, "nope", journal.StateCleaned, nil); !errors.Is(err, journal.ErrNotFound) {
 		t.Errorf("Transition of unknown id: %v, want ErrNotFound", err)
@@ -336,12 +319,12 @@ func unknown(t *testing.T, s Store, _ *clock) {
 
 // Live lists what owes work, oldest first (recovery walks it in that order), past ten attempts
 // too, where a decimal id without padding would sort "10" before "2".
-func liveOrder(t *testing.T, s Store, clk *clock) {
+func liveOrder(t *testing.T, s Store, clk *clocktest.Clock) {
 	ctx := context.Background()
 	var want []string
 	for i := range 12 {
 		a := plan(t, s, fmt.Sprintf("t%d", i%3))
-		clk.advance(time.Second)
+		clk.Advance(time.Second)
 		if i%4 == 3 {
 			if _, err := s.Transition(ctx, a.ID, journal.StateCleaned, nil); err != nil {
 				t.Fatal(err)
@@ -368,7 +351,7 @@ func liveOrder(t *testing.T, s Store, clk *clock) {
 	}
 }
 
-func cancelled(t *testing.T, s Store, _ *clock) {
+func cancelled(t *testing.T, s Store, _ *clocktest.Clock) {
 	a := plan(t, s, "t")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -390,7 +373,7 @@ func cancelled(t *testing.T, s Store, _ *clock) {
 }
 
 // Concurrent Plans (target loops, recovery) never together exceed a limit or share a slot.
-func concurrentPlans(t *testing.T, s Store, _ *clock) {
+func concurrentPlans(t *testing.T, s Store, _ *clocktest.Clock) {
 	const (
 		workers   = 20
 		perWorker = 15

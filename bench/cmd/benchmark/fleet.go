@@ -236,8 +236,6 @@ func (r results) renderFleet(p printer) {
 	p("304, so at one phase a fleet of one, two or three reads demand about as often as one lone\n")
 	p("host, or less: the polls that find a job waiting are what the reads count.\n\n")
 	for _, f := range r.Fleet {
-		if f.Killed > 0 {
-			p("Note: after the %s run the daemons left %d runner processes alive; the benchmark killed them.\n\n", f.Part, f.Killed)
-		}
+		noteKilled(p, f.Part, "daemons", f.Killed)
 	}
 }

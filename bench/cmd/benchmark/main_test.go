@@ -363,3 +363,25 @@ func TestMemoryGoal(t *testing.T) {
 		}
 	}
 }
+
+// TestKindOf pins the request breakdown's names: a runner's DELETE by its method, the rest by how
+// their paths end, the registration token before the runner list it also ends under.
+func TestKindOf(t *testing.T) {
+	for _, tc := range []struct{ method, path, want string }{
+		{http.MethodPost, "/repos/acme/a/actions/runners/registration-token", "POST registration-token"},
+		{http.MethodPost, "/actions/runner-registration", "POST runner-registration"},
+		{http.MethodPost, "/orgs/acme/actions/runners/generate-jitconfig", "POST generate-jitconfig"},
+		{http.MethodGet, "/repos/acme/a/actions/runners/downloads", "GET runners/downloads"},
+		{http.MethodDelete, "/repos/acme/a/actions/runners/42", "DELETE runner"},
+		{http.MethodGet, "/repos/acme/a/actions/runners", "GET runners"},
+		{http.MethodGet, "/repos/acme/a/actions/runs", "GET runs"},
+		{http.MethodGet, "/repos/acme/a/actions/runs/7/jobs", "GET run jobs"},
+		{http.MethodGet, "/orgs/acme/repos", "GET repos"},
+		{http.MethodGet, "/installation/repositories", "GET repos"},
+		{http.MethodPatch, "/repos/acme/a", "PATCH other"},
+	} {
+		if got := kindOf(httptest.NewRequest(tc.method, tc.path, nil)); got != tc.want {
+			t.Errorf("%s %s: %q, want %q", tc.method, tc.path, got, tc.want)
+		}
+	}
+}

@@ -111,6 +111,13 @@ func (r results) render(w io.Writer) {
 
 type printer func(format string, a ...any)
 
+// noteKilled says that the benchmark killed n runner processes the daemon(s) of a run left alive.
+func noteKilled(p printer, run, daemons string, n int) {
+	if n > 0 {
+		p("Note: after the %s run the %s left %d runner processes alive; the benchmark killed them.\n\n", run, daemons, n)
+	}
+}
+
 func (r results) renderScaleUp(p printer) {
 	if len(r.ScaleUp) == 0 {
 		return
@@ -146,9 +153,7 @@ func (r results) renderScaleUp(p printer) {
 	p("remains is one pass (list runners, list queued runs and their jobs), the JIT registration, the\n")
 	p("runner's start (figure 5), and the fake runner's first job poll (every 50 ms).\n\n")
 	for _, s := range r.ScaleUp {
-		if s.Killed > 0 {
-			p("Note: after the %s run the daemon left %d runner processes alive; the benchmark killed them.\n\n", s.Mode, s.Killed)
-		}
+		noteKilled(p, s.Mode, "daemon", s.Killed)
 	}
 }
 

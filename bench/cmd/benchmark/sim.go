@@ -147,28 +147,30 @@ func points(method string) int {
 	return 5
 }
 
-// kindOf names the endpoint of a request for the breakdown.
+// endpointKinds names a request by how its path ends, the first match winning.
+var endpointKinds = []struct{ suffix, kind string }{
+	{"/actions/runners/registration-token", "POST registration-token"},
+	{"/actions/runner-registration", "POST runner-registration"},
+	{"/generate-jitconfig", "POST generate-jitconfig"},
+	{"/actions/runners/downloads", "GET runners/downloads"},
+	{"/actions/runners", "GET runners"},
+	{"/actions/runs", "GET runs"},
+	{"/jobs", "GET run jobs"},
+	{"/repos", "GET repos"},
+	{"/installation/repositories", "GET repos"},
+}
+
+// kindOf names the endpoint of a request for the breakdown. A runner's DELETE is told apart by
+// its method: its path ends in the runner's id, under /actions/runners/ as no other kind's does.
 func kindOf(r *http.Request) string {
 	p := r.URL.Path
-	switch {
-	case strings.HasSuffix(p, "/actions/runners/registration-token"):
-		return "POST registration-token"
-	case strings.HasSuffix(p, "/actions/runner-registration"):
-		return "POST runner-registration"
-	case strings.HasSuffix(p, "/generate-jitconfig"):
-		return "POST generate-jitconfig"
-	case strings.HasSuffix(p, "/actions/runners/downloads"):
-		return "GET runners/downloads"
-	case strings.Contains(p, "/actions/runners/") && r.Method == http.MethodDelete:
+	if r.Method == http.MethodDelete && strings.Contains(p, "/actions/runners/") {
 		return "DELETE runner"
-	case strings.HasSuffix(p, "/actions/runners"):
-		return "GET runners"
-	case strings.HasSuffix(p, "/actions/runs"):
-		return "GET runs"
-	case strings.HasSuffix(p, "/jobs"):
-		return "GET run jobs"
-	case strings.HasSuffix(p, "/repos") || strings.HasSuffix(p, "/installation/repositories"):
-		return "GET repos"
+	}
+	for _, e := range endpointKinds {
+		if strings.HasSuffix(p, e.suffix) {
+			return e.kind
+		}
 	}
 	return r.Method + " other"
 }
