@@ -73,7 +73,7 @@ func (winSCM) Install(w WindowsService) ([]string, error) {
 	case err != nil:
 		return nil, err
 	default: // a reinstall: the same service, brought to this install's command line and account
-		if err := update(s, w); err != nil {
+		if err := reconfigure(s, w); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -95,10 +95,10 @@ func (winSCM) Install(w WindowsService) ([]string, error) {
 	return nil, nil
 }
 
-// update brings an existing service to w: ChangeServiceConfig and the description only, not
+// reconfigure brings an existing service to w: ChangeServiceConfig and the description only, not
 // mgr's UpdateConfig, which also sets the SID type and the delayed start, levels of
 // ChangeServiceConfig2 that wine 8.0 refuses ("Invalid level") and install leaves at their defaults.
-func update(s *mgr.Service, w WindowsService) error {
+func reconfigure(s *mgr.Service, w WindowsService) error {
 	account := w.Account
 	if account == "" {
 		account = LocalSystem
