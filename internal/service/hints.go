@@ -11,6 +11,10 @@ type hints struct {
 
 func (s Status) hints() hints {
 	switch {
+	case s.System == Windows:
+		return hints{install: "runner-manager service install", start: "runner-manager service start",
+			restart: "runner-manager service stop` and `runner-manager service start", inspect: "sc.exe query runner-manager",
+			logs: s.Log}
 	case s.System == Launchd && s.Agent:
 		return hints{install: "runner-manager service install --user", start: "runner-manager service start --user",
 			restart: "launchctl kickstart -k gui/<uid>/" + LaunchdLabel, inspect: "launchctl print gui/<uid>/" + LaunchdLabel,
