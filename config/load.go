@@ -29,6 +29,9 @@ type Options struct {
 	// of the secret files (token, App key, webhook secret). `validate --offline` in a CI pipeline
 	// sets it, where those files do not exist; the daemon never does.
 	Offline bool
+	// GOOS is the OS the config is for, as Go names it; empty: this host's. Some keys are refused
+	// on some OSes (Windows: per-slot runner users, cgroup limits).
+	GOOS string
 }
 
 // EnvPrefix starts every environment override: RUNNER_MANAGER_MAX_RUNNERS sets daemon.max_runners.
@@ -103,6 +106,9 @@ func LoadBytes(name string, data []byte, opts Options) (*Config, error) {
 	}
 	c := newChecker(name)
 	c.offline = opts.Offline
+	if opts.GOOS != "" {
+		c.goos = opts.GOOS
+	}
 	raw, pos, ok := parse(c, format, data)
 	if !ok {
 		return nil, c.result()
