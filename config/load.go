@@ -2,10 +2,12 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -29,8 +31,9 @@ type Options struct {
 	// of the secret files (token, App key, webhook secret). `validate --offline` in a CI pipeline
 	// sets it, where those files do not exist; the daemon never does.
 	Offline bool
-	// GOOS is the OS the config is for, as Go names it; empty: this host's. Some keys are refused
-	// on some OSes (Windows: per-slot runner users, cgroup limits).
+	// GOOS is the operating system the config is checked for ("linux", "windows", "darwin"); empty
+	// is this host's (runtime.GOOS). Rules that depend on the system (executor = "container" needs
+	// Linux) read it here, so a test on Linux can check them for another system.
 	GOOS string
 }
 
@@ -106,9 +109,7 @@ func LoadBytes(name string, data []byte, opts Options) (*Config, error) {
 	}
 	c := newChecker(name)
 	c.offline = opts.Offline
-	if opts.GOOS != "" {
-		c.goos = opts.GOOS
-	}
+	c.goos = cmp.Or(opts.GOOS, runtime.GOOS)
 	raw, pos, ok := parse(c, format, data)
 	if !ok {
 		return nil, c.result()

@@ -5,7 +5,6 @@ import (
 	"math"
 	"reflect"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,12 +22,12 @@ type checker struct {
 	skip     map[string]bool   // paths already reported as malformed: rules on them stay quiet
 	names    map[int]string    // target index -> name, for messages
 	offline  bool              // Options.Offline: checks of the host's files are skipped
-	goos     string            // Options.GOOS: the OS the config is for
+	goos     string            // Options.GOOS, else runtime.GOOS: the system the config is for
 	problems []Problem
 }
 
 func newChecker(file string) *checker {
-	return &checker{file: file, pos: positions{}, env: map[string]string{}, skip: map[string]bool{}, names: map[int]string{}, goos: runtime.GOOS}
+	return &checker{file: file, pos: positions{}, env: map[string]string{}, skip: map[string]bool{}, names: map[int]string{}}
 }
 
 // result is the *Error for the problems so far if any is an error, else nil.
