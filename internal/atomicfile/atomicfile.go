@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 )
 
 // Write replaces path with data, mode perm. A failure leaves path as it was and no temp file.
@@ -45,10 +44,9 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 }
 
 // SyncDir makes a rename or removal in dir durable. Filesystems that cannot sync a directory
-// (fs.ErrInvalid) are accepted: there is nothing more to do on them. Neither can Windows, which
-// refuses to flush a directory opened for reading (access denied): NTFS journals the rename itself.
+// (fs.ErrInvalid) are accepted: there is nothing more to do on them, nor on Windows (dirSyncable).
 func SyncDir(dir string) error {
-	if runtime.GOOS == "windows" {
+	if !dirSyncable {
 		return nil
 	}
 	d, err := os.Open(dir)
