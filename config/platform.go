@@ -12,8 +12,10 @@ func (c *checker) validateWindows(cfg *Config) {
 	if c.goos != "windows" {
 		return
 	}
-	if cfg.Daemon.RunnerUser != RunnerUserDaemon {
-		c.add(SeverityError, "daemon.runner_user", `daemon.runner_user must be "daemon" on Windows: runners run as the service's account there (per-slot runner users exist on Linux only). Set daemon.runner_user = "daemon" to say so, and install the service under a dedicated local account rather than LocalSystem, since a job can read and change whatever that account can (docs/security.md)`)
+	// Absent means the daemon's own account wherever the daemon cannot switch users, as a non-root
+	// daemon on Linux; only asking for per-slot users is wrong here.
+	if cfg.Daemon.RunnerUser == RunnerUserPerSlot {
+		c.add(SeverityError, "daemon.runner_user", `daemon.runner_user must be "daemon" (or absent) on Windows: runners run as the service's account there (per-slot runner users exist on Linux only). Set daemon.runner_user = "daemon", and install the service under a dedicated local account rather than LocalSystem, since a job can read and change whatever that account can (docs/security.md)`)
 	}
 	c.linuxLimits("daemon", cfg.Daemon.MemoryMax, cfg.Daemon.CPUs, cfg.Daemon.PidsMax)
 	for i, t := range cfg.Targets {

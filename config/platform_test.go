@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// On Windows runners run as the service's account: validate says so unless the file does
-// (runner_user = "daemon"), and refuses the limits only a Linux cgroup enforces. The same files
-// are valid for Linux.
+// On Windows runners run as the service's account: validate refuses per-slot users, warns with
+// Windows' advice when the file says "daemon", and refuses the limits only a Linux cgroup
+// enforces. The same files are valid for Linux (where "daemon" warns too).
 func TestWindowsRules(t *testing.T) {
 	const asDaemon = "[daemon]\nrunner_user = \"daemon\"\n"
 	const daemonWarning = `warning: daemon.runner_user = "daemon": runners run as the service's account, so a job can read the GitHub credential, the state dir and other runners' secrets; install the service under a dedicated local account`
@@ -16,8 +16,8 @@ func TestWindowsRules(t *testing.T) {
 		windows    []string // every problem on Windows, in order
 		linux      int      // how many problems on Linux
 	}{
-		{"runner_user unset", auth, []string{`daemon.runner_user must be "daemon" on Windows: runners run as the service's account there (per-slot runner users exist on Linux only). Set daemon.runner_user = "daemon" to say so, and install the service under a dedicated local account rather than LocalSystem`}, 0},
-		{"runner_user per-slot", "[daemon]\nrunner_user = \"per-slot\"\n" + auth, []string{`2:1: daemon.runner_user must be "daemon" on Windows`}, 0},
+		{"runner_user unset: the service's account, as for any daemon that cannot switch users", auth, nil, 0},
+		{"runner_user per-slot", "[daemon]\nrunner_user = \"per-slot\"\n" + auth, []string{`2:1: daemon.runner_user must be "daemon" (or absent) on Windows: runners run as the service's account there (per-slot runner users exist on Linux only). Set daemon.runner_user = "daemon", and install the service under a dedicated local account rather than LocalSystem`}, 0},
 		{"runner_user daemon", asDaemon + auth, []string{"2:1: " + daemonWarning}, 1},
 		{"daemon memory_max", asDaemon + "memory_max = \"2GiB\"\n" + auth, []string{
 			"2:1: " + daemonWarning, `3:1: daemon.memory_max is enforced by the runner's Linux cgroup, and Windows has none for it here: remove it`}, 1},
