@@ -12,7 +12,7 @@ LDFLAGS  := -X $(VPKG).Version=$(VERSION) -X $(VPKG).Commit=$(COMMIT) -X $(VPKG)
 BIN      := bin
 FUZZTIME ?= 60s
 
-.PHONY: all build test test-unit lint demo bench fuzz test-crash test-e2e tools e2e-tools man clean dist package
+.PHONY: all build test test-unit lint demo bench fuzz test-crash test-e2e tools e2e-tools wine-tools man clean dist package
 
 all: build
 
@@ -69,7 +69,7 @@ fuzz:
 # (e2e/harness) builds the binary and the fake runner package itself; test-unit never compiles
 # these files (build tag e2e). Part of `make test`.
 CRASH_ROUNDS ?= 2
-test-e2e: e2e-tools
+test-e2e: e2e-tools wine-tools
 	ROUNDS=$(CRASH_ROUNDS) $(GO) test -tags e2e -count=1 -timeout 20m $(E2EFLAGS) ./e2e/...
 
 # Crash suite (docs/testing.md, "Crash tests"): kill -9 at every crash point and at random moments
@@ -101,6 +101,26 @@ tools:
 e2e-tools:
 	command -v dockerd >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends docker.io; }
 	dpkg -s busybox-static >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends busybox-static; }
+
+# Windows binaries under wine (e2e/windows, docs/testing.md "Windows binaries under wine"): Debian's
+# wine 8.0 (64-bit only: no i386 multiarch) and the mingw-w64 C compiler, installed when missing; a
+# wine prefix under $(BIN), made once headless (console programs need no display); and in its
+# system32 the ProcessPrng DLL (e2e/wine) without which every Go 1.22+ Windows binary dies at start
+# under wine 8.0. Quick when done: the prefix and the DLL are files make keeps.
+WINEPREFIX_DIR := $(abspath $(BIN))/wineprefix
+WINE_DLL       := $(WINEPREFIX_DIR)/drive_c/windows/system32/bcryptprimitives.dll
+WINE_ENV       := WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all WINEDLLOVERRIDES=bcryptprimitives=n DISPLAY=
+wine-tools:
+	dpkg -s wine wine64 gcc-mingw-w64-x86-64 >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends wine wine64 gcc-mingw-w64-x86-64; }
+	$(MAKE) $(WINE_DLL)
+
+$(WINEPREFIX_DIR)/system.reg:
+	mkdir -p $(WINEPREFIX_DIR)
+	$(WINE_ENV) wineboot -i && $(WINE_ENV) wineserver -w
+
+$(WINE_DLL): e2e/wine/bcryptprimitives.c e2e/wine/bcryptprimitives.def | $(WINEPREFIX_DIR)/system.reg
+	x86_64-w64-mingw32-gcc -shared -O2 -Wall -Wextra -s -o $@.tmp e2e/wine/bcryptprimitives.c e2e/wine/bcryptprimitives.def -ladvapi32
+	mv $@.tmp $@
 
 # Man pages (section 1), one per command, generated from the commands' own help (cobra/doc).
 man:
