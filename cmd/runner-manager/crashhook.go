@@ -3,14 +3,14 @@ package main
 import (
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/runner-manager/runner-manager/engine"
 )
 
-// crashEnv names the crash points at which the daemon kills itself with SIGKILL, for the crash
-// tests (make test-crash, e2e): "after-jit" or "after-jit,mid-clean". Never set it in production.
+// crashEnv names the crash points at which the daemon kills itself (SIGKILL; on Windows
+// TerminateProcess), for the crash tests (make test-crash, e2e): "after-jit" or
+// "after-jit,mid-clean". Never set it in production.
 const crashEnv = "RUNNER_MANAGER_TEST_CRASH_AT"
 
 // callTimeoutEnv shortens the engine's call timeout (a Go duration), for the crash tests: a
@@ -37,8 +37,11 @@ func crashHookFromEnv() engine.CrashHook {
 	}
 	return func(p engine.CrashPoint, _ string) {
 		if points[p] {
-			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			select {} // the signal is on its way
+			// SIGKILL on Unix, TerminateProcess on Windows: no deferred call, no cleanup.
+			if self, err := os.FindProcess(os.Getpid()); err == nil {
+				_ = self.Kill()
+			}
+			select {} // the kill is on its way
 		}
 	}
 }

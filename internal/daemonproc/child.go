@@ -39,11 +39,13 @@ type Spec struct {
 	OnLine func(s Stream, line string)
 }
 
-// Child is one started process. It runs in its own process group, so a terminal's Ctrl-C reaches
-// only the parent, which stops its children in order, and Stop can kill what the child started.
+// Child is one started process. It runs in its own process group (on Windows, also in a job
+// object of its own), so a terminal's Ctrl-C reaches only the parent, which stops its children in
+// order, and Stop can kill what the child started.
 type Child struct {
 	name string
 	cmd  *exec.Cmd
+	grp  group
 	done chan struct{} // closed once the process exited and its output is copied (or WaitDelay passed)
 
 	mu   sync.Mutex
@@ -64,13 +66,19 @@ func Start(spec Spec) (*Child, error) {
 	cmd.Env = spec.Env
 	cmd.Stdout = &lineWriter{out: spec.Stdout, stream: Stdout, watch: c.offer}
 	cmd.Stderr = &lineWriter{out: spec.Stderr, stream: Stderr, watch: c.offer}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	// A grandchild that inherited stdout (a runner outliving its daemon) must not hold Wait forever.
 	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	if err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Path, err)
 	}
 	c.cmd = cmd
+	if c.grp, err = joinGroup(cmd.Process); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Path, err)
+	}
 	go func() {
 		err := cmd.Wait()
 		code := cmd.ProcessState.ExitCode()
@@ -79,6 +87,8 @@ func Start(spec Spec) (*Child, error) {
 		}
 		c.mu.Lock()
 		c.err, c.code = err, code
+		c.grp.close() // under mu: Stop's kill never sees a closed job handle
+		c.grp = group{}
 		c.mu.Unlock()
 		close(c.done)
 	}()
@@ -170,7 +180,9 @@ func (c *Child) Stop(sig syscall.Signal, grace time.Duration) error {
 		return c.Err()
 	case <-time.After(grace):
 	}
-	_ = syscall.Kill(-c.PID(), syscall.SIGKILL)
+	c.mu.Lock()
+	c.grp.kill()
+	c.mu.Unlock()
 	<-c.done
 	return fmt.Errorf("%s (pid %d) did not exit within %s of %s and was killed", c.name, c.PID(), grace, sig)
 }

@@ -7,10 +7,10 @@ import (
 	"syscall"
 )
 
-// Kill ends at once the runner that shim h supervises in runtime directory dir: SIGKILL to the
-// runner process as shim.json identifies it (the daemon's file: a job cannot redirect it); the
-// shim then kills what is left in the runner's process group and records the exit, as for any
-// end. The engine calls it only for a runner it recorded failed for cause (max_job_duration,
+// Kill ends at once the runner that shim h supervises in runtime directory dir (killTree): on
+// Unix SIGKILL to the runner process as shim.json identifies it (the daemon's file: a job cannot
+// redirect it), after which the shim kills what is left in the runner's process group; on Windows
+// the attempt's job object is terminated whole. The shim records the exit, as for any end. The engine calls it only for a runner it recorded failed for cause (max_job_duration,
 // ghost) that ignored Stop for its grace: a hung job. ErrNotRunning means the runner (or the
 // shim, which then recorded the exit) has already gone.
 func (l *Launcher) Kill(ctx context.Context, h Handle, dir string) error {
@@ -32,7 +32,7 @@ func (l *Launcher) Kill(ctx context.Context, h Handle, dir string) error {
 		// The shim never started its runner: it has nothing to wait for but a stop.
 		return signalIdentified(h.PID, h.StartTime, syscall.SIGKILL)
 	}
-	if err := signalIdentified(st.RunnerPID, st.RunnerStartTime, syscall.SIGKILL); err != nil && !errors.Is(err, ErrNotRunning) {
+	if err := killTree(st); err != nil && !errors.Is(err, ErrNotRunning) {
 		return fmt.Errorf("kill runner pid %d in %s: %w", st.RunnerPID, abs, err)
 	}
 	return nil

@@ -26,12 +26,6 @@ var (
 	ErrRunnerAlive = errors.New("runner is still running")
 )
 
-// baseEnvAllowlist is what a runner inherits from the daemon's environment by default. The
-// daemon's environment may hold credentials (GITHUB_TOKEN, RUNNER_MANAGER_*): nothing else passes.
-var baseEnvAllowlist = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
-}
-
 // LauncherOptions configures a Launcher.
 type LauncherOptions struct {
 	// RuntimeRoot is the directory every runtime directory lives below (required). Start and
@@ -47,7 +41,8 @@ type LauncherOptions struct {
 	// StartTimeout bounds how long Start waits for the shim to confirm; default 15 s.
 	StartTimeout time.Duration
 	// BaseEnv is the environment runners start from before Spec.Env is applied; default: the
-	// allowlisted variables (PATH, HOME, USER, LANG, ...) of the daemon's own environment.
+	// allowlisted variables (PATH, HOME, USER, LANG, ...; SystemRoot, TEMP, ... on Windows:
+	// layout.envAllowlist) of the daemon's own environment.
 	BaseEnv []string
 	Logger  *slog.Logger // default slog.Default()
 	// Cgroups, when set, runs each runner in a cgroup of its own (DetectCgroups), killed whole
@@ -95,11 +90,7 @@ func NewLauncher(opts LauncherOptions) (*Launcher, error) {
 		l.timeout = 15 * time.Second
 	}
 	if l.env == nil {
-		for _, k := range baseEnvAllowlist {
-			if v, ok := os.LookupEnv(k); ok {
-				l.env = append(l.env, k+"="+v)
-			}
-		}
+		l.env = hostLayout.inheritedEnv(os.Environ())
 	}
 	if l.log == nil {
 		l.log = slog.Default()
@@ -139,8 +130,9 @@ func (l *Launcher) checkSpec(s Spec) (dir string, err error) {
 			return "", fmt.Errorf("start runner for attempt %s: environment variable name %q is not allowed", s.AttemptID, k)
 		}
 	}
-	if info, err := os.Stat(filepath.Join(RunnerRoot(dir), runScript)); err != nil || info.Mode().Perm()&0o111 == 0 {
-		return "", fmt.Errorf("start runner for attempt %s: %s has no executable %s (materialise the package first)", s.AttemptID, dir, runScript)
+	script := hostLayout.runScript
+	if info, err := os.Stat(filepath.Join(RunnerRoot(dir), script)); err != nil || !info.Mode().IsRegular() || hostLayout.execBit && info.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("start runner for attempt %s: %s has no executable %s (materialise the package first)", s.AttemptID, dir, script)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ShimStateFile)); err == nil {
 		return "", fmt.Errorf("start runner for attempt %s: %s already has a shim (a runtime directory is used once)", s.AttemptID, dir)
@@ -188,7 +180,7 @@ func (l *Launcher) environ(extra map[string]string) []string {
 // error, nothing it started is left running.
 func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 	if !supportedOS {
-		return Handle{}, errors.New("start runner: runner processes are supported on Linux and macOS only")
+		return Handle{}, fmt.Errorf("start runner: %w", errUnsupportedOS)
 	}
 	dir, err := l.checkSpec(s)
 	if err != nil {
@@ -240,9 +232,9 @@ func (l *Launcher) Start(ctx context.Context, s Spec) (Handle, error) {
 	cmd.Dir = dir
 	cmd.Env = l.environ(s.Env)
 	cmd.Stdout, cmd.Stderr = logFile, logFile // Stdin nil: /dev/null
-	cmd.ExtraFiles = []*os.File{cfgR, readyW}
 	cmd.SysProcAttr = newSession()
-	err = cmd.Start()
+	passPipes(cmd, cfgR, readyW)
+	cmd, err = startDetached(cmd)
 	cfgR.Close()
 	readyW.Close()
 	if err != nil {
@@ -303,16 +295,10 @@ func (l *Launcher) handOver(ctx context.Context, u User, dir, workDir string, ow
 // handshake gives the first-stage shim the JIT config and waits, bounded by ctx and the start
 // timeout, for the supervisor's report on the ready pipe.
 func (l *Launcher) handshake(ctx context.Context, cmd *exec.Cmd, cfgW, readyR *os.File, config string) (Handle, error) {
-	deadline := time.Now().Add(l.timeout)
-	_ = cfgW.SetWriteDeadline(deadline)
-	_ = readyR.SetReadDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() {
-		_ = cfgW.SetWriteDeadline(time.Now())
-		_ = readyR.SetReadDeadline(time.Now())
-	})
+	stop := bound(ctx, time.Now().Add(l.timeout), cfgW, readyR)
 	defer stop()
-	// EPIPE: the shim exited before reading; its report (or its silence) below says why.
-	if _, err := io.WriteString(cfgW, config); err != nil && !errors.Is(err, syscall.EPIPE) {
+	// A broken pipe: the shim exited before reading; its report (or its silence) below says why.
+	if _, err := io.WriteString(cfgW, config); err != nil && !isBrokenPipe(err) {
 		return Handle{}, l.handshakeErr(ctx, "hand the JIT config to the shim", err)
 	}
 	cfgW.Close()
@@ -340,7 +326,7 @@ func (l *Launcher) handshakeErr(ctx context.Context, what string, err error) err
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", what, ctx.Err())
 	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) {
 		return fmt.Errorf("%s: no answer within %s", what, l.timeout)
 	}
 	return fmt.Errorf("%s: %w", what, err)
@@ -373,13 +359,14 @@ func (l *Launcher) abandon(ctx context.Context, cmd *exec.Cmd, dir, attemptID st
 		return
 	}
 	if st.RunnerPID > 0 {
-		_ = signalIdentified(st.RunnerPID, st.RunnerStartTime, syscall.SIGKILL)
+		_ = killTree(st)
 	}
 	_ = signalIdentified(st.PID, st.StartTime, syscall.SIGKILL)
 }
 
-// Stop asks the shim h to send its runner SIGTERM (the shim keeps supervising and records the
-// exit). It returns once the ask is delivered, not when the runner has exited: poll ExitStatus.
+// Stop asks the shim h to stop its runner: SIGUSR1 to the shim, which sends the runner SIGTERM; on
+// Windows the shim's stop event, on which it sends the runner Ctrl-Break (or, failing that, ends
+// its job object). The shim keeps supervising and records the exit. It returns once the ask is delivered, not when the runner has exited: poll ExitStatus.
 // The caller guarantees the runner is idle; a busy runner is never stopped. ErrNotRunning means
 // the shim has already gone (or its pid now names another process, which is not signalled).
 func (l *Launcher) Stop(ctx context.Context, h Handle) error {

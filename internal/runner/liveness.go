@@ -12,6 +12,8 @@ var ErrProcessNotFound = errors.New("process not found")
 // ErrNotRunning: the process a Handle names is gone, or its pid now belongs to another process.
 var ErrNotRunning = errors.New("shim is not running")
 
+var errUnsupportedOS = errors.New("runner processes are supported on Linux, macOS and Windows only")
+
 // procInfo is what the OS-specific files report about one pid.
 type procInfo struct {
 	startTime uint64 // OS-defined, stable for the life of the process (Linux: clock ticks since boot)

@@ -14,15 +14,16 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
-// Descriptors a shim inherits (exec.Cmd.ExtraFiles order).
-const (
-	configFD = 3 // the JIT config, read to EOF, never stored
-	readyFD  = 4 // the shim reports its identity (or why it failed) here, then closes it
-)
+// The two pipes a shim inherits (on Unix as descriptors 3 and 4, on Windows as handles named in
+// shimHandlesEnv): the JIT config, read to EOF and never stored; then the ready pipe, on which
+// the shim reports its identity (or why it failed) before closing it.
+
+// shimHandlesEnv names, on Windows, the inherited handles of the config and ready pipes ("12,16"):
+// handle values, never the config itself. The shim drops it from the runner's environment.
+const shimHandlesEnv = "RUNNER_MANAGER_SHIM_HANDLES"
 
 // maxJITConfig bounds what the shim reads from the config pipe (a real one is a few KiB).
 const maxJITConfig = 1 << 20
@@ -100,6 +101,8 @@ func RunShim(ctx context.Context, args []string, environ []string) int {
 		return 2
 	}
 	log = log.With("attempt", a.attemptID)
+	// How the pipes were passed is the launcher's business, never the runner's.
+	environ = withoutVar(environ, shimHandlesEnv)
 	if !supportedOS {
 		log.Error("runner processes are not supported on this OS")
 		return 1
@@ -110,14 +113,14 @@ func RunShim(ctx context.Context, args []string, environ []string) int {
 	return launch(ctx, log, environ)
 }
 
-// takeInherited reads the JIT config from fd 3 and returns the ready pipe (fd 4), after making
-// every inherited descriptor close-on-exec so none leaks further than intended.
+// takeInherited reads the JIT config from the inherited config pipe and returns the ready pipe,
+// after making every inherited descriptor close-on-exec so none leaks further than intended.
 func takeInherited() (config []byte, ready *os.File, err error) {
 	closeInheritedOnExec()
-	in, ready := os.NewFile(configFD, "jitconfig"), os.NewFile(readyFD, "ready")
+	in, ready := inheritedPipes()
 	if !isPipe(in) || !isPipe(ready) {
 		// Started by hand, or by something other than Launcher.Start: touch nothing.
-		return nil, nil, errors.New("the shim must be started by the daemon, with the config pipe on fd 3 and the ready pipe on fd 4")
+		return nil, nil, errors.New("the shim must be started by the daemon, which passes it the config and ready pipes")
 	}
 	defer in.Close()
 	config, err = io.ReadAll(io.LimitReader(in, maxJITConfig+1))
@@ -175,9 +178,9 @@ func launch(ctx context.Context, log *slog.Logger, environ []string) int {
 	cmd := exec.Command(exe, append(os.Args[1:len(os.Args):len(os.Args)], "--supervise")...)
 	cmd.Env = environ
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{pr, ready}
 	cmd.SysProcAttr = newSession()
-	err = cmd.Start()
+	passPipes(cmd, pr, ready)
+	cmd, err = startDetached(cmd)
 	pr.Close()
 	if err != nil {
 		return fail(fmt.Errorf("start the supervising shim %s: %w", exe, err))
@@ -195,8 +198,7 @@ func launch(ctx context.Context, log *slog.Logger, environ []string) int {
 func supervise(ctx context.Context, log *slog.Logger, a shimArgs, environ []string) int {
 	// Catch before anything else: SIGUSR1's default action would kill the shim.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, append([]os.Signal{stopAsk}, deafTo...)...)
-	defer signal.Stop(sigs)
+	defer catchSignals(sigs)()
 
 	config, ready, err := takeInherited()
 	if err != nil {
@@ -217,29 +219,27 @@ func supervise(ctx context.Context, log *slog.Logger, a shimArgs, environ []stri
 	if state.StartTime, err = ProcessStartTime(state.PID); err != nil {
 		return fail(fmt.Errorf("read own start time: %w", err))
 	}
+	// Where stop asks are not signals (Windows), they are named after the shim's identity.
+	unlisten, err := listenStopAsk(state.Handle(), sigs)
+	if err != nil {
+		return fail(err)
+	}
+	defer unlisten()
 	if err := writeJSONAtomic(a.runtimeDir, ShimStateFile, state); err != nil {
 		return fail(err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	cmd := exec.Command(filepath.Join(RunnerRoot(a.runtimeDir), runScript))
+	cmd := hostLayout.runCommand(RunnerRoot(a.runtimeDir))
 	cmd.Dir = a.workDir
 	cmd.Env = append(withoutVar(environ, JITConfigEnv), JITConfigEnv+"="+string(config))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.SysProcAttr = ownGroup()
-	if a.uid >= 0 {
-		// The runner's environment names its own user, never the daemon's; TMPDIR may be the
-		// daemon's private directory. No supplementary groups: an empty list drops the shim's.
-		for _, k := range []string{"HOME", "USER", "LOGNAME", "TMPDIR"} {
-			cmd.Env = withoutVar(cmd.Env, k)
-		}
-		cmd.Env = append(cmd.Env, "HOME="+a.home, "USER="+a.user, "LOGNAME="+a.user)
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(a.uid), Gid: uint32(a.gid), Groups: []uint32{}}
-	}
-	if err := startInCgroup(cmd, a.cgroup); err != nil {
+	tree, err := startRunner(cmd, a)
+	if err != nil {
 		return fail(fmt.Errorf("start runner %s: %w", cmd.Path, err))
 	}
+	defer tree.close()
 	state.RunnerPID = cmd.Process.Pid
 	state.RunnerStartTime, _ = ProcessStartTime(state.RunnerPID) // 0 if it already exited
 	if err := writeJSONAtomic(a.runtimeDir, ShimStateFile, state); err != nil {
@@ -247,27 +247,19 @@ func supervise(ctx context.Context, log *slog.Logger, a shimArgs, environ []stri
 	}
 	log.Info("runner started", "shim_pid", state.PID, "runner_pid", state.RunnerPID)
 	report(ready, readyReport{PID: state.PID, StartTime: state.StartTime})
-	return wait(log, a.runtimeDir, cmd, sigs, a.cgroup)
+	return wait(log, a.runtimeDir, tree, sigs)
 }
 
-// wait supervises the running runner: drops deafTo signals, turns a stop ask into SIGTERM for
-// the runner, and records the exit, with the out-of-memory kills of the runner's cgroup (V2 ""
-// without one).
-func wait(log *slog.Logger, runtimeDir string, cmd *exec.Cmd, sigs <-chan os.Signal, cg cgroupPaths) int {
+// wait supervises the running runner: drops deafTo signals, turns a stop ask into the OS's stop
+// request for the runner (runnerTree.askStop), ends what is left of its tree once it exits, and
+// records the exit, with the out-of-memory kills of the runner's cgroup where it has one.
+func wait(log *slog.Logger, runtimeDir string, tree *runnerTree, sigs <-chan os.Signal) int {
+	cmd := tree.cmd
 	done := make(chan error, 1)
 	go func() {
-		pid := cmd.Process.Pid
-		// run.sh has exited, so no job is running: whatever is left in its process group is a
-		// leftover of a finished job and must not outlive the attempt. The unreaped zombie keeps
-		// the group id from being reused while we signal it.
-		// The cgroup holds what left the group (setsid, double forks); the daemon still waits for
-		// it to empty before the slot's next job (Cgroups.Remove).
-		if awaitExitKeepZombie(pid) == nil {
-			_ = killGroup(pid)
-			if cg.V2 != "" {
-				_ = os.WriteFile(filepath.Join(cg.V2, "cgroup.kill"), []byte("1"), 0)
-			}
-		}
+		// The run script has exited, so no job is running: whatever is left of its tree is a
+		// leftover of a finished job and must not outlive the attempt.
+		tree.awaitExitAndSweep()
 		done <- cmd.Wait()
 	}()
 	stopRequested := false
@@ -279,10 +271,12 @@ func wait(log *slog.Logger, runtimeDir string, cmd *exec.Cmd, sigs <-chan os.Sig
 				continue
 			}
 			stopRequested = true
-			log.Info("daemon asked to stop the runner; sending it SIGTERM", "runner_pid", cmd.Process.Pid)
-			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-				log.Error("signal runner", "err", err)
+			how, err := tree.askStop()
+			if err != nil && !errors.Is(err, os.ErrProcessDone) {
+				log.Error("stop runner", "err", err)
+				continue
 			}
+			log.Info("daemon asked to stop the runner", "runner_pid", cmd.Process.Pid, "how", how)
 		case err := <-done:
 			exit := Exit{FinishedAt: time.Now().UTC(), StopRequested: stopRequested}
 			var ee *exec.ExitError
@@ -291,15 +285,7 @@ func wait(log *slog.Logger, runtimeDir string, cmd *exec.Cmd, sigs <-chan os.Sig
 			} else {
 				exit.ExitCode, exit.Signal = exitOf(cmd.ProcessState)
 			}
-			// The cgroup outlives its processes until the daemon removes it, so its count of
-			// out-of-memory kills is still there; the daemon reads out_of_memory from it.
-			if cg.V2 != "" {
-				n, err := OOMKills(cg.V2, cg.V1)
-				if err != nil {
-					log.Error("read the runner's out-of-memory kills", "err", err)
-				}
-				exit.OOMKills = n
-			}
+			exit.OOMKills = tree.oomKills(log)
 			if err := writeJSONAtomic(runtimeDir, ExitStatusFile, exit); err != nil {
 				log.Error("record exit status", "err", err)
 				return 1
@@ -308,6 +294,13 @@ func wait(log *slog.Logger, runtimeDir string, cmd *exec.Cmd, sigs <-chan os.Sig
 			return 0
 		}
 	}
+}
+
+// catchSignals makes the shim receive its stop ask (where it is a signal) and the signals it
+// drops; the returned func undoes it.
+func catchSignals(sigs chan<- os.Signal) func() {
+	signal.Notify(sigs, append([]os.Signal{stopAsk}, deafTo...)...)
+	return func() { signal.Stop(sigs) }
 }
 
 // withoutVar drops every entry of name from an environment list.

@@ -13,7 +13,6 @@ const (
 	ShimStateFile  = "shim.json"                      // written when the shim starts, updated when the runner starts
 	ExitStatusFile = "exit.json"                      // written once, when the runner has exited
 	LogFile        = "_diag/runner.log"               // the shim's and the runner's stdout and stderr
-	runScript      = "run.sh"                         // the runner's entry point in the package
 	runnerRootDir  = "runner"                         // the runner's own root below the attempt dir
 	JITConfigEnv   = "ACTIONS_RUNNER_INPUT_JITCONFIG" // how the runner receives its JIT config
 )

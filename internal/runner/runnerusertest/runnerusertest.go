@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // Prefix is this test process's runner user prefix: rmt<pid>-r, so users made by a run that
@@ -72,9 +71,4 @@ func SweepInMain() {
 	if err := Sweep(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
-}
-
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || err == syscall.EPERM
 }
