@@ -247,7 +247,7 @@ func (s *Supervisor) Apply(ctx context.Context, cfg *config.Config) (Report, err
 		s.events.emit(slog.LevelInfo, "", "", EventReload, fmt.Sprintf("config generation %d unchanged: nothing to do", s.gen))
 		return r, nil
 	}
-	s.events.emit(slog.LevelInfo, "", "", EventReload, fmt.Sprintf("config generation %d applied: %s", s.gen, r.summary()))
+	s.events.emit(slog.LevelInfo, "", "", EventReload, fmt.Sprintf("config generation %d applied: %s", s.gen, r.Summary()))
 	if s.runCtx != nil {
 		s.syncLoopsLocked(r.affected())
 	}
@@ -269,7 +269,9 @@ func (s *Supervisor) ReloadFailed(err error) {
 	s.events.emit(slog.LevelError, "", "", EventReloadFailed, "config rejected, the last good config keeps running: "+msg)
 }
 
-func (r Report) summary() string {
+// Summary is the report in one line ("added x; changed web (max_runners)"), as the reload event and
+// `runner-manager reload` say it.
+func (r Report) Summary() string {
 	var parts []string
 	add := func(label string, names []string) {
 		if len(names) > 0 {

@@ -11,5 +11,6 @@ const (
 	exitLocalState     = 5  // the state directory or journal cannot be used (permissions, corruption, full disk)
 	exitNotReady       = 6  // verify: a target lacks a permission, scope, repository or runner group
 	exitUnavailable    = 7  // verify: GitHub could not be reached, failed or rate-limited; try again
+	exitNotRunning     = 8  // reload: no daemon is running at the status socket (or endpoint file) to ask
 	exitUpgradePending = 75 // a verified upgrade was installed; the service manager must start the new binary
 )

@@ -26,7 +26,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(
 		newServiceCmd(),
 		newValidateCmd(), newVerifyCmd(), newDoctorCmd(),
-		newStatusCmd(), newRunnersCmd(), newTopCmd(),
+		newStatusCmd(), newRunnersCmd(), newTopCmd(), newReloadCmd(),
 		newConfigCmd(),
 		newAuthCmd(),
 		newLogsCmd(),

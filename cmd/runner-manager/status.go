@@ -28,7 +28,7 @@ type socketFlags struct {
 
 func (f *socketFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.config, "config", defaultConfigPath, "config file whose daemon.state_dir holds the status socket")
-	cmd.Flags().StringVar(&f.socket, "socket", "", "status socket to read (default: status.sock in the config's daemon.state_dir)")
+	cmd.Flags().StringVar(&f.socket, "socket", "", "status socket to read (default: status.sock in the config's daemon.state_dir; on Windows the status.endpoint file there)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the daemon's JSON document instead of a table")
 }
 
@@ -154,4 +154,60 @@ func (f *socketFlags) socketPath(cmd *cobra.Command) string {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "note: config %s %s; looking for the daemon in %s (pass --socket to choose)\n", f.config, why, dir)
 	return status.SocketPath(dir)
+}
+
+// newReloadCmd is `runner-manager reload`: the running daemon reloads its config file now, as
+// SIGHUP makes it on Unix (and the service's paramchange on Windows), and says what came of it.
+func newReloadCmd() *cobra.Command {
+	var f socketFlags
+	cmd := &cobra.Command{
+		Use:   "reload",
+		Short: "Ask the running daemon to reload its config file now, and show the outcome",
+		Long: `Reload asks the running daemon, over its status API (the unix socket in its state directory,
+or on Windows loopback TCP with the token in the state directory's status.endpoint file), to read
+and apply its config file now, as SIGHUP does on Unix, without waiting for the file watch. Whoever
+may read status may ask. It prints the outcome: applied (the new config generation and what
+changed), unchanged, or rejected (every problem, file:line:col; the last good config keeps running).
+
+Exit status: 0 applied or unchanged, 1 rejected (or the daemon failed to answer), 8 no daemon is
+running there (docs/exit-codes.md).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := status.RequestReload(cmd.Context(), f.socketPath(cmd))
+			switch {
+			case errors.Is(err, status.ErrNotRunning):
+				return withCode(exitNotRunning, err)
+			case err != nil:
+				return withCode(exitFailure, err)
+			}
+			if err := f.print(cmd, res, func(w io.Writer) error { return renderReload(w, res) }); err != nil {
+				return withCode(exitFailure, err)
+			}
+			if res.Outcome == status.ReloadRejected {
+				return withCode(exitFailure, nil)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// renderReload writes a reload's outcome for a person.
+func renderReload(w io.Writer, res status.ReloadResult) error {
+	var err error
+	switch res.Outcome {
+	case status.ReloadApplied:
+		_, err = fmt.Fprintf(w, "reload applied: config generation %d runs now: %s\n", res.Generation, res.Changes)
+	case status.ReloadUnchanged:
+		_, err = fmt.Fprintf(w, "reload applied: no change (config generation %d)\n", res.Generation)
+	default:
+		_, err = fmt.Fprintf(w, "reload rejected: the last good config (generation %d) keeps running; fix these and reload again:\n", res.Generation)
+		for _, p := range res.Problems {
+			if err == nil {
+				_, err = fmt.Fprintf(w, "  %s\n", p)
+			}
+		}
+	}
+	return err
 }

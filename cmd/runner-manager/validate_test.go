@@ -185,7 +185,7 @@ func TestExitCodesDocumented(t *testing.T) {
 	}
 	for name, code := range map[string]int{"exitOK": exitOK, "exitFailure": exitFailure, "exitUsage": exitUsage,
 		"exitConflict": exitConflict, "exitNotAuthed": exitNotAuthed, "exitLocalState": exitLocalState, "exitNotReady": exitNotReady, "exitUnavailable": exitUnavailable,
-		"exitUpgradePending": exitUpgradePending} {
+		"exitNotRunning": exitNotRunning, "exitUpgradePending": exitUpgradePending} {
 		if !strings.Contains(string(doc), "\n| "+strconv.Itoa(code)+" |") {
 			t.Errorf("%s (%d) has no row in docs/exit-codes.md", name, code)
 		}
@@ -194,8 +194,8 @@ func TestExitCodesDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(src), " = "); n != 9 {
-		t.Errorf("exitcodes.go defines %d codes, this test knows 9: add the new one here and to docs/exit-codes.md", n)
+	if n := strings.Count(string(src), " = "); n != 10 {
+		t.Errorf("exitcodes.go defines %d codes, this test knows 10: add the new one here and to docs/exit-codes.md", n)
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/runner-manager/runner-manager/internal/redact"
 	"github.com/runner-manager/runner-manager/internal/runner"
 	"github.com/runner-manager/runner-manager/internal/scalesetdemand"
+	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/internal/version"
 	"github.com/runner-manager/runner-manager/journal"
 	"github.com/runner-manager/runner-manager/selfupdate"
@@ -187,6 +188,9 @@ type daemon struct {
 
 	watcher *config.Watcher    // nil when no watch could be made (SIGHUP still reloads)
 	probe   chan chan struct{} // the watchdog's question to the reload loop, answered by closing
+	// reloadReq carries `runner-manager reload`'s requests to the reload loop, each with the
+	// (buffered) channel its outcome is sent on.
+	reloadReq chan chan<- status.ReloadResult
 
 	mu       sync.Mutex
 	cfg      *config.Config // the last good config

@@ -26,6 +26,7 @@ import (
 func (d *daemon) run(ctx context.Context) (err error) {
 	defer d.close()
 	d.probe = make(chan chan struct{}) // before the reload loop and the watchdog start
+	d.reloadReq = make(chan chan<- status.ReloadResult)
 	cfg := d.config()
 	// Built before any part starts, so a refusal (unreadable secret) leaves nothing running.
 	var hook *webhook.Server
@@ -203,8 +204,9 @@ type fileChange struct {
 	err  error
 }
 
-// reloadLoop serialises every reload trigger (a settled file change, SIGHUP) into one load+apply
-// at a time. SIGHUP reads the file at once, without the settle. A missing file is held back for
+// reloadLoop serialises every reload trigger (a settled file change, SIGHUP or the Windows
+// service's paramchange, `runner-manager reload`) into one load+apply at a time, and answers a
+// reload request with its outcome. SIGHUP and a request read the file at once, without the settle. A missing file is held back for
 // MissingFileGrace (absence) before it counts as a failed reload: tools that delete and rewrite
 // the file, or rename its directory away and back, leave it missing for a moment.
 func (d *daemon) reloadLoop(ctx context.Context, changes <-chan fileChange) {
@@ -217,6 +219,7 @@ func (d *daemon) reloadLoop(ctx context.Context, changes <-chan fileChange) {
 	for {
 		var err error
 		var cfg *config.Config
+		var answer chan<- status.ReloadResult // a reload request's, nil for the other triggers
 		select {
 		case <-ctx.Done():
 			return
@@ -230,6 +233,9 @@ func (d *daemon) reloadLoop(ctx context.Context, changes <-chan fileChange) {
 		case <-d.o.Reload:
 			d.log.Info("reload requested (SIGHUP)")
 			cfg, err = config.Load(d.o.ConfigPath)
+		case answer = <-d.reloadReq:
+			d.log.Info("reload requested (runner-manager reload)")
+			cfg, err = config.Load(d.o.ConfigPath)
 		case <-grace:
 			grace = nil
 			cfg, err = config.Load(d.o.ConfigPath) // still missing: a failed reload from now on
@@ -242,17 +248,25 @@ func (d *daemon) reloadLoop(ctx context.Context, changes <-chan fileChange) {
 					"path", d.o.ConfigPath, "fails_after", hold.String())
 			}
 			grace = after(hold)
+			if answer != nil {
+				answer <- d.rejected(fmt.Errorf("%s is missing: %w; the last good config keeps running, and the reload counts as failed if the file is still missing in %s",
+					d.o.ConfigPath, err, hold.Round(time.Second)))
+			}
 			continue
 		}
 		grace = nil
 		learnSecrets(d.o.Redactor, cfg, err)
-		d.reload(ctx, cfg, err)
+		res := d.reload(ctx, cfg, err)
+		if answer != nil {
+			answer <- res
+		}
 	}
 }
 
 // reload applies a loaded config; an invalid or unreadable file changes nothing (the last good
-// config keeps running) and is reported with every positioned problem, one log record each.
-func (d *daemon) reload(ctx context.Context, cfg *config.Config, err error) {
+// config keeps running) and is reported with every positioned problem, one log record each. The
+// result is what `runner-manager reload` is told.
+func (d *daemon) reload(ctx context.Context, cfg *config.Config, err error) status.ReloadResult {
 	now := time.Now()
 	if err == nil {
 		err = d.restartOnly(cfg)
@@ -276,7 +290,7 @@ func (d *daemon) reload(ctx context.Context, cfg *config.Config, err error) {
 		}
 		d.sup.ReloadFailed(err)
 		d.metrics.ConfigReload(false, 0, now)
-		return
+		return d.rejected(err)
 	}
 	for _, w := range cfg.Warnings {
 		d.log.Warn("config warning", "problem", w.String())
@@ -286,15 +300,16 @@ func (d *daemon) reload(ctx context.Context, cfg *config.Config, err error) {
 		d.log.Error("config rejected; the last good config keeps running", "err", err)
 		d.sup.ReloadFailed(err)
 		d.metrics.ConfigReload(false, 0, now)
-		return
+		return d.rejected(err)
 	}
 	d.metrics.ConfigReload(true, rep.Generation, now)
 	if rep.NoOp() {
 		d.log.Info("config reloaded: no change", "generation", rep.Generation)
-		return
+		return status.ReloadResult{Outcome: status.ReloadUnchanged, Generation: rep.Generation}
 	}
 	d.log.Info("config reloaded", "generation", rep.Generation, "added", rep.Added, "removed", rep.Removed,
 		"disabled", rep.Disabled, "restarted", rep.Restarted, "changed", len(rep.Changed), "daemon", rep.Daemon)
+	return status.ReloadResult{Outcome: status.ReloadApplied, Generation: rep.Generation, Changes: rep.Summary()}
 }
 
 // restartOnly refuses a reload that changes a restart-class key (config.Diff says which), so the

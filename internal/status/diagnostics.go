@@ -64,11 +64,7 @@ type DiagnosticsSource interface {
 func diagnosticsHandlers(mux *http.ServeMux, src DiagnosticsSource) {
 	mux.HandleFunc("GET "+PathFailed, func(w http.ResponseWriter, r *http.Request) {
 		f, err := src.Failures(r.Context())
-		if err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "kept diagnostics unavailable: " + err.Error()})
-			return
-		}
-		writeJSON(w, http.StatusOK, FailureList{Failures: nonNil(f)})
+		answer(w, FailureList{Failures: nonNil(f)}, "kept diagnostics unavailable: ", err)
 	})
 	mux.HandleFunc("GET "+PathLogs+"{attempt}", func(w http.ResponseWriter, r *http.Request) {
 		l, err := src.Logs(r.Context(), r.PathValue("attempt"))

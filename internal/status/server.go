@@ -34,15 +34,25 @@ var ErrInUse = errors.New("another runner-manager daemon is serving status")
 // Listener is a claimed status socket. Claiming it separately from serving lets the daemon fail
 // at startup, before it touches anything else, when another daemon already answers there.
 type Listener struct {
-	ln   net.Listener
-	path string
+	ln    net.Listener
+	path  string // the socket, or the endpoint file (ListenTCP)
+	token []byte // ListenTCP's: every request must carry it
 }
 
-// Listen claims a unix socket at socketPath with mode 0600: it is bound under a temporary name,
+// Listen claims this platform's status transport at path (SocketPath): the unix socket
+// (ListenSocket), or on Windows loopback TCP with a token (ListenTCP).
+func Listen(ctx context.Context, path string) (*Listener, error) {
+	if tcpTransport {
+		return ListenTCP(ctx, path)
+	}
+	return ListenSocket(ctx, path)
+}
+
+// ListenSocket claims a unix socket at socketPath with mode 0600: it is bound under a temporary name,
 // chmod-ed, then renamed into place, so it is never reachable with looser permissions. A socket
 // left by a daemon that died is removed; one that still answers makes Listen fail with ErrInUse;
 // anything that is not a socket is left alone and reported.
-func Listen(ctx context.Context, socketPath string) (*Listener, error) {
+func ListenSocket(ctx context.Context, socketPath string) (*Listener, error) {
 	ln, err := listen(ctx, socketPath)
 	if err != nil {
 		return nil, err
@@ -51,7 +61,7 @@ func Listen(ctx context.Context, socketPath string) (*Listener, error) {
 }
 
 // Close releases a Listener that will not be served (the daemon failed to start after Listen):
-// it closes the socket and removes its file. Do not call it after Serve, which does both itself.
+// it closes the socket and removes its file (the socket or the endpoint file). Do not call it after Serve, which does both itself.
 func (l *Listener) Close() error {
 	err := l.ln.Close()
 	if rerr := os.Remove(l.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
@@ -69,11 +79,19 @@ func (l *Listener) Serve(ctx context.Context, src Source, log *slog.Logger) erro
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	h := Handler(src)
+	if l.token != nil {
+		h = Bearer(h, staticToken(l.token))
+	}
 	srv := &http.Server{
-		Handler:  Handler(src),
+		Handler:  h,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("serving status", "socket", l.path)
+	if l.token != nil {
+		log.Info("serving status", "listen", l.ln.Addr().String(), "endpoint_file", l.path)
+	} else {
+		log.Info("serving status", "socket", l.path)
+	}
 	serveErr := httpserve.Serve(ctx, "status", srv, l.ln)
 	if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		log.Warn("could not remove the status socket; the next start removes it", "socket", l.path, "err", err)
@@ -158,6 +176,9 @@ func Handler(src Source) http.Handler {
 	if ds, ok := src.(DiagnosticsSource); ok {
 		diagnosticsHandlers(mux, ds)
 	}
+	if rs, ok := src.(Reloader); ok {
+		reloadHandler(mux, rs)
+	}
 	return mux
 }
 
@@ -184,6 +205,15 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// answer writes v (200), or 503 with unavailable and err's text when err is set.
+func answer(w http.ResponseWriter, v any, unavailable string, err error) {
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: unavailable + err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
 func nonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
@@ -205,7 +235,7 @@ func Bearer(h http.Handler, tok TokenSource) http.Handler {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if err != nil || len(want) == 0 || !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="runner-manager status"`)
-			writeJSON(w, http.StatusUnauthorized, apiError{Error: "status over TCP needs Authorization: Bearer <the token in daemon.status_token_file>"})
+			writeJSON(w, http.StatusUnauthorized, apiError{Error: "status over TCP needs Authorization: Bearer <token>: the one in daemon.status_token_file, or in the state directory's status.endpoint file"})
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -30,7 +30,13 @@ func shortDir(t *testing.T) string {
 // function that cancels and joins Serve.
 func serve(t *testing.T, socket string, src Source) (stop func() error) {
 	t.Helper()
-	l, err := Listen(t.Context(), socket)
+	return serveOn(t, Listen, socket, src)
+}
+
+// serveOn is serve with the transport listen claims (Listen, ListenSocket or ListenTCP).
+func serveOn(t *testing.T, listen func(context.Context, string) (*Listener, error), path string, src Source) (stop func() error) {
+	t.Helper()
+	l, err := listen(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,5 +244,161 @@ func TestBearerRefusesWithoutTheToken(t *testing.T) {
 		if leaked := strings.Contains(rec.Body.String(), "v-secret-status"); leaked != (tc.want == http.StatusOK) {
 			t.Errorf("%s: body %q", tc.name, rec.Body.String())
 		}
+	}
+}
+
+// reloadingSource is a Source that also answers reloads with res.
+type reloadingSource struct {
+	Source
+	res   ReloadResult
+	calls int
+}
+
+func (r *reloadingSource) Reload(context.Context) (ReloadResult, error) {
+	r.calls++
+	return r.res, nil
+}
+
+// TestTCPEndpointRoundTrip: Windows' transport, run here: the endpoint file names a loopback port
+// and a token, only its owner reads it, and the client finds the daemon through it (status and reload).
+func TestTCPEndpointRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EndpointName)
+	want := fixture()
+	src := &reloadingSource{Source: staticSource(want), res: ReloadResult{Outcome: ReloadApplied, Generation: 2, Changes: "changed web (max_runners)"}}
+	stop := serveOn(t, ListenTCP, path, src)
+
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		t.Errorf("endpoint file mode %04o, want 0600", perm)
+	}
+	ep, err := ReadEndpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host, _, _ := net.SplitHostPort(ep.Address); host != "127.0.0.1" || len(ep.Token) != 64 || ep.PID != os.Getpid() {
+		t.Errorf("endpoint %+v: want 127.0.0.1, a 64-hex-digit token and this pid", ep)
+	}
+	got, err := Fetch(t.Context(), path)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Fetch through the endpoint file = %+v, %v", got, err)
+	}
+	res, err := RequestReload(t.Context(), path)
+	if err != nil || !reflect.DeepEqual(res, src.res) || src.calls != 1 {
+		t.Errorf("RequestReload = %+v, %v (%d calls); want %+v once", res, err, src.calls, src.res)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("endpoint file still there after a clean stop: %v", err)
+	}
+	if _, err := Fetch(t.Context(), path); !errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "no endpoint file") && !strings.Contains(err.Error(), "no socket") {
+		t.Errorf("Fetch after the daemon stopped: %v, want ErrNotRunning", err)
+	}
+}
+
+// TestTCPEndpointRefusesWithoutTheToken: whoever reaches the port (any local process, a job) but
+// cannot read the endpoint file gets a 401 and nothing else, for status and for a reload.
+func TestTCPEndpointRefusesWithoutTheToken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EndpointName)
+	src := &reloadingSource{Source: staticSource(Snapshot{Version: "v-secret-status"}), res: ReloadResult{Outcome: ReloadApplied}}
+	serveOn(t, ListenTCP, path, src)
+	ep, err := ReadEndpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, method, path, header string
+		want                       int
+	}{
+		{"status, no token", http.MethodGet, PathStatus, "", http.StatusUnauthorized},
+		{"status, wrong token", http.MethodGet, PathStatus, "Bearer " + strings.Repeat("0", 64), http.StatusUnauthorized},
+		{"status, token prefix", http.MethodGet, PathStatus, "Bearer " + ep.Token[:63], http.StatusUnauthorized},
+		{"reload, no token", http.MethodPost, PathReload, "", http.StatusUnauthorized},
+		{"reload, token as basic", http.MethodPost, PathReload, "Basic " + ep.Token, http.StatusUnauthorized},
+		{"status, the token", http.MethodGet, PathStatus, "Bearer " + ep.Token, http.StatusOK},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), tc.method, "http://"+ep.Address+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.header != "" {
+			req.Header.Set("Authorization", tc.header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		rec := httptest.NewRecorder()
+		_, _ = rec.Body.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.want)
+		}
+		if leaked := strings.Contains(rec.Body.String(), "v-secret-status"); leaked != (tc.want == http.StatusOK) {
+			t.Errorf("%s: body %q", tc.name, rec.Body.String())
+		}
+	}
+	if src.calls != 0 {
+		t.Errorf("%d reload(s) ran for requests without the token", src.calls)
+	}
+}
+
+// TestTCPEndpointStaleFile: a daemon killed with -9 leaves its endpoint file naming a port nobody
+// listens on: the client says "not running" as for a stale socket, and the next daemon replaces it.
+func TestTCPEndpointStaleFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EndpointName)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	if err := os.WriteFile(path, []byte(`{"address":"`+dead+`","token":"old","pid":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"Fetch":         func() error { _, err := Fetch(t.Context(), path); return err },
+		"RequestReload": func() error { _, err := RequestReload(t.Context(), path); return err },
+	} {
+		if err := call(); !errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "stale endpoint file") {
+			t.Errorf("%s on a stale endpoint file: %v, want ErrNotRunning (stale endpoint file)", name, err)
+		}
+	}
+	serveOn(t, ListenTCP, path, staticSource(fixture()))
+	if _, err := Fetch(t.Context(), path); err != nil {
+		t.Errorf("Fetch after taking over a stale endpoint file: %v", err)
+	}
+}
+
+// TestTCPEndpointRefusesLiveDaemon: a second daemon on the same state directory is told at once.
+func TestTCPEndpointRefusesLiveDaemon(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EndpointName)
+	serveOn(t, ListenTCP, path, staticSource(fixture()))
+	if _, err := ListenTCP(t.Context(), path); !errors.Is(err, ErrInUse) {
+		t.Errorf("second ListenTCP: %v, want ErrInUse", err)
+	}
+	if _, err := Fetch(t.Context(), path); err != nil {
+		t.Errorf("the first daemon lost its endpoint: %v", err)
+	}
+}
+
+// TestReloadEndpoint: the reload's outcome crosses the socket as the daemon gave it (a rejection is
+// an answer, not an error); a source that cannot reload has no such endpoint.
+func TestReloadEndpoint(t *testing.T) {
+	socket := SocketPath(shortDir(t))
+	rejected := ReloadResult{Outcome: ReloadRejected, Generation: 1, Problems: []string{"/etc/rm.toml:26:15: target \"web\": max_runners must be at least 1"}}
+	serve(t, socket, &reloadingSource{Source: staticSource(fixture()), res: rejected})
+	if got, err := RequestReload(t.Context(), socket); err != nil || !reflect.DeepEqual(got, rejected) {
+		t.Errorf("RequestReload = %+v, %v; want %+v", got, err, rejected)
+	}
+
+	plain := SocketPath(shortDir(t))
+	serve(t, plain, staticSource(fixture()))
+	if _, err := RequestReload(t.Context(), plain); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("RequestReload from a source that cannot reload: %v, want a 404", err)
 	}
 }

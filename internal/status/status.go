@@ -1,8 +1,10 @@
 // Package status owns the daemon's local status API: the JSON documents it serves (the wire format
 // of `runner-manager status --json`), the Source interface the daemon implements over the engine,
-// the server on a 0600 unix socket in the state directory, the client the CLI uses, and the text
-// renderings of both commands. It reads state only: it never changes the engine, never talks to
-// GitHub, and never carries a secret (no token, JWT, private key or JIT config is in any document).
+// the server on a 0600 unix socket in the state directory (on Windows, loopback TCP behind a token
+// kept in a file only the daemon's account and Administrators read), the client the CLI uses, and
+// the text renderings of both commands. It reads state, and asks for one thing only, a config
+// reload (the daemon runs it as it runs SIGHUP's); it never changes the engine itself, never talks
+// to GitHub, and never carries a secret (no token, JWT, private key or JIT config is in any document).
 package status
 
 import (
@@ -14,8 +16,9 @@ import (
 // SocketName is the status socket's file name inside daemon.state_dir.
 const SocketName = "status.sock"
 
-// SocketPath is where the daemon serves and the CLI looks, for a given state directory.
-func SocketPath(stateDir string) string { return filepath.Join(stateDir, SocketName) }
+// SocketPath is where the daemon serves and the CLI looks, for a given state directory: the unix
+// socket, or on Windows the endpoint file naming the loopback TCP address and its token.
+func SocketPath(stateDir string) string { return filepath.Join(stateDir, transportName) }
 
 // Source produces the current snapshot; the daemon implements it with an adapter over the engine's
 // Supervisor.Status(). Snapshot is called once per request and must not block on GitHub.
