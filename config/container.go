@@ -85,6 +85,9 @@ func (c *checker) validateExecutor(d Daemon, t Target, p string) {
 		}
 		return
 	}
+	if t.Executor == ExecutorContainer {
+		c.containerOS(p+".executor", "executor")
+	}
 	if d.RunnerUser == RunnerUserDaemon {
 		c.add(SeverityError, p+".executor", "executor = \"container\" runs each job as its slot's unprivileged uid, and daemon.runner_user = \"daemon\" has no slot users: remove daemon.runner_user (the daemon runs as root), or use executor = \"host\"")
 	}
@@ -172,4 +175,14 @@ func (c *checker) validateDockerHost(h string) {
 	if err != nil || u.Scheme != "unix" || !filepath.IsAbs(u.Path) || u.Host != "" {
 		c.add(SeverityError, "daemon.docker_host", fmt.Sprintf("daemon.docker_host must be a unix socket such as %q (got %q): the Docker Engine API gives root on the host, so it is never spoken over the network", DefaultDockerHost, h))
 	}
+}
+
+// containerOS refuses executor = "container" (at key, named name in the message) off Linux: the container executor drives
+// Docker Engine on the host, with Linux namespaces, cgroups and per-slot uids, which Windows and
+// macOS do not give it. TestContainerNeedsLinux.
+func (c *checker) containerOS(key, name string) {
+	if c.goos == "linux" {
+		return
+	}
+	c.add(SeverityError, key, fmt.Sprintf("%s = \"container\" needs Linux (this config is checked for %s): the container executor runs each job in a Docker container as its slot's uid, with Linux namespaces and cgroups; use %s = \"host\" here, or run container targets on a Linux host", name, c.goos, name))
 }

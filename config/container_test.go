@@ -60,3 +60,22 @@ func TestExecutorOf(t *testing.T) {
 		}
 	}
 }
+
+// TestContainerNeedsLinux: executor = "container" is an error when the config is checked for
+// another system, on the target or as the daemon's default, and the same config is fine on Linux.
+func TestContainerNeedsLinux(t *testing.T) {
+	const want = `executor = "container" needs Linux (this config is checked for `
+	const daemonWant = "2:1: daemon." + want
+	for _, tc := range []struct{ name, goos, body, want string }{
+		{"target on linux", "linux", container(""), ""},
+		{"target on windows", "windows", container(""), `target "api": ` + want + "windows)"},
+		{"target on darwin", "darwin", container(""), `target "api": ` + want + "darwin)"},
+		{"daemon default on windows", "windows", "[daemon]\nexecutor = \"container\"\n" + target("image = \"debian:12\"\nnetwork = \"host\"\n"), daemonWant + "windows)"},
+		{"host target on windows", "windows", target(""), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := problemsOf(LoadBytes("c.toml", []byte(tc.body), Options{Offline: true, GOOS: tc.goos, Environ: func() []string { return nil }}))
+			wantOne(t, got, tc.want)
+		})
+	}
+}

@@ -2,10 +2,12 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +31,10 @@ type Options struct {
 	// of the secret files (token, App key, webhook secret). `validate --offline` in a CI pipeline
 	// sets it, where those files do not exist; the daemon never does.
 	Offline bool
+	// GOOS is the operating system the config is checked for ("linux", "windows", "darwin"); empty
+	// is this host's (runtime.GOOS). Rules that depend on the system (executor = "container" needs
+	// Linux) read it here, so a test on Linux can check them for another system.
+	GOOS string
 }
 
 // EnvPrefix starts every environment override: RUNNER_MANAGER_MAX_RUNNERS sets daemon.max_runners.
@@ -103,6 +109,7 @@ func LoadBytes(name string, data []byte, opts Options) (*Config, error) {
 	}
 	c := newChecker(name)
 	c.offline = opts.Offline
+	c.goos = cmp.Or(opts.GOOS, runtime.GOOS)
 	raw, pos, ok := parse(c, format, data)
 	if !ok {
 		return nil, c.result()

@@ -22,6 +22,7 @@ type checker struct {
 	skip     map[string]bool   // paths already reported as malformed: rules on them stay quiet
 	names    map[int]string    // target index -> name, for messages
 	offline  bool              // Options.Offline: checks of the host's files are skipped
+	goos     string            // Options.GOOS, else runtime.GOOS: the system the config is for
 	problems []Problem
 }
 

@@ -143,6 +143,9 @@ func (c *checker) validateDaemon(d Daemon) {
 	}
 	c.validateRunnerUser(d)
 	c.oneOf("daemon.executor", d.Executor, ExecutorHost, ExecutorContainer)
+	if d.Executor == ExecutorContainer {
+		c.containerOS("daemon.executor", "daemon.executor")
+	}
 	c.validateDockerHost(d.DockerHost)
 	c.validateLimits("daemon", d.MemoryMax, d.MinFreeDisk, d.CPUs, d.PidsMax)
 }
