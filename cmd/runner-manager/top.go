@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -138,7 +137,7 @@ func followSize(ctx context.Context, p *tea.Program, tty *os.File) {
 		return
 	}
 	winch := make(chan os.Signal, 1)
-	signal.Notify(winch, syscall.SIGWINCH)
+	notifyResize(winch)
 	defer signal.Stop(winch)
 	for {
 		if w, h, err := term.GetSize(fd); err == nil {

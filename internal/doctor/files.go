@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/runner"
@@ -152,14 +151,6 @@ func (e *Env) chmod(f *Finding, path, name string, want fs.FileMode) bool {
 	}
 	f.Do, f.Fixed = "", fmt.Sprintf("chmod %04o %s", want, name)
 	return true
-}
-
-// ownerOf is fi's owner uid (-1 when the platform does not say).
-func ownerOf(fi fs.FileInfo) int {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return int(st.Uid)
-	}
-	return -1
 }
 
 func ownerName(uid int) string {

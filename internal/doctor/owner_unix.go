@@ -1,0 +1,16 @@
+//go:build unix
+
+package doctor
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// ownerOf is fi's owner uid (-1 when the platform does not say).
+func ownerOf(fi fs.FileInfo) int {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid)
+	}
+	return -1
+}
