@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,7 +28,7 @@ type checker struct {
 }
 
 func newChecker(file string) *checker {
-	return &checker{file: file, pos: positions{}, env: map[string]string{}, skip: map[string]bool{}, names: map[int]string{}}
+	return &checker{file: file, pos: positions{}, env: map[string]string{}, skip: map[string]bool{}, names: map[int]string{}, goos: runtime.GOOS}
 }
 
 // result is the *Error for the problems so far if any is an error, else nil.

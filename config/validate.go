@@ -45,6 +45,7 @@ const (
 
 func (c *checker) validate(cfg *Config) {
 	c.validateDaemon(cfg.Daemon)
+	c.validateWindows(cfg)
 	c.validateAccounts(cfg)
 	if cfg.Webhook != nil {
 		c.validateWebhook(*cfg.Webhook)
@@ -163,7 +164,11 @@ func (c *checker) validateRunnerUser(d Daemon) {
 		if os.Geteuid() == 0 {
 			who = "root (the daemon's user)"
 		}
-		c.add(SeverityWarning, "daemon.runner_user", fmt.Sprintf("daemon.runner_user = \"daemon\": runners run as %s, so a job can read the GitHub credential, the state dir and other runners' secrets; remove the setting (as root) to run each runner slot as its own user", who))
+		fix := "remove the setting (as root) to run each runner slot as its own user"
+		if c.goos == "windows" {
+			who, fix = "the service's account", "install the service under a dedicated local account that can read nothing else (docs/security.md)"
+		}
+		c.add(SeverityWarning, "daemon.runner_user", fmt.Sprintf("daemon.runner_user = \"daemon\": runners run as %s, so a job can read the GitHub credential, the state dir and other runners' secrets; %s", who, fix))
 	case "": // per-slot as root; the daemon says at start when it cannot switch
 	default:
 		c.add(SeverityError, "daemon.runner_user", fmt.Sprintf("daemon.runner_user must be \"per-slot\" or \"daemon\" (got %q)", d.RunnerUser))

@@ -21,10 +21,10 @@ import (
 // Package names one runner package as the GitHub runner-downloads API describes it.
 type Package struct {
 	Version string // e.g. "2.319.1"
-	OS      string // GitHub's spelling: "linux", "osx"
+	OS      string // GitHub's spelling: "linux", "osx", "win"
 	Arch    string // GitHub's spelling: "x64", "arm64"
-	URL     string // the tar.gz download URL
-	SHA256  string // hex digest of the tar.gz, from GitHub
+	URL     string // the download URL: a .tar.gz, or a .zip for "win" (layout)
+	SHA256  string // hex digest of the archive, from GitHub
 }
 
 // Key is the package's directory name in the cache: "<version>-<os>-<arch>".
@@ -204,7 +204,7 @@ func (c *Cache) Ensure(ctx context.Context, p Package) (string, error) {
 		return "", fmt.Errorf("extract runner package %s: %w", key, err)
 	}
 	defer os.RemoveAll(tmpDir) // no-op once renamed
-	if err := extractTarGz(ctx, archive, tmpDir); err != nil {
+	if err := extractArchive(ctx, layoutOfPackage(p.OS).archive, archive, tmpDir); err != nil {
 		return "", fmt.Errorf("extract runner package %s from %s: %w", key, redactURL(p.URL), err)
 	}
 	if err := os.Chmod(tmpDir, 0o755); err != nil {

@@ -28,12 +28,11 @@ func extractTarGz(ctx context.Context, archive, dest string) error {
 		return fmt.Errorf("not a gzip archive: %w", err)
 	}
 	defer gz.Close()
-	root, err := os.OpenRoot(dest)
+	x, err := newExtractor(dest)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	x := extractor{root: root, symlinks: map[string]bool{}}
+	defer x.root.Close()
 	tr := tar.NewReader(gz)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -55,6 +54,15 @@ func extractTarGz(ctx context.Context, archive, dest string) error {
 type extractor struct {
 	root     *os.Root
 	symlinks map[string]bool // entries created as symlinks, by cleaned name
+}
+
+// newExtractor writes into dest through an os.Root; the caller closes x.root.
+func newExtractor(dest string) (extractor, error) {
+	root, err := os.OpenRoot(dest)
+	if err != nil {
+		return extractor{}, err
+	}
+	return extractor{root: root, symlinks: map[string]bool{}}, nil
 }
 
 // localName cleans an archive path and checks that it stays inside the root and does not pass

@@ -41,34 +41,32 @@ func TestEnsureRefusesHostileArchives(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			body := buildTarGz(t, tt.entries)
-			srv := servePackage(t, serveBytes(body))
-			c := newTestCache(t, CacheOptions{})
-			_, err := c.Ensure(context.Background(), testPackage(srv.URL, body))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Ensure = %v, want error containing %q", err, tt.want)
-			}
-			if got := cacheEntries(t, c); len(got) != 0 {
-				t.Fatalf("cache holds %v after a refused archive", got)
-			}
-			if _, err := os.Lstat(filepath.Join(filepath.Dir(c.Dir()), "evil")); err == nil {
-				t.Fatal("an entry was written outside the cache")
-			}
+			ensureRefused(t, buildTarGz(t, tt.entries), testPackage, tt.want)
 		})
+	}
+}
+
+// ensureRefused serves body as the package pkg names and checks that Ensure refuses it with an
+// error containing want, leaving nothing in the cache and nothing beside it.
+func ensureRefused(t *testing.T, body []byte, pkg func(url string, body []byte) Package, want string) {
+	t.Helper()
+	srv := servePackage(t, serveBytes(body))
+	c := newTestCache(t, CacheOptions{})
+	_, err := c.Ensure(context.Background(), pkg(srv.URL, body))
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Ensure = %v, want error containing %q", err, want)
+	}
+	if got := cacheEntries(t, c); len(got) != 0 {
+		t.Fatalf("cache holds %v after a refused archive", got)
+	}
+	if _, err := os.Lstat(filepath.Join(filepath.Dir(c.Dir()), "evil")); err == nil {
+		t.Fatal("an entry was written outside the cache")
 	}
 }
 
 func TestEnsureRefusesNonGzip(t *testing.T) {
 	t.Parallel()
-	body := []byte("PK\x03\x04 this is a zip")
-	srv := servePackage(t, serveBytes(body))
-	c := newTestCache(t, CacheOptions{})
-	if _, err := c.Ensure(context.Background(), testPackage(srv.URL, body)); err == nil || !strings.Contains(err.Error(), "gzip") {
-		t.Fatalf("Ensure = %v, want a gzip error", err)
-	}
-	if got := cacheEntries(t, c); len(got) != 0 {
-		t.Fatalf("cache holds %v", got)
-	}
+	ensureRefused(t, []byte("PK\x03\x04 this is a zip"), testPackage, "gzip")
 }
 
 // FuzzExtractTarGz: whatever the archive, extraction never writes outside its destination.
@@ -76,22 +74,25 @@ func FuzzExtractTarGz(f *testing.F) {
 	f.Add(buildTarGz(&testing.T{}, runnerPackage))
 	f.Add(buildTarGz(&testing.T{}, []tarEntry{{name: "a/b", typ: tar.TypeSymlink, link: ".."}, {name: "a/b/c", body: "x"}}))
 	f.Add(buildTarGz(&testing.T{}, []tarEntry{{name: "../x", body: "x"}}))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		parent := t.TempDir()
-		archive, dest := filepath.Join(parent, "a.tar.gz"), filepath.Join(parent, "dest")
-		if err := os.WriteFile(archive, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Mkdir(dest, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		_ = extractTarGz(context.Background(), archive, dest)
-		entries, err := os.ReadDir(parent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(entries) != 2 {
-			t.Fatalf("extraction wrote outside its destination: %v", entries)
-		}
-	})
+	f.Fuzz(func(t *testing.T, data []byte) { extractsInside(t, data, extractTarGz) })
+}
+
+// extractsInside runs extract on data and fails if anything appeared beside its destination.
+func extractsInside(t *testing.T, data []byte, extract func(ctx context.Context, archive, dest string) error) {
+	parent := t.TempDir()
+	archive, dest := filepath.Join(parent, "archive"), filepath.Join(parent, "dest")
+	if err := os.WriteFile(archive, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dest, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = extract(context.Background(), archive, dest)
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		t.Fatalf("extraction wrote outside its destination: %v", entries)
+	}
 }

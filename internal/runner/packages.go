@@ -72,13 +72,14 @@ func (p *Packages) Prune(ctx context.Context) {
 	_, _ = p.cache.Prune(ctx, func(key string) bool { return keep[key] })
 }
 
-// Platform spells this host's OS and architecture as GitHub's runner downloads do.
+// Platform spells this host's OS and architecture as GitHub's runner downloads do
+// (actions-runner-<os>-<arch>-<version>: linux, osx, win; x64, arm64, arm, x86).
 func Platform() (goos, arch string) {
-	goos, arch = runtime.GOOS, runtime.GOARCH
-	switch goos {
-	case "darwin":
-		goos = "osx"
-	}
+	return platformOf(runtime.GOOS, runtime.GOARCH)
+}
+
+func platformOf(goos, arch string) (string, string) {
+	goos = layoutFor(goos).githubOS
 	switch arch {
 	case "amd64":
 		arch = "x64"
