@@ -43,7 +43,6 @@ const EnvPrefix = "RUNNER_MANAGER_"
 
 // Defaults, documented in docs/configuration.md.
 const (
-	DefaultStateDir     = "/var/lib/runner-manager"
 	DefaultAPIURL       = "https://api.github.com"
 	DefaultMaxRunners   = 4
 	DefaultPollInterval = "30s"

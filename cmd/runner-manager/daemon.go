@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -12,7 +13,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/runner-manager/runner-manager/internal/daemon"
+	"github.com/runner-manager/runner-manager/internal/logging"
 	"github.com/runner-manager/runner-manager/internal/redact"
+	"github.com/runner-manager/runner-manager/internal/service"
 	"github.com/runner-manager/runner-manager/selfupdate"
 )
 
@@ -27,6 +30,9 @@ SIGTERM or SIGINT drains for at most daemon.shutdown_drain_timeout, never stoppi
 runners still alive are adopted by the next start. See docs/exit-codes.md for exit codes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if service.UnderSCM() {
+				return daemonUnderSCM(cmd, o)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			hup := make(chan os.Signal, 1)
@@ -35,16 +41,10 @@ runners still alive are adopted by the next start. See docs/exit-codes.md for ex
 			reload := make(chan struct{}, 1)
 			go forwardSignals(ctx, hup, reload)
 
-			if p, ok := gcPercent(os.Getenv); ok {
-				debug.SetGCPercent(p)
-			}
 			o.Stderr = cmd.ErrOrStderr()
-			o.Redactor = redact.FromContext(cmd.Context()) // the one stderr goes through: the daemon teaches it
 			o.IsTTY = term.IsTerminal(int(os.Stderr.Fd()))
 			o.Reload = reload
-			o.Crash = crashHookFromEnv()
-			o.CallTimeout = callTimeoutFromEnv()
-			return daemonExit(daemon.Run(ctx, o))
+			return daemonExit(daemon.Run(ctx, daemonOptions(cmd, o)))
 		},
 	}
 	cmd.Flags().StringVar(&o.ConfigPath, "config", defaultConfigPath, "config file (TOML or YAML)")
@@ -52,6 +52,57 @@ runners still alive are adopted by the next start. See docs/exit-codes.md for ex
 	cmd.Flags().DurationVar(&o.Upgrade.Interval, "upgrade-poll-interval", 0, "how often the upgrade source is checked (default 30s)")
 	_ = cmd.Flags().MarkHidden("upgrade-poll-interval") // for tests: operators have no reason to change it
 	return cmd
+}
+
+// daemonOptions completes o as every daemon start does, under a terminal, systemd, launchd or the
+// Windows SCM alike.
+func daemonOptions(cmd *cobra.Command, o daemon.Options) daemon.Options {
+	if p, ok := gcPercent(os.Getenv); ok {
+		debug.SetGCPercent(p)
+	}
+	o.Redactor = redact.FromContext(cmd.Context()) // the one stderr goes through: the daemon teaches it
+	o.Crash = crashHookFromEnv()
+	o.CallTimeout = callTimeoutFromEnv()
+	return o
+}
+
+// daemonUnderSCM runs the daemon as the Windows service (service install registered it): the SCM's
+// Stop and Shutdown are SIGTERM's drain, its ParamChange is SIGHUP's reload (service.Controlled).
+// There is no console: every line, the exit's reason included, goes to the service's log file,
+// %ProgramData%\runner-manager\logs\runner-manager.log, size-bounded (logging.RotatingFile).
+func daemonUnderSCM(cmd *cobra.Command, o daemon.Options) error {
+	path := service.DefaultPaths(service.Windows).LogFile
+	logFile, err := logging.OpenRotating(path, logging.RotateMaxBytes, logging.RotateKeep)
+	if err != nil {
+		return withCode(exitLocalState, err) // the SCM records exit code 5
+	}
+	defer logFile.Close()
+	o = daemonOptions(cmd, o)
+	o.Stderr = o.Redactor.Writer(logFile)
+	var result error
+	err = service.RunWindowsService(service.WindowsServiceName, func(ctx context.Context, reload <-chan struct{}) error {
+		o.Reload = reload
+		if result = daemonExit(daemon.Run(ctx, o)); result != nil {
+			fmt.Fprintln(o.Stderr, "runner-manager:", result)
+		}
+		return result
+	}, exitCode)
+	if err != nil {
+		fmt.Fprintln(o.Stderr, "runner-manager: running as a Windows service:", err)
+		return withCode(exitFailure, err)
+	}
+	return result
+}
+
+// exitCode is the process exit code main gives err (withCode's, else 1; 0 for nil).
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if ee, ok := errors.AsType[*exitError](err); ok {
+		return ee.code
+	}
+	return exitFailure
 }
 
 // daemonGCPercent is the daemon's GOGC unless its environment sets one. Go counts goroutine stacks

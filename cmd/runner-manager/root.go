@@ -10,9 +10,6 @@ import (
 	"github.com/runner-manager/runner-manager/internal/version"
 )
 
-// defaultConfigPath is where operators keep the config; every subcommand's --config defaults to it.
-const defaultConfigPath = "/etc/runner-manager/config.toml"
-
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "runner-manager",

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/redact"
 	"github.com/runner-manager/runner-manager/internal/runner"
 	"github.com/runner-manager/runner-manager/internal/service"
 	"github.com/runner-manager/runner-manager/internal/status"
@@ -60,7 +61,7 @@ version that keeps crashing is rolled back. See docs/upgrades.md.`,
 }
 
 func serviceInstallCmd(mgr func(*cobra.Command) *service.Manager) *cobra.Command {
-	var source, config string
+	var source, config, account, passwordFile string
 	cmd := &cobra.Command{
 		Use:   "install",
 		Short: "Install the service from this binary and enable it (start it with service start)",
@@ -72,6 +73,9 @@ service unit prints the same unit without installing anything.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, d, source, err := serviceFor(cmd, mgr, config, source)
 			if err != nil {
+				return err
+			}
+			if err := windowsAccount(cmd, m, account, passwordFile); err != nil {
 				return err
 			}
 			users := &runner.SlotUsers{Prefix: d.RunnerUserPrefix}
@@ -87,6 +91,9 @@ service unit prints the same unit without installing anything.`,
 			fmt.Fprintf(out, "installed runner-manager %s as %s\n", rec.Version, rec.Unit)
 			fmt.Fprintf(out, "  runs:    %s (private copy)\n  watches: %s (replace it to upgrade)\n  config:  %s\n", rec.Binary, rec.Source, rec.Config)
 			switch {
+			case m.System == service.Windows:
+				fmt.Fprintf(out, "  account: %s; runners run as this account too (no per-slot users on Windows: docs/operations.md, \"Windows\")\n  logs:    %s\n",
+					orDefault(m.Account, service.LocalSystem), m.Paths.LogFile)
 			case m.RunnerUsers != nil:
 				fmt.Fprintf(out, "  runner users: %s to %s (daemon.max_runners = %d); created: %s\n",
 					users.Name(0), users.Name(d.MaxRunners-1), d.MaxRunners, listOrNone(rec.RunnerUsersCreated))
@@ -105,7 +112,37 @@ service unit prints the same unit without installing anything.`,
 	}
 	cmd.Flags().StringVar(&source, "source", "", "the binary to install and to watch for upgrades (default: the one you ran)")
 	cmd.Flags().StringVar(&config, "config", defaultConfigPath, "config file the service's daemon reads")
+	cmd.Flags().StringVar(&account, "account", "", `Windows: the account the service (and so every runner) runs as, e.g. "NT SERVICE\runner-manager" (default LocalSystem)`)
+	cmd.Flags().StringVar(&passwordFile, "password-file", "", "Windows: a file holding --account's password (a user account's; virtual and managed service accounts have none)")
 	return cmd
+}
+
+// windowsAccount sets the Windows service's account from --account and --password-file, which
+// are refused elsewhere: systemd and launchd run the daemon as root.
+func windowsAccount(cmd *cobra.Command, m *service.Manager, account, passwordFile string) error {
+	if m.System != service.Windows {
+		if account != "" || passwordFile != "" {
+			return withCode(exitUsage, errors.New("--account and --password-file are for the Windows service; the systemd unit and the launchd daemon run as root"))
+		}
+		return nil
+	}
+	m.Account = account
+	if passwordFile != "" {
+		b, err := os.ReadFile(passwordFile)
+		if err != nil {
+			return withCode(exitUsage, fmt.Errorf("--password-file: %w", err))
+		}
+		m.Password = strings.TrimRight(string(b), "\r\n")
+		redact.FromContext(cmd.Context()).Learn(m.Password) // never printed, whatever fails
+	}
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func serviceUninstallCmd(mgr func(*cobra.Command) *service.Manager) *cobra.Command {
@@ -127,7 +164,7 @@ asks the running daemon first and changes nothing while any runner is busy with 
 			if err != nil {
 				return err
 			}
-			if m.Paths.Root == "" {
+			if m.Paths.Root == "" && m.System != service.Windows {
 				m.RunnerUsers = &runner.SlotUsers{Prefix: d.RunnerUserPrefix}
 			}
 			m.RemoveRunnerUsers = removeUsers
@@ -183,6 +220,8 @@ func refuseWhileBusy(cmd *cobra.Command, m *service.Manager) error {
 // service's daemon is root under the shipped unit, so the config's per-slot users are its.
 func notHere(m *service.Manager) string {
 	switch {
+	case m.System == service.Windows:
+		return "Windows: runners run as the service's account"
 	case m.Paths.Root != "":
 		return "--root: the tree's users are not this host's"
 	case os.Geteuid() != 0:

@@ -44,8 +44,11 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 }
 
 // SyncDir makes a rename or removal in dir durable. Filesystems that cannot sync a directory
-// (fs.ErrInvalid) are accepted: there is nothing more to do on them.
+// (fs.ErrInvalid) are accepted: there is nothing more to do on them, nor on Windows (dirSyncable).
 func SyncDir(dir string) error {
+	if !dirSyncable {
+		return nil
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("open %s to sync it: %w", dir, err)

@@ -35,6 +35,10 @@ type Manager struct {
 	RunnerUsers       RunnerUsers
 	RunnerSlots       int
 	RemoveRunnerUsers bool
+	// SCM is the Windows service control manager (System Windows); nil is the host's.
+	SCM SCM
+	// Account and Password: the account the Windows service runs as ("": LocalSystem).
+	Account, Password string
 }
 
 // RunnerUsers creates, lists and removes per-slot runner users; runner.SlotUsers is the one
@@ -57,8 +61,13 @@ func (m *Manager) Spec(source string) Spec {
 	return Spec{Binary: p.Binary(), Config: p.ConfigFile, Source: source, Log: p.LogFile, Drain: m.Drain}
 }
 
-// Render is the unit file (or plist) Install writes for source.
-func (m *Manager) Render(source string) (string, error) { return m.render(m.Spec(source)) }
+// Render is the unit file (or plist, or on Windows a description of the service) Install writes for source.
+func (m *Manager) Render(source string) (string, error) {
+	if m.System == Windows {
+		return WindowsDescription(m.windowsService(source))
+	}
+	return m.render(m.Spec(source))
+}
 
 // Install copies source to the private binary, proves the copy runs, writes the install record and
 // the unit (or plist), and enables it; it does not start it. A reinstall replaces all of that, drops a
@@ -66,7 +75,11 @@ func (m *Manager) Render(source string) (string, error) { return m.render(m.Spec
 func (m *Manager) Install(ctx context.Context, source string) (Record, error) {
 	rec, err := m.install(ctx, source)
 	if errors.Is(err, fs.ErrPermission) {
-		err = fmt.Errorf("%w (installing a system service needs root: use sudo)", err)
+		how := "root: use sudo"
+		if m.System == Windows {
+			how = "an Administrator: run it from an elevated prompt"
+		}
+		err = fmt.Errorf("%w (installing a system service needs %s)", err, how)
 	}
 	return rec, err
 }
@@ -103,6 +116,9 @@ func (m *Manager) install(ctx context.Context, source string) (Record, error) {
 		return Record{}, fmt.Errorf("service install: securing the state directory: %w", err)
 	}
 	for _, dir := range []string{p.BinDir, p.UnitDir} {
+		if dir == "" { // Windows: no unit directory
+			continue
+		}
 		if err := os.MkdirAll(p.onDisk(dir), 0o755); err != nil {
 			return Record{}, fmt.Errorf("service install: creating %s: %w", dir, err)
 		}
@@ -126,6 +142,13 @@ func (m *Manager) install(ctx context.Context, source string) (Record, error) {
 	if err := writeRecord(p.onDisk(p.StateDir), rec); err != nil {
 		return Record{}, fmt.Errorf("service install: %w", err)
 	}
+	if m.System == Windows {
+		if err := m.installWindows(m.windowsService(source)); err != nil {
+			return rec, fmt.Errorf("service install: the private copy is in place but %w", err)
+		}
+		m.logger().Info("service installed", "service", rec.Unit, "binary", bin, "version", ver, "source", source)
+		return rec, nil
+	}
 	if err := atomicfile.Write(p.onDisk(rec.Unit), []byte(unit), 0o644); err != nil {
 		return Record{}, fmt.Errorf("service install: %w", err)
 	}
@@ -142,15 +165,22 @@ func (m *Manager) install(ctx context.Context, source string) (Record, error) {
 // RemoveRunnerUsers is set: then each is removed, its processes killed first.
 func (m *Manager) Uninstall(ctx context.Context) (Uninstalled, error) {
 	p := m.Paths
-	if _, err := os.Stat(p.onDisk(p.UnitFile(m.System))); errors.Is(err, fs.ErrNotExist) {
+	if ok, err := m.installed(); err != nil {
+		return Uninstalled{}, fmt.Errorf("service uninstall: %w", err)
+	} else if !ok {
 		return Uninstalled{}, fmt.Errorf("service uninstall: %s does not exist; the service is not installed", p.UnitFile(m.System))
 	}
 	var done Uninstalled
 	var errs []error
+	// On Windows this returns once the service stopped: only then may its binary be removed.
 	if err := m.manage(ctx, "disable"); err != nil {
 		errs = append(errs, err)
 	}
-	for _, f := range []string{p.UnitFile(m.System), p.Binary(), p.Binary() + selfupdate.OldSuffix, filepath.Join(p.StateDir, RecordFile)} {
+	files := []string{p.Binary(), p.Binary() + selfupdate.OldSuffix, filepath.Join(p.StateDir, RecordFile)}
+	if m.System != Windows { // there the "unit" is the SCM's entry, deleted above
+		files = append([]string{p.UnitFile(m.System)}, files...)
+	}
+	for _, f := range files {
 		if err := os.Remove(p.onDisk(f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("removing %s: %w", f, err))
 		}
@@ -205,6 +235,9 @@ func (m *Manager) render(s Spec) (string, error) {
 
 // manage maps an action onto the service manager's commands.
 func (m *Manager) manage(ctx context.Context, action string) error {
+	if m.System == Windows {
+		return m.manageWindows(ctx, action)
+	}
 	if m.System == Launchd {
 		target, plist := "system/"+LaunchdLabel, m.Paths.UnitFile(Launchd)
 		switch action {
@@ -230,6 +263,17 @@ func (m *Manager) manage(ctx context.Context, action string) error {
 		return m.systemctl(ctx, "disable", "--now", UnitName)
 	}
 	return m.systemctl(ctx, action, UnitName)
+}
+
+// installed reports whether the service is installed: its unit file exists, or on Windows the
+// SCM knows it.
+func (m *Manager) installed() (bool, error) {
+	if m.System == Windows {
+		_, _, ok, err := m.windowsState()
+		return ok, err
+	}
+	_, err := os.Stat(m.Paths.onDisk(m.Paths.UnitFile(m.System)))
+	return !errors.Is(err, fs.ErrNotExist), nil
 }
 
 func (m *Manager) systemctl(ctx context.Context, args ...string) error {

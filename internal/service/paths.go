@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/atomicfile"
 )
 
@@ -19,12 +20,16 @@ type System string
 const (
 	Systemd System = "systemd"
 	Launchd System = "launchd"
+	Windows System = "windows" // the service control manager (SCM)
 )
 
 // Detect picks the service manager of this OS.
 func Detect() System {
-	if runtime.GOOS == "darwin" {
+	switch runtime.GOOS {
+	case "darwin":
 		return Launchd
+	case "windows":
+		return Windows
 	}
 	return Systemd
 }
@@ -51,7 +56,8 @@ type Paths struct {
 	StateDir   string // /var/lib/runner-manager (systemd's StateDirectory=runner-manager)
 	BinDir     string // StateDir/bin: the private copy the service runs
 	ConfigFile string // /etc/runner-manager/config.toml (ConfigurationDirectory=runner-manager)
-	LogFile    string // launchd only: systemd sends output to the journal
+	LogFile    string // launchd and Windows: systemd sends output to the journal
+	Exe        string // the binary's file name: runner-manager, or runner-manager.exe on Windows
 }
 
 // DefaultPaths are the paths of a real install for sys.
@@ -62,20 +68,44 @@ func DefaultPaths(sys System) Paths {
 		BinDir:     "/var/lib/runner-manager/bin",
 		ConfigFile: "/etc/runner-manager/config.toml",
 	}
-	if sys == Launchd {
+	switch sys {
+	case Launchd:
 		p.UnitDir = "/Library/LaunchDaemons"
 		p.LogFile = "/var/log/runner-manager.log"
+	case Windows:
+		p = WindowsPaths(config.DefaultStateDir)
 	}
 	return p
 }
 
-// Binary is the private copy the service runs.
-func (p Paths) Binary() string { return filepath.Join(p.BinDir, binaryName) }
+// WindowsPaths are a Windows install's paths, all under stateDir (config.DefaultStateDir there:
+// %ProgramData%\runner-manager), whose ACL install restricts to LocalSystem, the Administrators and
+// the service's account. There is no unit file: the service lives in the SCM's registry.
+func WindowsPaths(stateDir string) Paths {
+	return Paths{
+		StateDir:   stateDir,
+		BinDir:     filepath.Join(stateDir, "bin"),
+		ConfigFile: filepath.Join(stateDir, "config.toml"),
+		LogFile:    filepath.Join(stateDir, "logs", "runner-manager.log"),
+		Exe:        binaryName + ".exe",
+	}
+}
 
-// UnitFile is the unit or plist for sys.
+// Binary is the private copy the service runs.
+func (p Paths) Binary() string {
+	if p.Exe != "" {
+		return filepath.Join(p.BinDir, p.Exe)
+	}
+	return filepath.Join(p.BinDir, binaryName)
+}
+
+// UnitFile is the unit or plist for sys; on Windows, the service's name in the SCM (no file).
 func (p Paths) UnitFile(sys System) string {
-	if sys == Launchd {
+	switch sys {
+	case Launchd:
 		return filepath.Join(p.UnitDir, LaunchdLabel+".plist")
+	case Windows:
+		return WindowsServiceName
 	}
 	return filepath.Join(p.UnitDir, UnitName)
 }

@@ -45,6 +45,7 @@ type Status struct {
 	SourceErr     string
 	Active        string // service manager's state, "" if unknown
 	PID           int
+	Log           string        // where the daemon's log goes, when not the journal (launchd, Windows)
 	Daemon        *DaemonStatus // nil when not reachable
 	DaemonErr     string
 	Guard         selfupdate.GuardState
@@ -56,11 +57,18 @@ type Status struct {
 // It never fails: whatever cannot be learned is shown as unknown with the reason.
 func (m *Manager) Status(ctx context.Context, src StatusSource) Status {
 	p := m.Paths
-	s := Status{System: m.System, Unit: p.UnitFile(m.System)}
-	if _, err := os.Stat(p.onDisk(s.Unit)); err != nil {
+	s := Status{System: m.System, Unit: p.UnitFile(m.System), Log: p.LogFile}
+	if m.System == Windows {
+		var err error
+		if s.Active, s.PID, s.Installed, err = m.windowsState(); err != nil {
+			s.Installed, s.Active = true, "" // unknown: the SCM did not answer
+		}
+	} else if _, err := os.Stat(p.onDisk(s.Unit)); err == nil {
+		s.Installed = true
+	}
+	if !s.Installed {
 		return s
 	}
-	s.Installed = true
 	rec, ok, err := ReadRecord(p.onDisk(p.StateDir))
 	switch {
 	case err != nil:
@@ -112,6 +120,13 @@ func (m *Manager) shown(err error) string {
 }
 
 func (m *Manager) serviceState(ctx context.Context) (string, int) {
+	if m.System == Windows {
+		state, pid, _, err := m.windowsState()
+		if err != nil {
+			return "", 0
+		}
+		return state, pid
+	}
 	run := m.Run
 	if run == nil {
 		run = selfupdate.ExecRun
@@ -140,16 +155,25 @@ func (s Status) Running() bool {
 // Verdict is the one-line health summary, worst problem first.
 func (s Status) Verdict(now time.Time) string {
 	switch {
+	case !s.Installed && s.System == Windows:
+		return "not installed: run `runner-manager service install` as an Administrator"
 	case !s.Installed:
 		return "not installed: run `sudo runner-manager service install`"
 	case s.BinaryErr != "":
 		return "broken: the service binary does not run; run `sudo runner-manager service install` again"
+	case s.Active == "" && s.System == Windows:
+		return "unknown: the service control manager did not answer; try `sc.exe query runner-manager`"
 	case s.Active == "":
 		return "unknown: the service manager did not answer; try `systemctl status runner-manager`"
 	case strings.HasPrefix(s.Active, "failed"):
 		return "failed: the service is not running; see `journalctl -u runner-manager`"
+	case !s.Running() && s.System == Windows:
+		return "stopped: start it with `runner-manager service start` (as an Administrator); its log is " + s.Log
 	case !s.Running():
 		return "stopped: start it with `sudo runner-manager service start`"
+	case s.Heartbeat.PID == s.PID && s.Heartbeat.Stale(now) && s.System == Windows:
+		return fmt.Sprintf("stalled: the daemon made no progress for %s (heartbeat); restart it with `runner-manager service stop` "+
+			"and `runner-manager service start`; see %s", age(now, s.Heartbeat.Time), s.Log)
 	case s.Heartbeat.PID == s.PID && s.Heartbeat.Stale(now):
 		// A wedged daemon may still answer its status socket; its heartbeat says it stopped.
 		return fmt.Sprintf("stalled: the daemon made no progress for %s (heartbeat); systemd's watchdog restarts it within %s, "+
