@@ -417,10 +417,10 @@ func (l *Launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
 	}
 	defer root.Close()
 	rel, _ := filepath.Rel(rootDir, abs) // inAnyRoot checked it
-	if err := root.RemoveAll(rel); err != nil {
+	if err := removeBelow(root, rel); err != nil {
 		// A job may have left directories without write permission; grant it and retry once.
 		makeRemovable(root, rel)
-		if err := root.RemoveAll(rel); err != nil {
+		if err := removeBelow(root, rel); err != nil {
 			return fmt.Errorf("remove runtime directory %s (check its permissions; it is retried on the next pass): %w", abs, err)
 		}
 	}
@@ -448,9 +448,9 @@ func RemoveWorkDir(ctx context.Context, dir string) error {
 		return fmt.Errorf("remove work directory %s: %w", dir, err)
 	}
 	defer root.Close()
-	if err := root.RemoveAll(base); err != nil {
+	if err := removeBelow(root, base); err != nil {
 		makeRemovable(root, base)
-		if err := root.RemoveAll(base); err != nil {
+		if err := removeBelow(root, base); err != nil {
 			return fmt.Errorf("remove work directory %s (check its permissions; it is retried on the next pass): %w", dir, err)
 		}
 	}
