@@ -32,9 +32,8 @@ type Options struct {
 	// sets it, where those files do not exist; the daemon never does.
 	Offline bool
 	// GOOS is the operating system the config is checked for ("linux", "windows", "darwin"); empty
-	// is this host's (runtime.GOOS). Rules that depend on the system read it here (executor =
-	// "container" needs Linux; Windows refuses per-slot runner users and cgroup limits), so a
-	// test on Linux can check them for another system.
+	// is this host's (runtime.GOOS). Rules that depend on the system (executor = "container" needs
+	// Linux) read it here, so a test on Linux can check them for another system.
 	GOOS string
 }
 

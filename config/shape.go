@@ -5,7 +5,6 @@ import (
 	"math"
 	"reflect"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,7 +27,7 @@ type checker struct {
 }
 
 func newChecker(file string) *checker {
-	return &checker{file: file, pos: positions{}, env: map[string]string{}, skip: map[string]bool{}, names: map[int]string{}, goos: runtime.GOOS}
+	return &checker{file: file, pos: positions{}, env: map[string]string{}, skip: map[string]bool{}, names: map[int]string{}}
 }
 
 // result is the *Error for the problems so far if any is an error, else nil.

@@ -417,12 +417,8 @@ func (l *Launcher) RemoveRuntimeDir(ctx context.Context, dir string) error {
 	}
 	defer root.Close()
 	rel, _ := filepath.Rel(rootDir, abs) // inAnyRoot checked it
-	if err := removeBelow(root, rel); err != nil {
-		// A job may have left directories without write permission; grant it and retry once.
-		makeRemovable(root, rel)
-		if err := removeBelow(root, rel); err != nil {
-			return fmt.Errorf("remove runtime directory %s (check its permissions; it is retried on the next pass): %w", abs, err)
-		}
+	if err := removeIn(root, rootDir, rel); err != nil {
+		return fmt.Errorf("remove runtime directory %s (check its permissions; it is retried on the next pass): %w", abs, err)
 	}
 	l.log.Info("removed runtime directory", "runtime_dir", abs)
 	return nil
@@ -448,13 +444,25 @@ func RemoveWorkDir(ctx context.Context, dir string) error {
 		return fmt.Errorf("remove work directory %s: %w", dir, err)
 	}
 	defer root.Close()
-	if err := removeBelow(root, base); err != nil {
-		makeRemovable(root, base)
-		if err := removeBelow(root, base); err != nil {
-			return fmt.Errorf("remove work directory %s (check its permissions; it is retried on the next pass): %w", dir, err)
-		}
+	if err := removeIn(root, parent, base); err != nil {
+		return fmt.Errorf("remove work directory %s (check its permissions; it is retried on the next pass): %w", dir, err)
 	}
 	return nil
+}
+
+// removeIn removes rel below root (opened at rootDir) and everything in it. A job may have left
+// directories without write permission: they are made writable and the removal retried once.
+// Where os.Root cannot remove at all (wine, removeByPath), the tree is removed by path.
+func removeIn(root *os.Root, rootDir, rel string) error {
+	if err := root.RemoveAll(rel); err == nil {
+		return nil
+	}
+	makeRemovable(root, rel)
+	err := root.RemoveAll(rel)
+	if err != nil {
+		err = removeByPath(filepath.Join(rootDir, rel), err)
+	}
+	return err
 }
 
 func makeRemovable(root *os.Root, rel string) {

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 )
 
@@ -104,3 +105,14 @@ func (l layout) inheritedEnv(environ []string) []string {
 	}
 	return out
 }
+
+// stopEventName is the shim's stop event, named by its identity, which the daemon journals: the
+// daemon can ask a shim it started before a restart. Unprefixed names live in the session's
+// namespace; a service and the shims it starts share session 0.
+func stopEventName(h Handle) string {
+	return "runner-manager-stop-" + strconv.Itoa(h.PID) + "-" + strconv.FormatUint(h.StartTime, 10)
+}
+
+// jobName is the job object of an attempt's runner, named so the daemon can end the runner's tree
+// after a restart (Kill).
+func jobName(attemptID string) string { return "runner-manager-" + attemptID }

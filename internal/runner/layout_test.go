@@ -2,6 +2,7 @@ package runner
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -71,5 +72,27 @@ func TestInheritedEnvIsTheAllowlist(t *testing.T) {
 	}
 	if got, want := layoutFor("linux").inheritedEnv(daemon), []string{"HOME=/root"}; !slices.Equal(got, want) {
 		t.Errorf("linux: %q, want %q (names are case-sensitive)", got, want)
+	}
+}
+
+// The Windows kernel objects a shim and the daemon agree on are named by what the journal holds:
+// the stop event by the shim's identity (pid and start time, so a reused pid names another event),
+// the job object by the attempt. Object names may not hold a backslash.
+func TestWindowsObjectNames(t *testing.T) {
+	t.Parallel()
+	a, b := Handle{PID: 300, StartTime: 134410211417570070}, Handle{PID: 300, StartTime: 134410211417570071}
+	names := []string{stopEventName(a), stopEventName(b), jobName("att-1"), jobName("att-2")}
+	for i, n := range names {
+		if strings.Contains(n, `\`) || len(n) > 260 {
+			t.Errorf("%q is not an object name", n)
+		}
+		for _, m := range names[:i] {
+			if n == m {
+				t.Errorf("two identities share the name %q", n)
+			}
+		}
+	}
+	if got := jobName("att-1"); got != "runner-manager-att-1" {
+		t.Errorf("job object %q, want runner-manager-<attempt id> (docs/runner-processes.md)", got)
 	}
 }

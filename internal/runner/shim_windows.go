@@ -57,17 +57,6 @@ func isBrokenPipe(err error) bool {
 	return errors.Is(err, windows.ERROR_BROKEN_PIPE) || errors.Is(err, windows.ERROR_NO_DATA)
 }
 
-// stopEventName is the shim's stop event, named by its identity, which the daemon journals: the
-// daemon can ask a shim it started before a restart. Unprefixed names live in the session's
-// namespace; a service and the shims it starts share session 0.
-func stopEventName(h Handle) string {
-	return "runner-manager-stop-" + strconv.Itoa(h.PID) + "-" + strconv.FormatUint(h.StartTime, 10)
-}
-
-// jobName is the job object of an attempt's runner, named so the daemon can end the runner's tree
-// after a restart (Kill).
-func jobName(attemptID string) string { return "runner-manager-" + attemptID }
-
 // listenStopAsk creates the shim's stop event and turns each setting of it into a stopAsk on sigs.
 // An event of that name that already exists is someone else's: the shim refuses to start.
 func listenStopAsk(h Handle, sigs chan<- os.Signal) (func(), error) {

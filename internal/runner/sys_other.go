@@ -43,3 +43,5 @@ func (t *runnerTree) askStop() (string, error)     { return "", errUnsupportedOS
 func (t *runnerTree) awaitExitAndSweep()           {}
 func (t *runnerTree) oomKills(*slog.Logger) uint64 { return 0 }
 func (t *runnerTree) close()                       {}
+
+func removeByPath(_ string, cause error) error { return cause }
