@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ import (
 
 func newDaemonCmd() *cobra.Command {
 	var o daemon.Options
+	var windowsService bool
 	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Run the autoscaler until stopped (SIGTERM/SIGINT drain, SIGHUP reloads the config)",
@@ -30,7 +32,7 @@ SIGTERM or SIGINT drains for at most daemon.shutdown_drain_timeout, never stoppi
 runners still alive are adopted by the next start. See docs/exit-codes.md for exit codes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if service.UnderSCM() {
+			if service.UnderSCM(windowsService) {
 				return daemonUnderSCM(cmd, o)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
@@ -51,6 +53,8 @@ runners still alive are adopted by the next start. See docs/exit-codes.md for ex
 	cmd.Flags().StringVar(&o.Upgrade.Source, "upgrade-source", "", "binary path a package manager replaces; enables self-update (service install sets it)")
 	cmd.Flags().DurationVar(&o.Upgrade.Interval, "upgrade-poll-interval", 0, "how often the upgrade source is checked (default 30s)")
 	_ = cmd.Flags().MarkHidden("upgrade-poll-interval") // for tests: operators have no reason to change it
+	cmd.Flags().BoolVar(&windowsService, strings.TrimPrefix(service.WindowsServiceFlag, "--"), false, "run as the Windows service (service install registers it)")
+	_ = cmd.Flags().MarkHidden(strings.TrimPrefix(service.WindowsServiceFlag, "--"))
 	return cmd
 }
 

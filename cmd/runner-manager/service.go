@@ -103,6 +103,9 @@ service unit prints the same unit without installing anything.`,
 			default:
 				fmt.Fprintln(out, "  runner users: none (daemon.runner_user = \"daemon\": runners run as the daemon's user)")
 			}
+			for _, n := range rec.Notes {
+				fmt.Fprintf(out, "note: %s\n", n)
+			}
 			if _, err := os.Stat(filepath.Join(m.Paths.Root, rec.Config)); err != nil {
 				fmt.Fprintf(out, "note: %s does not exist yet; write it (runner-manager config init --config %s) before starting\n", rec.Config, rec.Config)
 			}

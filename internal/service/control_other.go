@@ -8,7 +8,7 @@ import (
 )
 
 // UnderSCM reports whether the Windows service control manager started this process: never here.
-func UnderSCM() bool { return false }
+func UnderSCM(bool) bool { return false }
 
 // RunWindowsService runs the daemon as a Windows service; there is none off Windows.
 func RunWindowsService(string, func(context.Context, <-chan struct{}) error, func(error) int) error {

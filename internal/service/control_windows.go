@@ -4,15 +4,19 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
+	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc"
 )
 
-// UnderSCM reports whether the Windows service control manager started this process.
-func UnderSCM() bool {
+// UnderSCM reports whether the Windows service control manager started this process: flagged
+// says its command line has WindowsServiceFlag, which install registers.
+func UnderSCM(flagged bool) bool {
 	ok, err := svc.IsWindowsService()
-	return err == nil && ok
+	return flagged || err == nil && ok
 }
 
 // RunWindowsService runs the daemon (run) as the Windows service name under svc.Run, its controls
@@ -20,7 +24,12 @@ func UnderSCM() bool {
 // ones as service-specific errors, which the recovery actions restart (75: an upgrade's handover).
 // It returns once the daemon stopped.
 func RunWindowsService(name string, run func(context.Context, <-chan struct{}) error, exitCode func(error) int) error {
-	return svc.Run(name, &handler{run: run, exitCode: exitCode})
+	err := svc.Run(name, &handler{run: run, exitCode: exitCode})
+	if errors.Is(err, windows.ERROR_FAILED_SERVICE_CONTROLLER_CONNECT) {
+		return fmt.Errorf("%w: this is the Windows service's command line (%s); start the service with `runner-manager service start`, "+
+			"or run the daemon in a console without %s", err, WindowsServiceFlag, WindowsServiceFlag)
+	}
+	return err
 }
 
 type handler struct {

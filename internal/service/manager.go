@@ -143,7 +143,7 @@ func (m *Manager) install(ctx context.Context, source string) (Record, error) {
 		return Record{}, fmt.Errorf("service install: %w", err)
 	}
 	if m.System == Windows {
-		if err := m.installWindows(m.windowsService(source)); err != nil {
+		if rec.Notes, err = m.installWindows(m.windowsService(source)); err != nil {
 			return rec, fmt.Errorf("service install: the private copy is in place but %w", err)
 		}
 		m.logger().Info("service installed", "service", rec.Unit, "binary", bin, "version", ver, "source", source)

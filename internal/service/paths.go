@@ -131,6 +131,8 @@ type Record struct {
 	// RunnerUsersCreated are the per-slot runner users this install created (those that existed
 	// already are not listed).
 	RunnerUsersCreated []string `json:"runner_users_created,omitempty"`
+	// Notes are what the service manager could not set up, for install to print (not kept).
+	Notes []string `json:"-"`
 }
 
 // ReadRecord reads the install record from stateDir (an on-disk path); ok is false if there is none.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc"
@@ -49,10 +50,10 @@ func open(name string) (*mgr.Mgr, *mgr.Service, error) {
 	return m, s, nil
 }
 
-func (winSCM) Install(w WindowsService) error {
+func (winSCM) Install(w WindowsService) ([]string, error) {
 	m, err := connect()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer m.Disconnect()
 	cfg := mgr.Config{
@@ -67,31 +68,54 @@ func (winSCM) Install(w WindowsService) error {
 	switch {
 	case errors.Is(err, windows.ERROR_SERVICE_DOES_NOT_EXIST):
 		if s, err = m.CreateService(w.Name, w.Binary, cfg, w.Args...); err != nil {
-			return err
+			return nil, err
 		}
 	case err != nil:
-		return err
+		return nil, err
 	default: // a reinstall: the same service, brought to this install's command line and account
-		cfg.ServiceType = windows.SERVICE_WIN32_OWN_PROCESS
-		cfg.BinaryPathName = commandLine(w.Binary, w.Args)
-		if cfg.ServiceStartName == "" {
-			cfg.ServiceStartName = LocalSystem
-		}
-		if err := s.UpdateConfig(cfg); err != nil {
+		if err := update(s, w); err != nil {
 			s.Close()
-			return err
+			return nil, err
 		}
 	}
 	defer s.Close()
 	// Every failure restarts, a non-zero exit too (75, the upgrade's handover): Restart=always.
 	restart := mgr.RecoveryAction{Type: mgr.ServiceRestart, Delay: w.RestartDelay}
 	if err := s.SetRecoveryActions([]mgr.RecoveryAction{restart, restart, restart}, uint32((24 * time.Hour).Seconds())); err != nil {
-		return fmt.Errorf("setting the recovery actions: %w", err)
+		return nil, fmt.Errorf("setting the recovery actions: %w", err)
 	}
-	if err := s.SetRecoveryActionsOnNonCrashFailures(true); err != nil {
-		return fmt.Errorf("setting the recovery actions for a non-zero exit: %w", err)
+	err = s.SetRecoveryActionsOnNonCrashFailures(true)
+	if errors.Is(err, windows.ERROR_INVALID_LEVEL) { // wine 8.0 has no SERVICE_CONFIG_FAILURE_ACTIONS_FLAG
+		return []string{"this service control manager cannot restart a service that exits non-zero (SERVICE_CONFIG_FAILURE_ACTIONS_FLAG: " + err.Error() +
+			"): after an upgrade's handover (exit 75) start it again with `runner-manager service start`"}, nil
 	}
-	return nil
+	if err != nil {
+		return nil, fmt.Errorf("setting the recovery actions for a non-zero exit: %w", err)
+	}
+	return nil, nil
+}
+
+// update brings an existing service to w: ChangeServiceConfig and the description only, not
+// mgr's UpdateConfig, which also sets the SID type and the delayed start, levels of
+// ChangeServiceConfig2 that wine 8.0 refuses ("Invalid level") and install leaves at their defaults.
+func update(s *mgr.Service, w WindowsService) error {
+	account := w.Account
+	if account == "" {
+		account = LocalSystem
+	}
+	ptr := func(v string) *uint16 {
+		if v == "" {
+			return nil
+		}
+		p, _ := windows.UTF16PtrFromString(v) // the paths and names were checked: no NUL
+		return p
+	}
+	if err := windows.ChangeServiceConfig(s.Handle, windows.SERVICE_WIN32_OWN_PROCESS, mgr.StartAutomatic, mgr.ErrorNormal,
+		ptr(commandLine(w.Binary, w.Args)), nil, nil, nil, ptr(account), ptr(w.Password), ptr(w.DisplayName)); err != nil {
+		return err
+	}
+	desc := windows.SERVICE_DESCRIPTION{Description: ptr(w.Description)}
+	return windows.ChangeServiceConfig2(s.Handle, windows.SERVICE_CONFIG_DESCRIPTION, (*byte)(unsafe.Pointer(&desc)))
 }
 
 func commandLine(bin string, args []string) string {

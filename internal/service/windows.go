@@ -13,6 +13,11 @@ import (
 // WindowsServiceName is the service's name in the Windows service control manager.
 const WindowsServiceName = "runner-manager"
 
+// WindowsServiceFlag, on the daemon's command line the SCM runs, says the process is the
+// service: svc.IsWindowsService alone cannot tell under wine 8.0 (its services.exe is not in
+// session 0), and a console run of that command line then fails at once saying so.
+const WindowsServiceFlag = "--windows-service"
+
 // LocalSystem is the account the Windows service runs as unless install names another.
 const LocalSystem = "LocalSystem"
 
@@ -23,8 +28,9 @@ var ErrServiceMissing = errors.New("the service does not exist")
 // implementation (golang.org/x/sys/windows/svc/mgr and the file ACL calls); tests give a fake, so
 // what install does and in which order is tested on any OS.
 type SCM interface {
-	// Install creates the service as s says, or updates an existing one to it.
-	Install(s WindowsService) error
+	// Install creates the service as s says, or updates an existing one to it; notes say what of
+	// it this SCM could not do that is not worth failing the install for.
+	Install(s WindowsService) (notes []string, err error)
 	// Remove stops the service, waiting at most timeout for it to stop, then deletes it.
 	Remove(ctx context.Context, name string, timeout time.Duration) error
 	Start(name string) error
@@ -68,7 +74,7 @@ func (m *Manager) windowsService(source string) WindowsService {
 		DisplayName: "runner-manager",
 		Description: "Autoscaled GitHub Actions just-in-time runners (runner-manager). Stopping it drains; runners keep their jobs.",
 		Binary:      s.Binary,
-		Args:        []string{"daemon", "--config", s.Config, SourceFlag, s.Source},
+		Args:        []string{"daemon", WindowsServiceFlag, "--config", s.Config, SourceFlag, s.Source},
 		Account:     account, Password: m.Password,
 		RestartDelay: windowsRestartDelay,
 		StopTimeout:  time.Duration(s.StopTimeoutSeconds()) * time.Second,
@@ -115,28 +121,28 @@ func (m *Manager) scm() (SCM, error) {
 // place, as the unit is written last on Linux), then restricts the state directory to the service's
 // account and the Administrators (the account exists now, a virtual one included) and makes the
 // log directory. Under Root (an image tree) the SCM is not this host's and is not called.
-func (m *Manager) installWindows(ws WindowsService) error {
+func (m *Manager) installWindows(ws WindowsService) (notes []string, err error) {
 	if err := os.MkdirAll(m.Paths.onDisk(filepath.Dir(m.Paths.LogFile)), 0o700); err != nil {
-		return fmt.Errorf("creating the log directory: %w", err)
+		return nil, fmt.Errorf("creating the log directory: %w", err)
 	}
 	if m.Paths.Root != "" && m.SCM == nil {
-		return nil
+		return nil, nil
 	}
 	scm, err := m.scm()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := scm.Install(ws); err != nil {
-		return fmt.Errorf("registering the service: %w", err)
+	if notes, err = scm.Install(ws); err != nil {
+		return nil, fmt.Errorf("registering the service: %w", err)
 	}
 	account := ws.Account
 	if strings.EqualFold(account, LocalSystem) {
 		account = ""
 	}
 	if err := scm.SecureDir(m.Paths.onDisk(m.Paths.StateDir), account); err != nil {
-		return fmt.Errorf("restricting %s to %s and the Administrators: %w", m.Paths.StateDir, ws.Account, err)
+		return nil, fmt.Errorf("restricting %s to %s and the Administrators: %w", m.Paths.StateDir, ws.Account, err)
 	}
-	return nil
+	return notes, nil
 }
 
 // manageWindows maps an action onto the SCM.

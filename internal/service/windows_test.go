@@ -22,6 +22,7 @@ type fakeSCM struct {
 	spec    WindowsService
 	ready   bool // the private copy and the record existed when Install was called
 	failOn  string
+	notes   []string // Install's
 	manager *Manager
 }
 
@@ -34,11 +35,11 @@ func (f *fakeSCM) call(format string, args ...any) error {
 	return nil
 }
 
-func (f *fakeSCM) Install(s WindowsService) error {
+func (f *fakeSCM) Install(s WindowsService) ([]string, error) {
 	p := f.manager.Paths
 	f.ready = exists(f.t, filepath.Join(f.root, p.Binary())) && exists(f.t, filepath.Join(f.root, p.StateDir, RecordFile))
 	f.spec, f.exists, f.state = s, true, "stopped"
-	return f.call("install %s as %s", s.Name, s.Account)
+	return f.notes, f.call("install %s as %s", s.Name, s.Account)
 }
 func (f *fakeSCM) Remove(_ context.Context, name string, timeout time.Duration) error {
 	f.exists = false
@@ -99,7 +100,7 @@ func TestInstallWindows(t *testing.T) {
 			t.Error("the service was registered before the private copy and the install record were in place")
 		}
 		s := scm.spec
-		wantArgs := []string{"daemon", "--config", "/ProgramData/runner-manager/config.toml", "--upgrade-source", src}
+		wantArgs := []string{"daemon", "--windows-service", "--config", "/ProgramData/runner-manager/config.toml", "--upgrade-source", src}
 		if s.Binary != rec.Binary || !slices.Equal(s.Args, wantArgs) || s.RestartDelay != 5*time.Second || s.StopTimeout != 90*time.Second {
 			t.Errorf("registered %+v; want %s %q, restart after 5s, stop within 90s", s, rec.Binary, wantArgs)
 		}
@@ -159,13 +160,18 @@ func TestWindowsLifecycle(t *testing.T) {
 	}
 }
 
-// TestInstallWindowsReportsTheSCM: a refused registration says so, and under --root (an image
+// TestInstallWindowsReportsTheSCM: a refused registration says so, what the SCM could not set up
+// (wine's has no restart on a non-zero exit) reaches the operator, and under --root (an image
 // tree, no SCM of this host) nothing is registered.
 func TestInstallWindowsReportsTheSCM(t *testing.T) {
 	m, scm, _, src := windowsHost(t)
 	scm.failOn = "install"
 	if _, err := m.Install(t.Context(), src); err == nil || !strings.Contains(err.Error(), "the private copy is in place but registering the service: install: Access is denied.") {
 		t.Errorf("Install with the SCM refusing = %v", err)
+	}
+	scm.failOn, scm.notes = "", []string{"this service control manager cannot restart a service that exits non-zero"}
+	if rec, err := m.Install(t.Context(), src); err != nil || !slices.Equal(rec.Notes, scm.notes) {
+		t.Errorf("Install with a note from the SCM = %+v, %v; want the note passed on", rec, err)
 	}
 	m.SCM = nil
 	if _, err := m.Install(t.Context(), src); err != nil {
