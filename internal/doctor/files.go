@@ -121,6 +121,13 @@ func (e *Env) checkDir(r dirRule) Finding {
 		f.Do = "move it aside; the daemon creates the directory"
 		return f
 	}
+	if decided, err := aclProblem(path); decided {
+		f.Status, f.Detail = OK, "only SYSTEM, Administrators, TrustedInstaller and the daemon's account can change it"
+		if err != nil {
+			f.Status, f.Detail, f.Do = Fail, e.shown(err.Error()), aclFix(r.path)
+		}
+		return f
+	}
 	if uid := ownerOf(fi); uid != 0 && uid != e.EUID {
 		f.Status, f.Detail = Fail, fmt.Sprintf("is owned by uid %d: its owner can change what the daemon reads there", uid)
 		f.Do = "chown root:root " + r.path
