@@ -4,6 +4,7 @@ package windows
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/runner-manager/runner-manager/e2e/harness"
 	"github.com/runner-manager/runner-manager/internal/daemonproc"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/status"
 )
 
 // wineTimeout bounds each wait on the daemon under wine: a cold wine start alone takes seconds on
@@ -25,7 +27,8 @@ const wineTimeout = 3 * time.Minute
 // (native, 127.0.0.1) serving the fake runner built for Windows as actions-runner-win-x64-*.zip,
 // runs one queued job to completion: it downloads the zip, the Windows runner registers through
 // run.cmd and runs the job, the runner ends and the daemon sees it end (exited, deregistered,
-// cleaned), then it stops on Ctrl-C (SIGINT is how wine delivers CTRL_C_EVENT) with exit 0.
+// cleaned), status and reload reach it over loopback TCP with its token, then it stops on Ctrl-C
+// (SIGINT is how wine delivers CTRL_C_EVENT) with exit 0.
 // Runners run as the daemon's account (runner_user = "daemon"), as on every Windows host.
 func TestDaemonRunsOneJobUnderWine(t *testing.T) {
 	w := newWine(t)
@@ -72,10 +75,25 @@ func TestDaemonRunsOneJobUnderWine(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Join(cfg.StateDir, "runners")); len(entries) != 0 {
 		t.Fatalf("runtime directories left after the runner ended: %v", entries)
 	}
+	// The CLI reaches the daemon over the status API, loopback TCP behind the token in the state
+	// directory's status.endpoint on Windows: status names the target and the event it saw, and
+	// reload (SIGHUP's stand-in there) finds the file unchanged.
+	stdout, stderr, code := w.Run(t, cfg.Dir, exe, "status", "--json", "--config", WinPath(cfg.Path))
+	var snap status.Snapshot
+	if err := json.Unmarshal([]byte(stdout), &snap); code != 0 || err != nil {
+		t.Fatalf("runner-manager.exe status --json under wine: exit %d, %v; stderr:\n%s", code, err, stderr)
+	}
+	if len(snap.Targets) != 1 || snap.Targets[0].Name != "win" || !slices.ContainsFunc(snap.Events, func(e status.Event) bool { return e.Attempt == attempt && e.Kind == "cleaned" }) {
+		t.Fatalf("status under wine = targets %+v, events %+v; want target win and attempt %s cleaned", snap.Targets, snap.Events, attempt)
+	}
+	stdout, stderr, code = w.Run(t, cfg.Dir, exe, "reload", "--config", WinPath(cfg.Path))
+	if code != 0 || !strings.Contains(stdout, "no change") {
+		t.Fatalf("runner-manager.exe reload under wine: exit %d, %q (stderr %q); want exit 0 and no change", code, stdout, stderr)
+	}
 	if err := d.proc.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	code, err := d.proc.Wait(ctx, wineTimeout)
+	code, err = d.proc.Wait(ctx, wineTimeout)
 	if err != nil || code != 0 {
 		t.Fatalf("the daemon under wine after Ctrl-C: exit %d (%v), %v; want 0:\n%s", code, d.proc.Err(), err, d.log())
 	}
