@@ -3,13 +3,10 @@
 package runner
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -242,35 +239,7 @@ func TestShimOutlivesKilledDaemon(t *testing.T) {
 	root := t.TempDir()
 	dir := newRuntimeDir(t, root, "daemon-1")
 	killOnCleanup(t, dir)
-	daemon := exec.Command(testExecutable(t), "test-daemon")
-	daemon.Env = append(os.Environ(), "TEST_RUNTIME_ROOT="+root, "TEST_RUNTIME_DIR="+dir, "TEST_JIT="+testJIT)
-	stdin, err := daemon.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	stdout, err := daemon.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	daemon.Stderr = os.Stderr
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(stdout).ReadBytes('\n')
-	if err != nil {
-		_ = daemon.Process.Kill()
-		_ = daemon.Wait()
-		t.Fatalf("test daemon did not report a handle: %v", err)
-	}
-	var h Handle
-	if err := json.Unmarshal(line, &h); err != nil {
-		t.Fatal(err)
-	}
-	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = daemon.Wait()
+	h, daemonPID := startAndKillTestDaemon(t, root, dir, testJIT)
 
 	st, err := ReadShimState(dir)
 	if err != nil {
@@ -281,7 +250,7 @@ func TestShimOutlivesKilledDaemon(t *testing.T) {
 			t.Fatalf("pid %d died with the daemon (%v)", p.PID, err)
 		}
 	}
-	if ppid := strings.Fields(procFile(t, h.PID, "stat")[strings.LastIndexByte(procFile(t, h.PID, "stat"), ')')+1:])[1]; ppid == strconv.Itoa(daemon.Process.Pid) {
+	if ppid := strings.Fields(procFile(t, h.PID, "stat")[strings.LastIndexByte(procFile(t, h.PID, "stat"), ')')+1:])[1]; ppid == strconv.Itoa(daemonPID) {
 		t.Fatal("the shim is still the daemon's child")
 	}
 	waitLog(t, dir, "runner: ready", 1)

@@ -1,11 +1,14 @@
 package runner
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
+	"os/signal"
 	"testing"
 	"time"
 
@@ -23,6 +26,8 @@ func TestMain(m *testing.M) {
 			os.Exit(RunShim(context.Background(), os.Args[2:], os.Environ()))
 		case "test-daemon":
 			os.Exit(testDaemon())
+		case "fake-runner":
+			os.Exit(fakeRunnerMain())
 		}
 	}
 	runnerusertest.SweepInMain()
@@ -35,6 +40,63 @@ func TestMain(m *testing.M) {
 	}
 	runnerusertest.SweepInMain()
 	os.Exit(code)
+}
+
+// fakeRunnerMain stands in for the actions runner where no shell runs run.sh (Windows: run.cmd
+// starts the test binary so): it reports what it received, without the secret, then waits for
+// Ctrl-Break (os.Interrupt) and exits 42, or exits 3 after a minute.
+func fakeRunnerMain() int {
+	fmt.Printf("runner: jit_len=%d handles=%q\n", len(os.Getenv(JITConfigEnv)), os.Getenv(shimHandlesEnv))
+	interrupt := make(chan os.Signal, 1)
+	signal.Notify(interrupt, os.Interrupt)
+	select {
+	case <-interrupt:
+		fmt.Println("runner: interrupted")
+		return 42
+	case <-time.After(time.Minute):
+		return 3
+	}
+}
+
+// startAndKillTestDaemon runs the stand-in daemon (testDaemon) on runtime directory dir below
+// root, reads the handle of the runner it started, kills the daemon (SIGKILL, TerminateProcess on
+// Windows) and returns the handle and the dead daemon's pid.
+func startAndKillTestDaemon(t *testing.T, root, dir, jit string) (Handle, int) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemon := exec.Command(exe, "test-daemon")
+	daemon.Env = append(os.Environ(), "TEST_RUNTIME_ROOT="+root, "TEST_RUNTIME_DIR="+dir, "TEST_JIT="+jit)
+	stdin, err := daemon.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := daemon.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemon.Stderr = os.Stderr
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	if err != nil {
+		_ = daemon.Process.Kill()
+		_ = daemon.Wait()
+		t.Fatalf("test daemon did not report a handle: %v", err)
+	}
+	var h Handle
+	if err := json.Unmarshal(line, &h); err != nil {
+		t.Fatal(err)
+	}
+	if err := daemon.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = daemon.Wait()
+	return h, daemon.Process.Pid
 }
 
 // eventually polls cond until it holds or a deadline passes: for real process and file events.
