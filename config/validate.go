@@ -136,7 +136,7 @@ func (c *checker) validateDaemon(d Daemon) {
 			c.add(SeverityError, "daemon.status_listen", fmt.Sprintf("daemon.status_listen %q is reachable from other hosts and would answer anyone: set daemon.status_token_file (a chmod 600 file holding a bearer token) or listen on 127.0.0.1", d.StatusListen))
 		default:
 			// Every job runs as a local user, and loopback is open to every local user.
-			c.add(SeverityWarning, "daemon.status_listen", fmt.Sprintf("daemon.status_listen %q has no daemon.status_token_file: every job runs as a local user and can reach loopback, so any job can read the daemon's status (targets, runners, events); set status_token_file (a chmod 600 file holding a bearer token), or use status_listen = \"unix\"", d.StatusListen))
+			c.add(SeverityWarning, "daemon.status_listen", fmt.Sprintf("daemon.status_listen %q has no daemon.status_token_file: every job runs as a local user and can reach loopback, so any job can read the daemon's status (targets, runners, events) and make it reload its config; set status_token_file (a chmod 600 file holding a bearer token), or use status_listen = \"unix\"", d.StatusListen))
 		}
 	}
 	if d.StatusTokenFile != "" {

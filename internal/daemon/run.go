@@ -231,7 +231,7 @@ func (d *daemon) reloadLoop(ctx context.Context, changes <-chan fileChange) {
 				cfg, err = config.LoadBytes(d.o.ConfigPath, ch.data, config.Options{})
 			}
 		case <-d.o.Reload:
-			d.log.Info("reload requested (SIGHUP)")
+			d.log.Info("reload requested (SIGHUP, or the Windows service's paramchange)")
 			cfg, err = config.Load(d.o.ConfigPath)
 		case answer = <-d.reloadReq:
 			d.log.Info("reload requested (runner-manager reload)")

@@ -207,7 +207,11 @@ func (s Status) Render(w io.Writer, now time.Time) error {
 	}
 	fmt.Fprintf(&b, "runner-manager service (%s)\n", s.System)
 	if !s.Installed {
-		line("installed", "no (%s does not exist)", s.Unit)
+		if s.System == Windows {
+			line("installed", "no (the service control manager has no service %s)", s.Unit)
+		} else {
+			line("installed", "no (%s does not exist)", s.Unit)
+		}
 		line("health", "%s", s.Verdict(now))
 		_, err := io.WriteString(w, b.String())
 		return err
