@@ -46,7 +46,7 @@ lint:
 	@$(MAKE) --no-print-directory cross-vet
 
 # Every package (bench, cmd/demo and the e2e suites included) type-checks and passes go vet for
-# the other systems runner-manager ships for (issue 33 item 4; docs/testing.md). Vet only, no
+# the other systems runner-manager ships for (issue 33 item 4). Vet only, no
 # binaries: a cross-compile error is caught here in a few minutes, before make dist.
 CROSS ?= windows/amd64 windows/arm64 darwin/amd64 darwin/arm64
 cross-vet:
@@ -188,7 +188,7 @@ package: dist
 			STAGE=$$stage ARCH=$$arch VERSION=$(VERSION) $(GO) tool nfpm package -f packaging/nfpm.yaml -p $$p -t $(DIST)/; \
 		done; \
 	done
-	cd $(DIST) && sha256sum *.tar.gz *.deb *.rpm *.apk > SHA256SUMS
+	cd $(DIST) && sha256sum $$(ls *.tar.gz *.zip *.deb *.rpm *.apk 2>/dev/null | LC_ALL=C sort) > SHA256SUMS
 
 # A clean Debian root (mmdebstrap, minbase, from the distribution's packages) for e2e/packaging's
 # install test, made once and kept under $(BIN): the test unpacks a fresh copy per run.

@@ -1,12 +1,11 @@
-//go:build unix
+//go:build !windows
 
 package main
 
 import (
 	"os"
-	"os/signal"
 	"syscall"
 )
 
-// notifyResize delivers the terminal's SIGWINCH to c (followSize).
-func notifyResize(c chan<- os.Signal) { signal.Notify(c, syscall.SIGWINCH) }
+// resizeSignals tell top the terminal changed size.
+var resizeSignals = []os.Signal{syscall.SIGWINCH}
