@@ -12,7 +12,7 @@ LDFLAGS  := -X $(VPKG).Version=$(VERSION) -X $(VPKG).Commit=$(COMMIT) -X $(VPKG)
 BIN      := bin
 FUZZTIME ?= 60s
 
-.PHONY: all build test test-unit lint demo bench fuzz test-crash test-e2e tools e2e-tools man clean dist package
+.PHONY: all build test test-unit lint cross-vet demo bench fuzz test-crash test-e2e tools e2e-tools wine-tools man clean dist package
 
 all: build
 
@@ -43,6 +43,18 @@ lint:
 		echo "the lines above reach outside the repository: copy what they need into testdata (with provenance)"; exit 1; fi
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './bin/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+	@$(MAKE) --no-print-directory cross-vet
+
+# Every package (bench, cmd/demo and the e2e suites included) type-checks and passes go vet for
+# the other systems runner-manager ships for (issue 33 item 4). Vet only, no
+# binaries: a cross-compile error is caught here in a few minutes, before make dist.
+CROSS ?= windows/amd64 windows/arm64 darwin/amd64 darwin/arm64
+cross-vet:
+	@set -e; for p in $(CROSS); do \
+		echo "go vet for $$p"; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet -tags e2e ./e2e/...; \
+	done
 
 demo: build
 	$(GO) build -o $(BIN)/demo ./cmd/demo
@@ -69,7 +81,7 @@ fuzz:
 # (e2e/harness) builds the binary and the fake runner package itself; test-unit never compiles
 # these files (build tag e2e). Part of `make test`.
 CRASH_ROUNDS ?= 2
-test-e2e: e2e-tools
+test-e2e: e2e-tools wine-tools
 	ROUNDS=$(CRASH_ROUNDS) $(GO) test -tags e2e -count=1 -timeout 20m $(E2EFLAGS) ./e2e/...
 
 # Crash suite (docs/testing.md, "Crash tests"): kill -9 at every crash point and at random moments
@@ -102,17 +114,40 @@ e2e-tools:
 	command -v dockerd >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends docker.io; }
 	dpkg -s busybox-static >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends busybox-static; }
 
+# Windows binaries under wine (e2e/windows, docs/testing.md "Windows binaries under wine"): Debian's
+# wine 8.0 (64-bit only: no i386 multiarch) and the mingw-w64 C compiler, installed when missing; a
+# wine prefix under $(BIN), made once headless (console programs need no display); and in its
+# system32 the ProcessPrng DLL (e2e/wine) without which every Go 1.22+ Windows binary dies at start
+# under wine 8.0. Quick when done: the prefix and the DLL are files make keeps.
+WINEPREFIX_DIR := $(abspath $(BIN))/wineprefix
+WINE_DLL       := $(WINEPREFIX_DIR)/drive_c/windows/system32/bcryptprimitives.dll
+WINE_ENV       := WINEPREFIX=$(WINEPREFIX_DIR) WINEDEBUG=-all WINEDLLOVERRIDES=bcryptprimitives=n DISPLAY=
+wine-tools:
+	dpkg -s wine wine64 gcc-mingw-w64-x86-64 >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends wine wine64 gcc-mingw-w64-x86-64; }
+	$(MAKE) $(WINE_DLL)
+
+$(WINEPREFIX_DIR)/system.reg:
+	mkdir -p $(WINEPREFIX_DIR)
+	$(WINE_ENV) wineboot -i && $(WINE_ENV) wineserver -w
+
+$(WINE_DLL): e2e/wine/bcryptprimitives.c e2e/wine/bcryptprimitives.def | $(WINEPREFIX_DIR)/system.reg
+	x86_64-w64-mingw32-gcc -shared -O2 -Wall -Wextra -s -o $@.tmp e2e/wine/bcryptprimitives.c e2e/wine/bcryptprimitives.def -ladvapi32
+	mv $@.tmp $@
+
 # Man pages (section 1), one per command, generated from the commands' own help (cobra/doc).
 man:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/runner-manager man man/man1
 
 # Release archives (docs/operations.md, "Packages and archives"): one static binary per platform with
-# LICENSE and README.md, as runner-manager_VERSION_OS_ARCH.tar.gz, and SHA256SUMS over them. A
-# platform is added by listing it (windows/amd64 gets runner-manager.exe once it builds). The tar
-# and gzip flags keep an archive byte-identical for the same commit.
+# LICENSE and README.md, as runner-manager_VERSION_OS_ARCH.tar.gz (.zip holding runner-manager.exe
+# for Windows), and SHA256SUMS over them. Both kinds are byte-identical for the same commit: entries
+# sorted, owners and extra attributes dropped, every mtime the commit's date (zip's DOS times read
+# in UTC). e2e/packaging's TestDistArchives checks the six names, the sums and the zip's layout.
 DIST      ?= dist
-PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+DISTDATE  := $(or $(DATE),1980-01-01T00:00:00Z)
 dist:
+	@case "$(PLATFORMS)" in *windows*) command -v zip >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends zip; };; esac
 	rm -rf $(DIST) && mkdir -p $(DIST)
 	@set -e; for p in $(PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; name=runner-manager_$(VERSION)_$${os}_$${arch}; exe=; \
@@ -120,9 +155,14 @@ dist:
 		echo "building $$name"; mkdir -p $(DIST)/$$name; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(DIST)/$$name/runner-manager$$exe ./cmd/runner-manager; \
 		cp LICENSE README.md $(DIST)/$$name/; \
-		tar -C $(DIST) --sort=name --owner=0 --group=0 --numeric-owner --mtime='$(or $(DATE),1970-01-01T00:00:00Z)' -cf - $$name | gzip -9n > $(DIST)/$$name.tar.gz; \
+		if [ $$os = windows ]; then \
+			TZ=UTC touch -d '$(DISTDATE)' $(DIST)/$$name $(DIST)/$$name/*; \
+			(cd $(DIST) && find $$name -type f | LC_ALL=C sort | TZ=UTC zip -X -D -q -9 -@ $$name.zip); \
+		else \
+			tar -C $(DIST) --sort=name --owner=0 --group=0 --numeric-owner --mtime='$(or $(DATE),1970-01-01T00:00:00Z)' -cf - $$name | gzip -9n > $(DIST)/$$name.tar.gz; \
+		fi; \
 	done
-	cd $(DIST) && sha256sum *.tar.gz > SHA256SUMS && cat SHA256SUMS
+	cd $(DIST) && sha256sum $$(ls *.tar.gz *.zip 2>/dev/null | LC_ALL=C sort) > SHA256SUMS && cat SHA256SUMS
 
 # .deb, .rpm and .apk for each Linux architecture from dist's binaries (packaging/nfpm.yaml, nfpm
 # pinned by go.mod's tool directive): the binary as /usr/bin/runner-manager, man pages and
@@ -148,7 +188,7 @@ package: dist
 			STAGE=$$stage ARCH=$$arch VERSION=$(VERSION) $(GO) tool nfpm package -f packaging/nfpm.yaml -p $$p -t $(DIST)/; \
 		done; \
 	done
-	cd $(DIST) && sha256sum *.tar.gz *.deb *.rpm *.apk > SHA256SUMS
+	cd $(DIST) && sha256sum $$(ls *.tar.gz *.zip *.deb *.rpm *.apk 2>/dev/null | LC_ALL=C sort) > SHA256SUMS
 
 # A clean Debian root (mmdebstrap, minbase, from the distribution's packages) for e2e/packaging's
 # install test, made once and kept under $(BIN): the test unpacks a fresh copy per run.

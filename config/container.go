@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -169,10 +170,12 @@ func isUnder(dir, p string) bool {
 }
 
 // validateDockerHost checks daemon.docker_host: the Engine API is spoken over a unix socket only
-// (TCP would expose root on the host to the network).
+// (TCP would expose root on the host to the network). A unix:// URL's path is slash-separated on
+// every OS: filepath.IsAbs refused the default on Windows, so every config failed there
+// (e2e/windows TestValidateOfflineUnderWine).
 func (c *checker) validateDockerHost(h string) {
 	u, err := url.Parse(h)
-	if err != nil || u.Scheme != "unix" || !filepath.IsAbs(u.Path) || u.Host != "" {
+	if err != nil || u.Scheme != "unix" || !path.IsAbs(u.Path) || u.Host != "" {
 		c.add(SeverityError, "daemon.docker_host", fmt.Sprintf("daemon.docker_host must be a unix socket such as %q (got %q): the Docker Engine API gives root on the host, so it is never spoken over the network", DefaultDockerHost, h))
 	}
 }

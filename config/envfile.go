@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // maxEnvFileSize bounds env_file like every number: a runner's environment, not a data file.
@@ -120,15 +119,9 @@ func (c *checker) readableSecrets(cfg *Config) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return // not read from a file (a test's bytes): nothing on disk to read
 	}
-	perm := fi.Mode().Perm()
-	who := ""
-	switch st, _ := fi.Sys().(*syscall.Stat_t); {
-	case perm&0o004 != 0:
-		who = "every local user"
-	case perm&0o040 != 0 && st != nil && st.Gid != 0:
-		who = fmt.Sprintf("its group (gid %d)", st.Gid)
-	default:
+	who, fix := readableBy(c.file, fi)
+	if who == "" {
 		return
 	}
-	c.add(SeverityWarning, "target."+strconv.Itoa(first)+".env", fmt.Sprintf("the config file holds target env values and is readable by %s (mode %04o): jobs run as local users, so a job may read them; chmod 600 the file (or 640 with group root), or move the values to env_file, a chmod 600 file", who, perm))
+	c.add(SeverityWarning, "target."+strconv.Itoa(first)+".env", fmt.Sprintf("the config file holds target env values and is readable by %s: jobs run as local users, so a job may read them; %s", who, fix))
 }

@@ -36,20 +36,13 @@ func secretProblem(path string) (string, Severity) {
 		}
 		return fmt.Sprintf("cannot be read: %v", unwrapPathError(err)), SeverityError
 	}
-	perm := fi.Mode().Perm()
 	switch {
 	case fi.IsDir():
 		return "is a directory, not a file", SeverityError
 	case !fi.Mode().IsRegular():
 		return "is not a regular file", SeverityError
-	case perm&0o022 != 0:
-		return fmt.Sprintf("is writable by its group or by every user (mode %04o): anyone who can write it can swap the credential; run chmod 600 on it", perm), SeverityError
-	case perm&0o004 != 0:
-		return fmt.Sprintf("is readable by every user (mode %04o): run chmod 600 on it", perm), SeverityError
-	case perm&0o040 != 0:
-		return fmt.Sprintf("is readable by its group (mode %04o): chmod 600 unless the group needs it", perm), SeverityWarning
 	}
-	return "", ""
+	return permProblem(path, fi)
 }
 
 // SecretFile is a setting that names a file holding a credential, and the file.

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -46,9 +45,9 @@ type Watcher struct {
 	path    string
 	opts    WatchOptions
 	w       *fsnotify.Watcher
-	watched map[string]uint64  // directory -> inode it had when added
-	target  string             // the file's resolved path, when it is a symlink
-	add     func(string) error // fsnotify's Add; tests make it fail
+	watched map[string]os.FileInfo // directory -> what it was when added (os.SameFile: inode, or Windows' file ID)
+	target  string                 // the file's resolved path, when it is a symlink
+	add     func(string) error     // fsnotify's Add; tests make it fail
 	s       settler
 
 	mu   sync.Mutex
@@ -75,7 +74,7 @@ func NewWatcher(path string, opts WatchOptions) (*Watcher, error) {
 	if opts.After == nil {
 		opts.After = time.After
 	}
-	w := &Watcher{path: abs, opts: opts, w: fw, watched: map[string]uint64{}, add: fw.Add}
+	w := &Watcher{path: abs, opts: opts, w: fw, watched: map[string]os.FileInfo{}, add: fw.Add}
 	w.lost = w.arm() // reported by Run, once the caller can log it
 	w.s.last = fingerprint(abs)
 	return w, nil
@@ -184,8 +183,8 @@ func (w *Watcher) arm() error {
 	var failed error
 	for _, d := range want {
 		keep[d] = true
-		ino, ok := inode(d)
-		if old, watched := w.watched[d]; watched && live[d] && ok && old == ino {
+		now, err := os.Stat(d)
+		if old, watched := w.watched[d]; watched && live[d] && err == nil && os.SameFile(old, now) {
 			continue
 		}
 		_ = w.w.Remove(d) // a stale watch on a replaced directory, or none
@@ -194,7 +193,7 @@ func (w *Watcher) arm() error {
 			failed = errors.Join(failed, fmt.Errorf("watch %s: %w", d, err))
 			continue
 		}
-		w.watched[d] = ino
+		w.watched[d] = now // nil when the stat failed: never the same, so the next arm re-adds it
 	}
 	for d := range w.watched {
 		if !keep[d] {
@@ -233,19 +232,6 @@ func (w *Watcher) relevant(ev fsnotify.Event) bool {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
-}
-
-// inode identifies the directory at p now (false if it cannot be read).
-func inode(p string) (uint64, bool) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return 0, false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return uint64(st.Ino), true
 }
 
 // fingerprint identifies the bytes behind path (through symlinks), or their absence.

@@ -51,6 +51,7 @@ type Guard struct {
 	Run      RunFunc       // nil = ExecRun; probes .old before trusting it
 	Timeout  time.Duration // probe timeout; 0 = DefaultProbeTimeout
 	Logger   *slog.Logger  // nil = slog.Default()
+	swapper
 }
 
 // OnStart records this start. If the previous Limit starts of this never-healthy version all ended
@@ -61,6 +62,10 @@ type Guard struct {
 // should log it and go on.
 func (g *Guard) OnStart(ctx context.Context) (rolledBack bool, err error) {
 	log := g.logger()
+	// A binary an earlier rollback moved aside on Windows was still running then; it is not now.
+	if err := g.removeIfExists(g.Binary + RejectedSuffix); err != nil {
+		log.Warn("cannot remove the binary a rollback set aside; the next install retries", "file", g.Binary+RejectedSuffix, "err", err)
+	}
 	st := g.load()
 	switch {
 	case st.Version != g.Version:
@@ -93,8 +98,8 @@ func (g *Guard) rollback(ctx context.Context, why string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("the previous binary does not run either: %w", err)
 	}
-	if err := os.Rename(old, g.Binary); err != nil {
-		return false, fmt.Errorf("moving %s back to %s: %w", old, g.Binary, err)
+	if err := g.restore(old); err != nil {
+		return false, err
 	}
 	if err := atomicfile.SyncDir(filepath.Dir(g.Binary)); err != nil {
 		return false, fmt.Errorf("syncing %s: %w", filepath.Dir(g.Binary), err)
@@ -103,6 +108,30 @@ func (g *Guard) rollback(ctx context.Context, why string) (bool, error) {
 		"why", why, "rejected", g.Version, "restored", prev,
 		"hint", "the rejected version is not retried; install a fixed version at the source path")
 	return true, nil
+}
+
+// restore moves old back over Binary. On Windows Binary is this running process's file, which
+// cannot be replaced: it is renamed to Binary.rejected first (removed at the next start), and
+// renamed back if old cannot take its place. TestGuardRollsBackOnWindows.
+func (g *Guard) restore(old string) error {
+	ops := g.ops()
+	if g.renameAside() {
+		aside := g.Binary + RejectedSuffix
+		if err := ops.Rename(g.Binary, aside); err != nil {
+			return fmt.Errorf("moving the running %s aside to %s: %w", g.Binary, aside, err)
+		}
+		if err := ops.Rename(old, g.Binary); err != nil {
+			if rerr := ops.Rename(aside, g.Binary); rerr != nil {
+				return fmt.Errorf("moving %s back to %s: %w; AND putting the running binary back failed: %v: rename %s to %s by hand", old, g.Binary, err, rerr, aside, g.Binary)
+			}
+			return fmt.Errorf("moving %s back to %s: %w", old, g.Binary, err)
+		}
+		return nil
+	}
+	if err := ops.Rename(old, g.Binary); err != nil {
+		return fmt.Errorf("moving %s back to %s: %w", old, g.Binary, err)
+	}
+	return nil
 }
 
 // AwaitHealthy waits the window on the clock and then marks this start healthy. Run it in a

@@ -26,6 +26,7 @@ type Installer struct {
 	Logger  *slog.Logger  // nil = slog.Default()
 
 	copy func(dst io.Writer, src io.Reader) error // nil = io.Copy; tests inject a failing copy
+	swapper
 }
 
 // Install copies c.Path over Target and proves the result runs: the copy is written to a temp file
@@ -35,8 +36,10 @@ type Installer struct {
 // exits with the "upgrade pending" code (the Orchestrator returns ErrUpgradePending for that).
 func (in *Installer) Install(ctx context.Context, c Candidate) error {
 	old := in.Target + OldSuffix
-	if err := removeIfExists(old); err != nil {
-		return fmt.Errorf("upgrade to %s: removing the leftover %s: %w (remove it by hand and the next check retries)", c.Version, old, err)
+	for _, p := range []string{old, in.Target + RejectedSuffix} {
+		if err := in.removeIfExists(p); err != nil {
+			return fmt.Errorf("upgrade to %s: removing the leftover %s: %w (remove it by hand and the next check retries)", c.Version, p, err)
+		}
 	}
 	tmp, err := in.writeTemp(c.Path)
 	if err != nil {
@@ -46,8 +49,16 @@ func (in *Installer) Install(ctx context.Context, c Candidate) error {
 
 	// Keep the old file as .old by a hard link, then rename the copy over Target: Target names a
 	// complete binary at every instant, so a crash mid-swap never leaves the service without one.
+	// On Windows the running Target can be neither replaced nor removed, only renamed: it is
+	// renamed to .old, and Target names nothing until the copy takes its name a moment later
+	// (docs/upgrades.md says how to recover from a crash in between). TestInstallOnWindows.
+	ops := in.ops()
+	keep := ops.Link
+	if in.renameAside() {
+		keep = ops.Rename
+	}
 	hadOld := true
-	if err := os.Link(in.Target, old); errors.Is(err, fs.ErrNotExist) {
+	if err := keep(in.Target, old); errors.Is(err, fs.ErrNotExist) {
 		hadOld = false // first install: nothing to keep
 	} else if err != nil {
 		return fmt.Errorf("upgrade to %s: keeping %s as %s: %w; the running binary is unchanged", c.Version, in.Target, old, err)
@@ -55,22 +66,25 @@ func (in *Installer) Install(ctx context.Context, c Candidate) error {
 	swapped := false
 	fail := func(cause error) error {
 		switch {
-		case !swapped: // Target is still the old file; .old is only a second name for it
-			if hadOld {
-				_ = os.Remove(old)
-			}
+		case !swapped && !hadOld:
+			return fmt.Errorf("%w; the running binary is unchanged", cause)
+		case !swapped && !in.renameAside(): // Target is still the old file; .old is only a second name for it
+			_ = ops.Remove(old)
 			return fmt.Errorf("%w; the running binary is unchanged", cause)
 		case !hadOld:
-			_ = os.Remove(in.Target)
+			_ = ops.Remove(in.Target)
 			return cause
 		}
-		if rerr := os.Rename(old, in.Target); rerr != nil {
+		if rerr := ops.Rename(old, in.Target); rerr != nil {
 			return fmt.Errorf("%w; AND restoring the previous binary failed: %v: the service binary %s is missing, move %s back or run `runner-manager service install`", cause, rerr, in.Target, old)
 		}
 		_ = atomicfile.SyncDir(filepath.Dir(in.Target))
+		if !swapped {
+			return fmt.Errorf("%w; the running binary is unchanged", cause)
+		}
 		return fmt.Errorf("%w; the previous binary was put back", cause)
 	}
-	if err := os.Rename(tmp, in.Target); err != nil {
+	if err := ops.Rename(tmp, in.Target); err != nil {
 		return fail(fmt.Errorf("upgrade to %s: renaming the copy into %s: %w", c.Version, in.Target, err))
 	}
 	swapped = true
@@ -123,11 +137,4 @@ func CopyExecutable(src, dst string) error {
 		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
 	}
 	return atomicfile.SyncDir(filepath.Dir(dst))
-}
-
-func removeIfExists(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
 }

@@ -1,10 +1,15 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package selfupdate
 
-import "errors"
+import (
+	"errors"
+	"io/fs"
+)
 
-// CheckSource cannot read owners here, so it refuses every source (self-update is unix-only).
-func CheckSource(path string, euid int) error {
-	return errors.New("source binary " + path + " is refused: ownership checks need a unix system")
+func sourceFix(string) string { return "self-update runs on unix and Windows" }
+
+// checkEntry cannot read owners here, so it refuses every source.
+func checkEntry(p string, _ fs.FileInfo, _ int) error {
+	return errors.New(p + ": ownership checks need a unix or Windows system")
 }

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -129,6 +128,8 @@ func processesNaming(ctx context.Context, marker string) ([]process, error) {
 // killLeftovers ends processes a failed run left behind, so the demo never leaves one running.
 func killLeftovers(ps []process) {
 	for _, p := range ps {
-		_ = syscall.Kill(p.PID, syscall.SIGKILL)
+		if proc, err := os.FindProcess(p.PID); err == nil {
+			_ = proc.Kill() // SIGKILL; TerminateProcess on Windows
+		}
 	}
 }

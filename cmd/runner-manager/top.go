@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -129,7 +128,8 @@ func (m topModel) View() string {
 	return frame
 }
 
-// followSize tells p the terminal's size at start and at every SIGWINCH until ctx ends. The
+// followSize tells p the terminal's size at start and at every SIGWINCH until ctx ends (Windows
+// has no such signal: there the size at start holds). The
 // program's output is the redacting writer, not the terminal, so bubbletea cannot ask the
 // terminal itself; tty is the terminal behind it (TestTopFollowsAJobAndResizes resizes it).
 func followSize(ctx context.Context, p *tea.Program, tty *os.File) {
@@ -138,8 +138,10 @@ func followSize(ctx context.Context, p *tea.Program, tty *os.File) {
 		return
 	}
 	winch := make(chan os.Signal, 1)
-	signal.Notify(winch, syscall.SIGWINCH)
-	defer signal.Stop(winch)
+	if len(resizeSignals) > 0 { // none on Windows: the size at start holds
+		signal.Notify(winch, resizeSignals...)
+		defer signal.Stop(winch)
+	}
 	for {
 		if w, h, err := term.GetSize(fd); err == nil {
 			p.Send(tea.WindowSizeMsg{Width: w, Height: h})

@@ -1,4 +1,6 @@
-//go:build e2e
+//go:build e2e && linux
+
+// A full disk is a tmpfs this test mounts (Linux mount(2)).
 
 package faults
 

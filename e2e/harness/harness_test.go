@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -42,25 +41,26 @@ func TestRenderedConfigLoads(t *testing.T) {
 	}
 }
 
-func inode(t *testing.T, path string) uint64 {
+// identity is what os.SameFile compares (the inode; Windows' file ID).
+func identity(t *testing.T, path string) os.FileInfo {
 	t.Helper()
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fi.Sys().(*syscall.Stat_t).Ino
+	return fi
 }
 
 func TestWritersReplaceTheWayOperatorsDo(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.toml")
 	WriteConfig(t, path, []byte("a"))
-	first := inode(t, path)
+	first := identity(t, path)
 	WriteConfig(t, path, []byte("b"))
-	if inode(t, path) != first {
+	if !os.SameFile(identity(t, path), first) {
 		t.Fatal("WriteConfig must rewrite the same inode")
 	}
 	WriteConfigViaRename(t, path, []byte("c"))
-	if inode(t, path) == first {
+	if os.SameFile(identity(t, path), first) {
 		t.Fatal("WriteConfigViaRename must replace the inode")
 	}
 	if data, _ := os.ReadFile(path); string(data) != "c" {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/runner-manager/runner-manager/internal/runner"
 )
@@ -81,7 +80,9 @@ func AttemptOfProcess(stateDir string, p Process) string {
 func KillRunnerProcesses(stateDir string) {
 	ps, _ := RunnerProcesses(stateDir)
 	for _, p := range ps {
-		_ = syscall.Kill(p.PID, syscall.SIGKILL)
+		if proc, err := os.FindProcess(p.PID); err == nil {
+			_ = proc.Kill() // SIGKILL; TerminateProcess on Windows
+		}
 	}
 	// The runner cgroups of attempts a test left unconcluded: killed (a job's leftovers too) and
 	// removed, so a shared host does not collect them. A host without cgroups has none.

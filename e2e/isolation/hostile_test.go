@@ -1,4 +1,4 @@
-//go:build e2e
+//go:build e2e && unix
 
 package isolation
 
@@ -275,3 +275,14 @@ func listenerPID(t *testing.T, stateDir, attempt string) int {
 
 // shq quotes s for the shell.
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// busyBeside starts a job that runs until finished and returns it with its runner's listener pid.
+func busyBeside(t *testing.T, sim *harness.Sim, cfg *harness.Config) (int64, int) {
+	t.Helper()
+	other, err := sim.QueueJobSpec(ghsim.JobSpec{Repo: "acme/web", Labels: []string{"e2e"}, Duration: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := sim.WaitJobStatus(t, 60*time.Second, other, ghsim.StatusInProgress)
+	return other, listenerPID(t, cfg.StateDir, harness.AttemptOf(job.RunnerName))
+}

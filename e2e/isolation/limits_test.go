@@ -1,4 +1,7 @@
-//go:build e2e
+//go:build e2e && linux
+
+// The limit tests are Linux-only: memory_max, pids_max and the disk checks are cgroup v2 and
+// statfs of a tmpfs this test mounts.
 
 package isolation
 
@@ -26,17 +29,6 @@ import (
 func startLimited(t *testing.T, maxRunners int, bound func(*config.Target)) (*harness.Sim, *harness.Config, *harness.Daemon) {
 	t.Helper()
 	return startIsolatedWith(t, maxRunners, harness.DaemonOptions{}, bound)
-}
-
-// busyBeside starts a job that runs until finished and returns it with its runner's listener pid.
-func busyBeside(t *testing.T, sim *harness.Sim, cfg *harness.Config) (int64, int) {
-	t.Helper()
-	other, err := sim.QueueJobSpec(ghsim.JobSpec{Repo: "acme/web", Labels: []string{"e2e"}, Duration: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := sim.WaitJobStatus(t, 60*time.Second, other, ghsim.StatusInProgress)
-	return other, listenerPID(t, cfg.StateDir, harness.AttemptOf(job.RunnerName))
 }
 
 // stillRuns checks that the daemon and the other runner (its listener pid, its job) outlived a

@@ -1,7 +1,9 @@
-//go:build e2e
+//go:build e2e && unix
 
 // Package isolation is the end-to-end suite of per-slot runner users (daemon.runner_user =
 // "per-slot"): it needs root, as CI is, and creates users with a test prefix it removes after.
+// Unix only: on Windows runners run as the service's account (validate refuses per-slot there),
+// so there is nothing of this suite to test.
 package isolation
 
 import (

@@ -1,4 +1,6 @@
-//go:build e2e
+//go:build e2e && linux
+
+// The .deb is installed into a Debian root by chroot and bind mounts: Linux only.
 
 package packaging
 

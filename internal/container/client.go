@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"path/filepath"
+	"path"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
@@ -32,10 +32,11 @@ type API interface {
 
 // Dial returns a client of the Docker Engine at host (a unix:// URL). It connects lazily, at the
 // first call, and negotiates the API version down to the Engine's then (Docker 20.10 speaks
-// 1.41; the client's own is newer).
+// 1.41; the client's own is newer). The URL's path is slash-separated on every OS (path.IsAbs):
+// with filepath.IsAbs the daemon refused to start on Windows, where the default is not absolute.
 func Dial(host string) (*client.Client, error) {
 	u, err := url.Parse(host)
-	if err != nil || u.Scheme != "unix" || !filepath.IsAbs(u.Path) {
+	if err != nil || u.Scheme != "unix" || !path.IsAbs(u.Path) {
 		return nil, fmt.Errorf("docker_host %q is not a unix socket URL such as unix:///var/run/docker.sock", host)
 	}
 	c, err := client.NewClientWithOpts(client.WithHost(host), client.WithAPIVersionNegotiation())

@@ -2,14 +2,10 @@ package diag
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/runner-manager/runner-manager/internal/atomicfile"
 	"github.com/runner-manager/runner-manager/internal/redact"
@@ -32,7 +28,8 @@ var sources = []struct {
 // (created 0700) and prunes the store. Each file passes through r. Files are copied from
 // descriptors opened without following links below the runtime directory, and only regular
 // files with one link, owned by their directory's owner, are kept: a job that plants a symlink or
-// a hard link to a file it cannot read gets nothing from it. Keeping nothing is not an error.
+// a hard link to a file it cannot read gets nothing from it. Keeping nothing is not an error. On
+// Windows (copy_windows.go), where runners run as the daemon's account, it is a checked plain copy.
 func Keep(root, runtimeDir string, a Attempt, r *redact.Redactor) (Attempt, error) {
 	if err := checkID(a.ID); err != nil {
 		return a, err
@@ -50,21 +47,8 @@ func Keep(root, runtimeDir string, a Attempt, r *redact.Redactor) (Attempt, erro
 	defer os.RemoveAll(tmp) // a no-op once renamed
 	a.Files, a.Skipped = nil, nil
 	budget := int64(AttemptCap)
-	top, err := unix.Open(runtimeDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return a, fmt.Errorf("open runtime directory %s to keep its diagnostics: %w", runtimeDir, err)
-	}
-	defer unix.Close(top)
-	for _, src := range sources {
-		dir, err := openPath(top, src.path)
-		if err != nil {
-			if !errors.Is(err, unix.ENOENT) {
-				a.Skipped = append(a.Skipped, fmt.Sprintf("%s: %v", filepath.Join(src.path...), err))
-			}
-			continue
-		}
-		keepDir(dir, src.prefix, tmp, r, &a, &budget)
-		unix.Close(dir)
+	if err := collect(runtimeDir, tmp, r, &a, &budget); err != nil {
+		return a, err
 	}
 	if len(a.Files) == 0 && len(a.Skipped) == 0 {
 		return a, nil
@@ -87,39 +71,17 @@ func Keep(root, runtimeDir string, a Attempt, r *redact.Redactor) (Attempt, erro
 	return a, Prune(root)
 }
 
-// openPath opens the directories of path one by one below dir, never following a link.
-func openPath(dir int, path []string) (int, error) {
-	fd := dir
-	for i, name := range path {
-		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if i > 0 {
-			unix.Close(fd)
-		}
-		if err != nil {
-			if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-				return -1, fmt.Errorf("not a directory (a link?): not read")
-			}
-			return -1, err
-		}
-		fd = next
-	}
-	return fd, nil
-}
+// reader reads at most limit bytes from the end of the entry name of one source directory; why
+// says why it was not kept.
+type reader func(name string, limit int64) (data []byte, dropped int64, why string)
 
-// keepDir copies the regular files of the directory open at dir into tmp, within budget.
-func keepDir(dir int, prefix, tmp string, r *redact.Redactor, a *Attempt, budget *int64) {
-	var dst unix.Stat_t
-	if err := unix.Fstat(dir, &dst); err != nil {
-		return
+// keepFiles copies the named entries of one source directory into tmp through read, within the
+// attempt's caps, each through r. Both walks (openat on unix, a checked plain copy on Windows)
+// share it.
+func keepFiles(names []string, prefix, tmp string, r *redact.Redactor, a *Attempt, budget *int64, read reader) {
+	if len(names) > maxEntries {
+		names = names[:maxEntries]
 	}
-	// Read the names through a duplicate: os.File closes what it wraps.
-	dup, err := unix.Dup(dir)
-	if err != nil {
-		return
-	}
-	f := os.NewFile(uintptr(dup), prefix)
-	names, _ := f.Readdirnames(maxEntries)
-	f.Close()
 	sort.Strings(names)
 	for _, name := range names {
 		shown := prefix + name
@@ -127,7 +89,7 @@ func keepDir(dir int, prefix, tmp string, r *redact.Redactor, a *Attempt, budget
 			a.Skipped = append(a.Skipped, shown+": over the attempt's cap")
 			continue
 		}
-		data, dropped, why := readRegular(dir, name, dst.Uid, min(FileCap, *budget))
+		data, dropped, why := read(name, min(FileCap, *budget))
 		if why != "" {
 			a.Skipped = append(a.Skipped, shown+": "+why)
 			continue
@@ -141,39 +103,4 @@ func keepDir(dir int, prefix, tmp string, r *redact.Redactor, a *Attempt, budget
 		a.Files = append(a.Files, File{Name: shown, Size: int64(len(data)), Dropped: dropped})
 		*budget -= int64(len(data))
 	}
-}
-
-// readRegular reads at most limit bytes from the end of name in dir: opened without following a
-// link and without blocking on a FIFO, kept only if it is a regular file with one link owned by
-// owner. why says why it was not kept.
-func readRegular(dir int, name string, owner uint32, limit int64) (data []byte, dropped int64, why string) {
-	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
-	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
-			return nil, 0, "a symbolic link: not followed"
-		}
-		return nil, 0, "cannot be opened: " + err.Error()
-	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, 0, err.Error()
-	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return nil, 0, "not a regular file"
-	case st.Nlink != 1:
-		return nil, 0, "a hard link: not read"
-	case st.Uid != owner:
-		return nil, 0, "not owned by its directory's owner: not read"
-	}
-	if st.Size > limit {
-		dropped = st.Size - limit
-	}
-	data, err = io.ReadAll(io.NewSectionReader(f, dropped, limit))
-	if err != nil {
-		return nil, 0, err.Error()
-	}
-	return data, dropped, ""
 }

@@ -6,7 +6,6 @@
 package dockerd
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -17,12 +16,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // startTimeout bounds dockerd's start: about 1 s on an idle CI host, far more with eight test
@@ -54,6 +49,9 @@ type Daemon struct {
 // missing when it cannot (root, the docker.io package) or ends with dockerd's log when it does not
 // answer within startTimeout.
 func Start(opts Options) (*Daemon, error) {
+	if err := supported(); err != nil {
+		return nil, err
+	}
 	if os.Geteuid() != 0 {
 		return nil, errors.New("a private dockerd needs root; run as root, as CI does")
 	}
@@ -98,9 +96,7 @@ func Start(opts Options) (*Daemon, error) {
 	}
 	d.cmd = exec.Command(dockerd, args...)
 	d.cmd.Stdout, d.cmd.Stderr = logf, logf
-	// Its own process group (its containerd included) so Stop can end what it started, and
-	// SIGKILL if the starting process dies first, so no dockerd outlives a killed run.
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	d.cmd.SysProcAttr = groupAttr()
 	if err := d.cmd.Start(); err != nil {
 		logf.Close()
 		os.RemoveAll(dir)
@@ -188,46 +184,21 @@ func (d *Daemon) Stop() error {
 			errs = append(errs, err)
 		}
 	}
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	_ = d.cmd.Process.Signal(stopSignal)
 	select {
 	case <-d.done:
 	case <-time.After(30 * time.Second):
 		errs = append(errs, errors.New("dockerd did not stop within 30 s of SIGTERM; killed its process group"))
-		_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(d.cmd.Process.Pid)
 		<-d.done
 	}
 	// dockerd's containerd is in its process group; a SIGTERMed dockerd stops it, this makes sure.
-	_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(d.cmd.Process.Pid)
 	if err := unmountUnder(d.Dir); err != nil {
 		errs = append(errs, err)
 	}
 	if err := os.RemoveAll(d.Dir); err != nil {
 		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-// unmountUnder detaches every mount point at or below dir, deepest first.
-func unmountUnder(dir string) error {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return fmt.Errorf("read mounts: %w", err)
-	}
-	defer f.Close()
-	var points []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 && (fields[4] == dir || strings.HasPrefix(fields[4], dir+"/")) {
-			points = append(points, fields[4])
-		}
-	}
-	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
-	var errs []error
-	for _, p := range points {
-		if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-			errs = append(errs, fmt.Errorf("unmount %s: %w", p, err))
-		}
 	}
 	return errors.Join(errs...)
 }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/runner"
@@ -122,6 +121,13 @@ func (e *Env) checkDir(r dirRule) Finding {
 		f.Do = "move it aside; the daemon creates the directory"
 		return f
 	}
+	if decided, err := aclProblem(path); decided {
+		f.Status, f.Detail = OK, "only SYSTEM, Administrators, TrustedInstaller and the daemon's account can change it"
+		if err != nil {
+			f.Status, f.Detail, f.Do = Fail, e.shown(err.Error()), aclFix(r.path)
+		}
+		return f
+	}
 	if uid := ownerOf(fi); uid != 0 && uid != e.EUID {
 		f.Status, f.Detail = Fail, fmt.Sprintf("is owned by uid %d: its owner can change what the daemon reads there", uid)
 		f.Do = "chown root:root " + r.path
@@ -152,14 +158,6 @@ func (e *Env) chmod(f *Finding, path, name string, want fs.FileMode) bool {
 	}
 	f.Do, f.Fixed = "", fmt.Sprintf("chmod %04o %s", want, name)
 	return true
-}
-
-// ownerOf is fi's owner uid (-1 when the platform does not say).
-func ownerOf(fi fs.FileInfo) int {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return int(st.Uid)
-	}
-	return -1
 }
 
 func ownerName(uid int) string {

@@ -2,6 +2,7 @@ package ghsim
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -22,16 +23,16 @@ import (
 // FakeRunnerVersion is the version the fake runner package claims, in actions/runner's numbering.
 const FakeRunnerVersion = "2.317.0"
 
-// Package is a runner package tarball on disk.
+// Package is a runner package (a .tar.gz, or a .zip for Windows) on disk.
 type Package struct {
-	Path     string // the .tar.gz
-	Filename string // actions-runner-<os>-<arch>-<version>.tar.gz
+	Path     string // the .tar.gz or .zip
+	Filename string // actions-runner-<os>-<arch>-<version>.tar.gz, or .zip for win
 	OS       string // GitHub's spelling: linux, osx, win
 	Arch     string // x64, arm64, arm
 	Version  string
 	SHA256   string // hex
-	// FileSHA256 is the hex sha256 of each file in the tarball, by its path there (run.sh,
-	// bin/Runner.Listener): tests compare what a runner runs with what was served.
+	// FileSHA256 is the hex sha256 of each file in the package, by its path there (run.sh,
+	// bin/Runner.Listener; run.cmd, bin/Runner.Listener.exe): tests compare what a runner runs with what was served.
 	FileSHA256 map[string]string
 }
 
@@ -73,42 +74,55 @@ dir=$(cd "$(dirname "$0")" && pwd)
 exec "$dir/bin/Runner.Listener" run "$@"
 `
 
-// BuildFakeRunnerPackage builds the fake runner for this host (once per process) and writes
-// dir/actions-runner-<os>-<arch>-<version>.tar.gz holding run.sh and bin/Runner.Listener.
+// runCmdScript is run.sh's Windows twin, as actions/runner's win-x64 package ships run.cmd: it
+// runs the listener beside it (%~dp0 is the script's own directory) and returns its exit code.
+const runCmdScript = "@echo off\r\n" +
+	"rem ghsim fake actions/runner entry point: run.cmd [--jitconfig X], or ACTIONS_RUNNER_INPUT_JITCONFIG.\r\n" +
+	"\"%~dp0bin\\Runner.Listener.exe\" run %*\r\n" +
+	"exit /b %ERRORLEVEL%\r\n"
+
+// packageFile is one file of a runner package.
+type packageFile struct {
+	name string
+	mode int64
+	data []byte
+}
+
+// BuildFakeRunnerPackage builds the fake runner for this host (once per process) and writes its
+// package into dir (see BuildFakeRunnerPackageFor).
 func BuildFakeRunnerPackage(ctx context.Context, dir string) (Package, error) {
-	bin, err := buildFakeRunner(ctx)
+	return BuildFakeRunnerPackageFor(ctx, dir, runtime.GOOS, runtime.GOARCH)
+}
+
+// BuildFakeRunnerPackageFor builds the fake runner for goos/goarch (once per process) and writes
+// its package into dir under the name actions/runner publishes it: for Windows
+// actions-runner-win-<arch>-<version>.zip holding run.cmd and bin/Runner.Listener.exe, elsewhere
+// actions-runner-<os>-<arch>-<version>.tar.gz holding run.sh and bin/Runner.Listener.
+func BuildFakeRunnerPackageFor(ctx context.Context, dir, goos, goarch string) (Package, error) {
+	bin, err := buildFakeRunner(ctx, goos, goarch)
 	if err != nil {
 		return Package{}, err
 	}
-	pkg := Package{OS: runnerOS(runtime.GOOS), Arch: runnerArch(runtime.GOARCH), Version: FakeRunnerVersion, FileSHA256: map[string]string{}}
-	pkg.Filename = fmt.Sprintf("actions-runner-%s-%s-%s.tar.gz", pkg.OS, pkg.Arch, pkg.Version)
-	pkg.Path = filepath.Join(dir, pkg.Filename)
 	binData, err := os.ReadFile(bin)
 	if err != nil {
 		return Package{}, fmt.Errorf("ghsim: read fake runner binary: %w", err)
 	}
+	pkg := Package{OS: runnerOS(goos), Arch: runnerArch(goarch), Version: FakeRunnerVersion, FileSHA256: map[string]string{}}
+	files := []packageFile{{"run.sh", 0o755, []byte(runShScript)}, {"bin/Runner.Listener", 0o755, binData}}
+	write, ext := writeTarGz, "tar.gz"
+	if goos == "windows" {
+		files = []packageFile{{"run.cmd", 0o644, []byte(runCmdScript)}, {"bin/Runner.Listener.exe", 0o755, binData}}
+		write, ext = writeZip, "zip"
+	}
+	pkg.Filename = fmt.Sprintf("actions-runner-%s-%s-%s.%s", pkg.OS, pkg.Arch, pkg.Version, ext)
+	pkg.Path = filepath.Join(dir, pkg.Filename)
 	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, f := range []struct {
-		name string
-		mode int64
-		data []byte
-	}{{"run.sh", 0o755, []byte(runShScript)}, {"bin/Runner.Listener", 0o755, binData}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
-			return Package{}, fmt.Errorf("ghsim: write runner tarball: %w", err)
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			return Package{}, fmt.Errorf("ghsim: write runner tarball: %w", err)
-		}
+	if err := write(&buf, files); err != nil {
+		return Package{}, fmt.Errorf("ghsim: write runner package %s: %w", pkg.Filename, err)
+	}
+	for _, f := range files {
 		fileSum := sha256.Sum256(f.data)
 		pkg.FileSHA256[f.name] = hex.EncodeToString(fileSum[:])
-	}
-	if err := tw.Close(); err != nil {
-		return Package{}, fmt.Errorf("ghsim: write runner tarball: %w", err)
-	}
-	if err := gz.Close(); err != nil {
-		return Package{}, fmt.Errorf("ghsim: write runner tarball: %w", err)
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	pkg.SHA256 = hex.EncodeToString(sum[:])
@@ -118,16 +132,51 @@ func BuildFakeRunnerPackage(ctx context.Context, dir string) (Package, error) {
 	return pkg, nil
 }
 
+func writeTarGz(w io.Writer, files []packageFile) error {
+	gz := gzip.NewWriter(w)
+	tw := tar.NewWriter(gz)
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return gz.Close()
+}
+
+// writeZip writes files deflated. Windows ignores the recorded modes; they let an extractor on
+// Linux (ghsim's own tests) keep the listener executable.
+func writeZip(w io.Writer, files []packageFile) error {
+	zw := zip.NewWriter(w)
+	for _, f := range files {
+		h := &zip.FileHeader{Name: f.name, Method: zip.Deflate}
+		h.SetMode(os.FileMode(f.mode))
+		fw, err := zw.CreateHeader(h)
+		if err != nil {
+			return err
+		}
+		if _, err := fw.Write(f.data); err != nil {
+			return err
+		}
+	}
+	return zw.Close()
+}
+
 // ghsimSourceDir is this package's source directory; the fake runner is built from it.
 func ghsimSourceDir() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Dir(file)
 }
 
-func buildFakeRunner(ctx context.Context) (string, error) {
+func buildFakeRunner(ctx context.Context, goos, goarch string) (string, error) {
 	src := ghsimSourceDir()
 	h := sha256.New()
-	fmt.Fprintln(h, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintln(h, runtime.Version(), goos, goarch)
 	for _, sub := range []string{"fakerunner", "runnerproto"} {
 		files, _ := filepath.Glob(filepath.Join(src, sub, "*.go"))
 		if len(files) == 0 {
@@ -145,13 +194,16 @@ func buildFakeRunner(ctx context.Context) (string, error) {
 	key := hex.EncodeToString(h.Sum(nil))[:16]
 	v, _ := fakeRunnerBuilds.LoadOrStore(key, &fakeRunnerBuild{})
 	b := v.(*fakeRunnerBuild)
-	b.once.Do(func() { b.path, b.err = goBuildFakeRunner(ctx, src, key) })
+	b.once.Do(func() { b.path, b.err = goBuildFakeRunner(ctx, src, key, goos, goarch) })
 	return b.path, b.err
 }
 
-func goBuildFakeRunner(ctx context.Context, src, key string) (string, error) {
+func goBuildFakeRunner(ctx context.Context, src, key, goos, goarch string) (string, error) {
 	dir := filepath.Join(os.TempDir(), "ghsim-fakerunner-"+key)
 	out := filepath.Join(dir, "Runner.Listener")
+	if goos == "windows" {
+		out += ".exe"
+	}
 	if _, err := os.Stat(out); err == nil {
 		return out, nil // built by an earlier process (or a parallel package)
 	}
@@ -169,10 +221,10 @@ func goBuildFakeRunner(ctx context.Context, src, key string) (string, error) {
 	}
 	cmd := exec.CommandContext(ctx, goBin, "build", "-o", tmp.Name(), "./fakerunner")
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp.Name())
-		return "", fmt.Errorf("ghsim: go build of the fake runner failed: %w\n%s", err, msg)
+		return "", fmt.Errorf("ghsim: go build of the fake runner for %s/%s failed: %w\n%s", goos, goarch, err, msg)
 	}
 	if err := os.Rename(tmp.Name(), out); err != nil {
 		return "", fmt.Errorf("ghsim: install fake runner binary: %w", err)

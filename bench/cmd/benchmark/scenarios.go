@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/runner-manager/runner-manager/bench"
@@ -272,7 +271,9 @@ func (e env) stopAndSweep(d *daemon, w *world, stateDir string) (left, killed in
 		}
 		for _, p := range []runner.Handle{{PID: st.RunnerPID, StartTime: st.RunnerStartTime}, st.Handle()} {
 			if alive, err := runner.Alive(p.PID, p.StartTime); err == nil && alive && p.PID > 0 {
-				_ = syscall.Kill(p.PID, syscall.SIGKILL)
+				if proc, err := os.FindProcess(p.PID); err == nil {
+					_ = proc.Kill() // SIGKILL; TerminateProcess on Windows
+				}
 				killed++
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/runner-manager/runner-manager/bench"
@@ -48,9 +47,7 @@ func (e env) runValidate() ([]validateRun, error) {
 				return nil, fmt.Errorf("validate %s: %w\n%s", path, err, b)
 			}
 			r := validateRun{Format: format, Targets: n, Bytes: len(data), Took: time.Since(t0)}
-			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-				r.MaxRSS = ru.Maxrss
-			}
+			r.MaxRSS = maxRSSKiB(cmd.ProcessState)
 			out = append(out, r)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -230,13 +231,13 @@ type commandOutcome struct {
 	conclusion string
 }
 
-// runCommand runs a command job's command with /bin/sh -c, in the runner's working directory and
+// runCommand runs a command job's command with the host's shell (shellCommand), in the runner's working directory and
 // environment minus the JIT config (actions/runner does not pass it to a job either), and returns
 // what it did. A FinishJob while it runs kills the shell. Background processes the command leaves
 // stay in the runner's process group, as a real job's do; one holding the output pipes delays the
 // report by at most the wait delay.
 func (r *runner) runCommand(a runnerproto.Assignment) commandOutcome {
-	cmd := exec.Command("/bin/sh", "-c", a.Command)
+	cmd := shellCommand(a.Command)
 	var stdout, stderr boundedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	for _, kv := range os.Environ() {
@@ -283,6 +284,15 @@ wait:
 		concl = "success"
 	}
 	return commandOutcome{res, concl}
+}
+
+// shellCommand is how a job's `run:` step starts: /bin/sh -c, or cmd /c on Windows (the fake
+// runner built for a win-x64 package, see ghsim.BuildFakeRunnerPackageFor).
+func shellCommand(command string) *exec.Cmd {
+	if runtime.GOOS == "windows" {
+		return exec.Command("cmd", "/c", command)
+	}
+	return exec.Command("/bin/sh", "-c", command)
 }
 
 // boundedBuffer keeps the first runnerproto.MaxCommandOutput bytes written to it and drops the
