@@ -17,10 +17,10 @@ type cgroupState struct {
 // detectCgroups finds the runners' cgroups once at start and says at WARN when there are none:
 // runners then run without a tree that can be killed whole, and slot hygiene falls back to
 // killing the slot's uid (docs/runner-processes.md, "cgroups").
-func detectCgroups(log *slog.Logger) cgroupState {
+func detectCgroups(log *slog.Logger, goos string) cgroupState {
 	cg, err := runner.DetectCgroups()
 	if err != nil {
-		log.Warn("no usable cgroups: runners do not get a cgroup of their own, so no memory, CPU or process limit can apply (a config that sets memory_max, cpus or pids_max has its launches refused) and a runner's leftovers are ended by killing its slot user's processes (kill(-1) as that uid); with runner_user = \"daemon\" nothing ends them. Mount a cgroup2 filesystem (and under systemd set Delegate=yes) to fix this", "err", err)
+		log.Warn(noCgroupsWarning(goos), "err", err)
 		return cgroupState{missing: err.Error()}
 	}
 	log.Info("runners run in cgroups of their own", "cgroup_root", cg.Root())
@@ -37,4 +37,16 @@ func (c cgroupState) crashHook(crash engine.CrashHook) func(string) {
 		return nil
 	}
 	return func(id string) { crash(engine.CrashAfterCgroup, id) }
+}
+
+// noCgroupsWarning says what a host without cgroups costs and what to do, as goos allows: only
+// Linux has cgroups to mount (validate refuses the limits elsewhere).
+func noCgroupsWarning(goos string) string {
+	switch goos {
+	case "linux":
+		return "no usable cgroups: runners do not get a cgroup of their own, so no memory, CPU or process limit can apply (a config that sets memory_max, cpus or pids_max has its launches refused) and a runner's leftovers are ended by killing its slot user's processes (kill(-1) as that uid); with runner_user = \"daemon\" nothing ends them. Mount a cgroup2 filesystem (and under systemd set Delegate=yes) to fix this"
+	case "windows":
+		return "cgroups are Linux-only: runners get no memory, CPU or process limit here; each runner's process tree is in a job object of its own, which ends it whole"
+	}
+	return "cgroups are Linux-only: runners get no memory, CPU or process limit here, and a runner's leftovers are ended by killing its slot user's processes; with runner_user = \"daemon\" nothing ends them"
 }

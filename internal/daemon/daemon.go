@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -309,7 +310,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}
-	cg := detectCgroups(log)
+	cg := detectCgroups(log, runtime.GOOS)
 	proc, err := runner.NewLauncher(runner.LauncherOptions{RuntimeRoot: runtimeRoot,
 		LegacyRoots: []string{filepath.Join(stateDir, "runners")}, ShimExecutable: o.ShimExecutable, Logger: log,
 		Cgroups: cg.cgroups, AfterCgroup: cg.crashHook(o.Crash)})

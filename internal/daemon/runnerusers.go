@@ -12,7 +12,8 @@ import (
 
 // runnerUsers resolves daemon.runner_user: per-slot users (nil error, non-nil users), or nil for
 // the daemon's own user, said loudly. Absent means per-slot as root; a non-root daemon cannot
-// switch, so it runs them as itself and says what to do. euid is the daemon's (os.Geteuid()).
+// switch, so it runs them as itself and says what to do. euid is the daemon's (os.Geteuid(): -1 on
+// Windows, which has no uids).
 func runnerUsers(d config.Daemon, euid int, log *slog.Logger) (*runner.SlotUsers, error) {
 	root := euid == 0
 	switch {
@@ -20,6 +21,9 @@ func runnerUsers(d config.Daemon, euid int, log *slog.Logger) (*runner.SlotUsers
 		return &runner.SlotUsers{Prefix: d.RunnerUserPrefix}, nil
 	case d.RunnerUser == config.RunnerUserDaemon:
 		log.Warn("runners run as the daemon's own user (daemon.runner_user = \"daemon\"): a job can read the GitHub credential, the state dir and other runners' secrets", "root", root)
+		return nil, nil
+	case d.RunnerUser == "" && euid < 0: // no uids here (Windows): runners run as the service's account
+		log.Warn("runners run as the daemon's own account (Windows has no per-slot runner users): a job can read the GitHub credential and the state dir; install the service under a dedicated account (runner-manager service install --account) that holds nothing else, or set daemon.runner_user = \"daemon\" to accept this")
 		return nil, nil
 	case d.RunnerUser == "" && !root:
 		log.Warn("the daemon is not root, so runners run as its own user and a job can read its credentials and the state dir; run the daemon as root to give each runner slot its own user, or set daemon.runner_user = \"daemon\" to accept this", "uid", euid)

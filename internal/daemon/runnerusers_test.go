@@ -58,6 +58,8 @@ func TestRunnerUsersSaysWhatANonRootDaemonCannotDo(t *testing.T) {
 		{"absent, not root", "", 1000, false, `the daemon is not root, so runners run as its own user and a job can read its credentials and the state dir; run the daemon as root to give each runner slot its own user, or set daemon.runner_user = \"daemon\" to accept this`, ""},
 		{"per-slot, not root", config.RunnerUserPerSlot, 1000, false, "", `daemon.runner_user = "per-slot" needs a root daemon to switch runners to their slot users (uid 1000 cannot): run the daemon as root, or set daemon.runner_user = "daemon"`},
 		{"daemon, not root", config.RunnerUserDaemon, 1000, false, `runners run as the daemon's own user`, ""},
+		{"absent, Windows", "", -1, false, `runners run as the daemon's own account (Windows has no per-slot runner users)`, ""},
+		{"daemon, Windows", config.RunnerUserDaemon, -1, false, `runners run as the daemon's own user`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
@@ -78,5 +80,19 @@ func TestRunnerUsersSaysWhatANonRootDaemonCannotDo(t *testing.T) {
 				t.Fatalf("log = %q, want %q", logs.String(), tc.warn)
 			}
 		})
+	}
+}
+
+// Only Linux is told to mount cgroups; elsewhere the warning says what the OS gives instead.
+func TestNoCgroupsWarningFitsTheOS(t *testing.T) {
+	for goos, want := range map[string]string{
+		"linux":   "Mount a cgroup2 filesystem",
+		"windows": "job object",
+		"darwin":  "cgroups are Linux-only",
+	} {
+		got := noCgroupsWarning(goos)
+		if !strings.Contains(got, want) || goos != "linux" && strings.Contains(got, "cgroup2") {
+			t.Errorf("%s: %q, want it to say %q and name cgroup2 only on Linux", goos, got, want)
+		}
 	}
 }
