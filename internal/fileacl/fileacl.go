@@ -195,6 +195,8 @@ func RightsString(m uint32) string {
 
 // Fix is the operator's way out of a refusal: icacls commands that leave path to SYSTEM and
 // Administrators alone (the service's account, if not LocalSystem, is granted read separately).
+// The path is quoted as cmd.exe reads it (not Go's %q, which would double each backslash).
+// TestFixQuotesForCmd.
 func Fix(path string) string {
-	return fmt.Sprintf(`run icacls %q /inheritance:r /grant:r SYSTEM:F Administrators:F and icacls %q /setowner Administrators (add /grant:r "<service account>:RX" if the service does not run as LocalSystem)`, path, path)
+	return fmt.Sprintf(`run icacls "%s" /inheritance:r /grant:r SYSTEM:F Administrators:F and icacls "%s" /setowner Administrators (add /grant:r "<service account>:RX" if the service does not run as LocalSystem)`, path, path)
 }

@@ -103,3 +103,11 @@ func TestTrustedWithoutSelf(t *testing.T) {
 		t.Fatalf("Trusted(\"\") = %v, want SYSTEM, Administrators and TrustedInstaller only", got)
 	}
 }
+
+// TestFixQuotesForCmd: the icacls commands name the path as cmd.exe reads it, backslashes single.
+func TestFixQuotesForCmd(t *testing.T) {
+	got := Fix(`C:\Program Files\runner-manager\token`)
+	if want := `icacls "C:\Program Files\runner-manager\token" /inheritance:r`; !strings.Contains(got, want) {
+		t.Fatalf("Fix = %s; want it to contain %s", got, want)
+	}
+}

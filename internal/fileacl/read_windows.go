@@ -50,7 +50,7 @@ func Read(path string) (Security, error) {
 		default:
 			// Object entries belong to directory-service objects, not files; one here is not
 			// understood, and a rule that does not understand an entry must not accept it.
-			return Security{}, fmt.Errorf("%s: its access control list has an entry of type %d this check does not read; reset it with icacls %q /reset", path, ace.Header.AceType, path)
+			return Security{}, fmt.Errorf("%s: its access control list has an entry of type %d this check does not read; reset it with icacls \"%s\" /reset", path, ace.Header.AceType, path)
 		}
 		a.Trustee = trustee((*windows.SID)(unsafe.Pointer(&ace.SidStart)))
 		s.DACL = append(s.DACL, a)
