@@ -47,13 +47,14 @@ lint:
 
 # Every package (bench, cmd/demo and the e2e suites included) type-checks and passes go vet for
 # the other systems runner-manager ships for (issue 33 item 4). Vet only, no
-# binaries: a cross-compile error is caught here in a few minutes, before make dist.
+# binaries: a cross-compile error is caught here in a few minutes, before make dist. One vet a
+# system with the e2e tag (a superset: no file is !e2e) compiles the dependencies once a system, not
+# twice: 3.6 min instead of 4.6 for windows/amd64 on a cold cache here.
 CROSS ?= windows/amd64 windows/arm64 darwin/amd64 darwin/arm64
 cross-vet:
 	@set -e; for p in $(CROSS); do \
 		echo "go vet for $$p"; \
-		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...; \
-		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet -tags e2e ./e2e/...; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet -tags e2e ./...; \
 	done
 
 demo: build
