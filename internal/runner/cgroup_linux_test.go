@@ -13,8 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 )
 
 // forkChain is what issue 26 saw outrun slot hygiene: a process in a session of its own that
@@ -68,14 +66,6 @@ func staysGone(t *testing.T, what string, scan func() []int) {
 	}
 }
 
-// mustBeRoot fails, loudly, a test that needs root for real users and cgroups (CI runs as root).
-func mustBeRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test needs root (real runner users and cgroups); run `go test` as root, as CI does")
-	}
-}
-
 // testCgroups is DetectCgroups; a host where it finds nothing usable fails the test with why.
 func testCgroups(t *testing.T) *Cgroups {
 	t.Helper()
@@ -87,12 +77,21 @@ func testCgroups(t *testing.T) *Cgroups {
 	return c
 }
 
-func TestKillUIDEndsAForkChain(t *testing.T) {
-	mustBeRoot(t)
-	u, err := (&SlotUsers{Prefix: runnerusertest.Prefix()}).Ensure(context.Background(), 7)
+// testCgroup creates the runner cgroup rmtest<pid>-<name> in c, removed when the test ends, and
+// returns its id and paths.
+func testCgroup(t *testing.T, c *Cgroups, name string) (string, cgroupPaths) {
+	t.Helper()
+	id := fmt.Sprintf("rmtest%d-%s", os.Getpid(), name)
+	p, err := c.create(id)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = c.Remove(context.Background(), id) })
+	return id, p
+}
+
+func TestKillUIDEndsAForkChain(t *testing.T) {
+	u := testUser(t, testSlotUsers(t), 7)
 	cred := &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: []uint32{}}
 	t.Cleanup(func() {
 		// Whatever killUID did, no chain outlives the test (nor blocks userdel).
@@ -112,12 +111,7 @@ func TestKillUIDEndsAForkChain(t *testing.T) {
 
 func TestCgroupRemoveKillsAForkChainAndWaitsUntilEmpty(t *testing.T) {
 	c := testCgroups(t)
-	id := fmt.Sprintf("rmtest%d-chain", os.Getpid())
-	p, err := c.create(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Remove(context.Background(), id) })
+	id, p := testCgroup(t, c, "chain")
 	marker := "chain-" + id
 	startForkChain(t, marker, nil, p)
 	eventually(t, "the fork chain in its cgroup", func() bool { ok, _ := cgroupPopulated(p.V2); return ok && len(marked(marker)) > 0 })
@@ -153,12 +147,7 @@ func TestCgroupRemoveKillsAForkChainAndWaitsUntilEmpty(t *testing.T) {
 // host) v1, while the shim that starts it stays where it was.
 func TestStartInCgroupLeavesTheCallerOutside(t *testing.T) {
 	c := testCgroups(t)
-	id := fmt.Sprintf("rmtest%d-place", os.Getpid())
-	p, err := c.create(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Remove(context.Background(), id) })
+	id, p := testCgroup(t, c, "place")
 	before, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		t.Fatal(err)
@@ -256,14 +245,8 @@ func TestSetUpCgroups(t *testing.T) {
 				}
 			}
 			c, err := setUpCgroups([]byte(mi), []byte(tc.self), all, 4242)
-			if tc.wantError != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantError) {
-					t.Fatalf("err = %v, want one containing %q", err, tc.wantError)
-				}
+			if wantedError(t, "setUpCgroups", err, tc.wantError) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			for _, d := range tc.wantDirs {
 				if info, err := os.Stat(filepath.Join(root, d)); err != nil || !info.IsDir() {

@@ -6,6 +6,23 @@ import (
 	"testing"
 )
 
+// wantedError fails t unless err is what a table row wants: no error when want is "", else an
+// error containing want. It reports whether the row wanted an error, which leaves nothing more
+// to check.
+func wantedError(t *testing.T, call string, err error, want string) bool {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatalf("%s: %v", call, err)
+		}
+		return false
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("%s = %v, want an error containing %q", call, err, want)
+	}
+	return true
+}
+
 // Mount tables of the hosts the daemon meets: a hybrid host without systemd (the CI hosts),
 // a pure v2 host under systemd, and a container whose cgroup namespace shows a subtree.
 const (
@@ -66,14 +83,8 @@ func TestCgroupLayout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := newCgroupLayout([]byte(tc.mounts), []byte(tc.self), tc.isCgroup2)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err = %v, want one containing %q", err, tc.err)
-				}
+			if wantedError(t, "newCgroupLayout", err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("layout = %+v\nwant     %+v", got, tc.want)

@@ -17,8 +17,6 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 )
 
 // swapTries is how many times TestRemoveOwnedIsNotRedirected races hygiene (issue 26: 300).
@@ -29,16 +27,8 @@ const swapTries = 300
 // the old path-based removal deleted the root-owned file in 98 of 300 tries). Over every try no
 // root-owned file is deleted, and A's own leftovers are gone every time.
 func TestRemoveOwnedIsNotRedirected(t *testing.T) {
-	needRoot(t)
-	users := &SlotUsers{Prefix: runnerusertest.Prefix()}
-	a, err := users.Ensure(context.Background(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := users.Ensure(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	users := testSlotUsers(t)
+	a, b := testUser(t, users, 0), testUser(t, users, 1)
 	base, err := os.MkdirTemp("", "rmt-swap-")
 	if err != nil {
 		t.Fatal(err)
@@ -161,18 +151,14 @@ func must(t *testing.T, errs ...error) {
 // queue and a file in /run/lock; and it opens its home to everyone. After CleanUser none of them
 // is left, and the home is 0700 (issue 26 item 3).
 func TestCleanUserClearsKernelObjects(t *testing.T) {
-	needRoot(t)
-	u, err := (&SlotUsers{Prefix: runnerusertest.Prefix()}).Ensure(context.Background(), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testUser(t, testSlotUsers(t), 2)
 	tag := fmt.Sprintf("rmt-%d-left", os.Getpid())
 	mq := "/" + tag
 	lockFile := filepath.Join("/run/lock", tag)
 	t.Cleanup(func() { os.Remove(lockFile); mqUnlink(mq) })
 	must(t, os.Chmod(u.Home, 0o755))
 	var shm, sem, msg int
-	err = onThread(asUser(u), func() error {
+	err := onThread(asUser(u), func() error {
 		var errs [6]error
 		_, errs[0] = unix.AddKey("user", tag, []byte("a secret"), unix.KEY_SPEC_USER_KEYRING)
 		shm, errs[1] = unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o644)
@@ -286,11 +272,7 @@ func TestSysvIDsOf(t *testing.T) {
 // The runtime puts onThread's goroutine on the main thread now and then (without the check,
 // the first call here already did in 3 of 5 runs).
 func TestOnThreadNeverChangesTheMainThread(t *testing.T) {
-	needRoot(t)
-	u, err := (&SlotUsers{Prefix: runnerusertest.Prefix()}).Ensure(context.Background(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testUser(t, testSlotUsers(t), 0)
 	for i := range 200 {
 		if err := onThread(asUser(u), func() error { return nil }); err != nil {
 			t.Fatal(err)

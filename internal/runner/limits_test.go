@@ -143,14 +143,8 @@ func TestApplyLimits(t *testing.T) {
 				v1[c] = fakeCgroup(t, files...)
 			}
 			err := applyLimits(v2, v1, tc.limits)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("applyLimits = %v, want an error with %q", err, tc.err)
-				}
+			if wantedError(t, "applyLimits", err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			for where, want := range tc.want {
 				dir := v1[where]

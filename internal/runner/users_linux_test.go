@@ -16,21 +16,35 @@ import (
 	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 )
 
-// needRoot skips a test that creates users when not root; CI runs as root, so these run there.
-func needRoot(t *testing.T) {
+// mustBeRoot fails, loudly, a test that needs root for real users and cgroups (CI runs as root).
+func mustBeRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("creating runner users needs root (CI runs the tests as root); run `go test` as root to run this test")
+		t.Fatal("this test needs root (real runner users and cgroups); run `go test` as root, as CI does")
 	}
 }
 
-func TestSlotUsersEnsureCreatesAnUnprivilegedUserOnce(t *testing.T) {
-	needRoot(t)
-	s := &SlotUsers{Prefix: runnerusertest.Prefix()}
-	u, err := s.Ensure(context.Background(), 3)
+// testSlotUsers is the SlotUsers of this test process: runnerusertest's prefix, whose users
+// TestMain removes. It fails the test unless run as root.
+func testSlotUsers(t *testing.T) *SlotUsers {
+	t.Helper()
+	mustBeRoot(t)
+	return &SlotUsers{Prefix: runnerusertest.Prefix()}
+}
+
+// testUser is slot's runner user of s, created if missing.
+func testUser(t *testing.T, s *SlotUsers, slot int) User {
+	t.Helper()
+	u, err := s.Ensure(context.Background(), slot)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return u
+}
+
+func TestSlotUsersEnsureCreatesAnUnprivilegedUserOnce(t *testing.T) {
+	s := testSlotUsers(t)
+	u := testUser(t, s, 3)
 	if u.Name != s.Prefix+"3" || u.UID == 0 || u.GID == 0 {
 		t.Fatalf("Ensure(3) = %+v, want %s3 with a uid and gid other than 0", u, s.Prefix)
 	}
@@ -48,21 +62,14 @@ func TestSlotUsersEnsureCreatesAnUnprivilegedUserOnce(t *testing.T) {
 	if again != u {
 		t.Errorf("second Ensure = %+v, want the same user %+v", again, u)
 	}
-	other, err := s.Ensure(context.Background(), 4)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := testUser(t, s, 4)
 	if other.UID == u.UID {
 		t.Errorf("slots 3 and 4 share uid %d", u.UID)
 	}
 }
 
 func TestCleanUserKillsItsProcessesAndRemovesItsFiles(t *testing.T) {
-	needRoot(t)
-	u, err := (&SlotUsers{Prefix: runnerusertest.Prefix()}).Ensure(context.Background(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testUser(t, testSlotUsers(t), 0)
 	leftTmp := filepath.Join("/tmp", u.Name+"-left")
 	daemonTmp := filepath.Join("/tmp", u.Name+"-daemons")
 	if err := os.WriteFile(daemonTmp, []byte("x"), 0o644); err != nil {
@@ -125,8 +132,7 @@ func statT(t *testing.T, path string) *syscall.Stat_t {
 // Provision creates the missing users of slots 0..n-1 (what `service install` does), Existing
 // lists them in slot order, and Remove deletes one with its home.
 func TestSlotUsersProvisionExistingRemove(t *testing.T) {
-	needRoot(t)
-	s := &SlotUsers{Prefix: runnerusertest.Prefix()}
+	s := testSlotUsers(t)
 	var missing []string
 	for slot := range 2 {
 		if _, err := lookupUser(s.Name(slot)); err != nil {
