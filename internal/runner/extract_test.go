@@ -9,39 +9,52 @@ import (
 	"testing"
 )
 
+// hostileArchive is a package the cache must refuse whole, and what the refusal says.
+type hostileArchive struct {
+	name    string
+	entries []tarEntry
+	want    string
+}
+
+// hostileInEveryFormat are the hostile packages a zip can hold as well as a tarball: a zip is
+// refused by the same rules (TestEnsureRefusesHostileZips writes each one as a zip).
+var hostileInEveryFormat = []hostileArchive{
+	{"absolute path", []tarEntry{{name: "/tmp/evil", body: "x"}}, "absolute or leaves"},
+	{"dot-dot path", []tarEntry{{name: "bin/../../evil", body: "x"}}, "absolute or leaves"},
+	{"absolute symlink", []tarEntry{{name: "etc", typ: tar.TypeSymlink, link: "/etc"}}, "symlink target"},
+	{"escaping symlink", []tarEntry{{name: "bin/up", typ: tar.TypeSymlink, link: "../../.."}}, "symlink target"},
+	{"write through symlink", []tarEntry{
+		{name: "bin/self", typ: tar.TypeSymlink, link: "."},
+		{name: "bin/self/x", body: "x"},
+	}, "through symlink"},
+	{"symlink chain out", []tarEntry{
+		{name: "a/b", typ: tar.TypeSymlink, link: ".."},
+		{name: "a/b/c", typ: tar.TypeSymlink, link: ".."},
+	}, "through symlink"},
+	{"duplicate entry", []tarEntry{{name: "run.sh", body: "a"}, {name: "run.sh", body: "b"}}, "file exists"},
+}
+
 // Every hostile archive is refused whole: nothing is written outside the cache, no package
 // directory appears, no temp file stays.
 func TestEnsureRefusesHostileArchives(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name    string
-		entries []tarEntry
-		want    string
-	}{
-		{"absolute path", []tarEntry{{name: "/tmp/evil", body: "x"}}, "absolute or leaves"},
-		{"dot-dot path", []tarEntry{{name: "bin/../../evil", body: "x"}}, "absolute or leaves"},
-		{"absolute symlink", []tarEntry{{name: "etc", typ: tar.TypeSymlink, link: "/etc"}}, "symlink target"},
-		{"escaping symlink", []tarEntry{{name: "bin/up", typ: tar.TypeSymlink, link: "../../.."}}, "symlink target"},
-		{"write through symlink", []tarEntry{
-			{name: "bin/self", typ: tar.TypeSymlink, link: "."},
-			{name: "bin/self/x", body: "x"},
-		}, "through symlink"},
-		{"symlink chain out", []tarEntry{
-			{name: "a/b", typ: tar.TypeSymlink, link: ".."},
-			{name: "a/b/c", typ: tar.TypeSymlink, link: ".."},
-		}, "through symlink"},
+	refusesEach(t, append([]hostileArchive{
 		{"hardlink outside", []tarEntry{{name: "passwd", typ: tar.TypeLink, link: "../../../etc/passwd"}}, "hardlink target"},
 		{"hardlink to symlink", []tarEntry{
 			{name: "l", typ: tar.TypeSymlink, link: "run.sh"},
 			{name: "h", typ: tar.TypeLink, link: "l"},
 		}, "hardlink to symlink"},
 		{"device node", []tarEntry{{name: "dev", typ: tar.TypeChar}}, "unsupported entry type"},
-		{"duplicate entry", []tarEntry{{name: "run.sh", body: "a"}, {name: "run.sh", body: "b"}}, "file exists"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+	}, hostileInEveryFormat...), buildTarGz, testPackage)
+}
+
+// refusesEach checks, in a subtest each, that every archive built by build and served as the
+// package pkg names is refused (ensureRefused).
+func refusesEach(t *testing.T, archives []hostileArchive, build func(*testing.T, []tarEntry) []byte, pkg func(url string, body []byte) Package) {
+	for _, a := range archives {
+		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
-			ensureRefused(t, buildTarGz(t, tt.entries), testPackage, tt.want)
+			ensureRefused(t, build(t, a.entries), pkg, a.want)
 		})
 	}
 }

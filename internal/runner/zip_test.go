@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"archive/tar"
 	"archive/zip"
 	"bytes"
 	"context"
@@ -86,31 +87,32 @@ func TestEnsureExtractsAWindowsZip(t *testing.T) {
 // forbids and Windows would read as separators, drives or streams.
 func TestEnsureRefusesHostileZips(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name    string
-		entries []zipEntryT
-		want    string
-	}{
-		{"absolute path", []zipEntryT{{name: "/tmp/evil", body: "x"}}, "absolute or leaves"},
-		{"dot-dot path", []zipEntryT{{name: "bin/../../evil", body: "x"}}, "absolute or leaves"},
-		{"backslash dot-dot", []zipEntryT{{name: `..\evil`, body: "x"}}, "backslash or a colon"},
-		{"drive letter", []zipEntryT{{name: "C:evil", body: "x"}}, "backslash or a colon"},
-		{"stream", []zipEntryT{{name: "run.cmd:hidden", body: "x"}}, "backslash or a colon"},
-		{"absolute symlink", []zipEntryT{{name: "etc", body: "/etc", mode: fs.ModeSymlink | 0o777}}, "symlink target"},
-		{"escaping symlink", []zipEntryT{{name: "bin/up", body: "../../..", mode: fs.ModeSymlink | 0o777}}, "symlink target"},
-		{"write through symlink", []zipEntryT{
-			{name: "bin/self", body: ".", mode: fs.ModeSymlink | 0o777},
-			{name: "bin/self/x", body: "x"},
-		}, "through symlink"},
-		{"named pipe", []zipEntryT{{name: "fifo", mode: fs.ModeNamedPipe | 0o644}}, "unsupported entry type"},
-		{"duplicate entry", []zipEntryT{{name: "run.cmd", body: "a"}, {name: "run.cmd", body: "b"}}, "file exists"},
+	refusesEach(t, append([]hostileArchive{
+		{"backslash dot-dot", []tarEntry{{name: `..\evil`, body: "x"}}, "backslash or a colon"},
+		{"drive letter", []tarEntry{{name: "C:evil", body: "x"}}, "backslash or a colon"},
+		{"stream", []tarEntry{{name: "run.cmd:hidden", body: "x"}}, "backslash or a colon"},
+		{"named pipe", []tarEntry{{name: "fifo", typ: tar.TypeFifo}}, "unsupported entry type"},
+	}, hostileInEveryFormat...), buildZipOfTar, winPackage)
+}
+
+// buildZipOfTar writes entries, described as for buildTarGz, as a zip: the same package in the
+// other format. A zip has no hardlinks nor devices; asking for one fails the test.
+func buildZipOfTar(t *testing.T, entries []tarEntry) []byte {
+	t.Helper()
+	z := make([]zipEntryT, len(entries))
+	for i, e := range entries {
+		z[i] = zipEntryT{name: e.name, body: e.body}
+		switch e.typ {
+		case 0, tar.TypeReg:
+		case tar.TypeSymlink: // a zip symlink's body is its target
+			z[i].body, z[i].mode = e.link, fs.ModeSymlink|0o777
+		case tar.TypeFifo:
+			z[i].mode = fs.ModeNamedPipe | 0o644
+		default:
+			t.Fatalf("entry %s: a zip cannot hold a tar entry of type %q", e.name, e.typ)
+		}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			ensureRefused(t, buildZip(t, tt.entries), winPackage, tt.want)
-		})
-	}
+	return buildZip(t, z)
 }
 
 // A Windows package that is not a zip (a tarball where GitHub lists a .zip) is refused.
