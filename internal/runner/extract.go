@@ -28,24 +28,41 @@ func extractTarGz(ctx context.Context, archive, dest string) error {
 		return fmt.Errorf("not a gzip archive: %w", err)
 	}
 	defer gz.Close()
+	tr := tar.NewReader(gz)
+	return extractEach(ctx, dest, func() (*tar.Header, io.Reader, error) {
+		hdr, err := tr.Next()
+		if err != nil && !errors.Is(err, io.EOF) {
+			err = fmt.Errorf("read archive: %w", err)
+		}
+		return hdr, tr, err
+	})
+}
+
+// extractEach writes the entries next returns, until it returns io.EOF, into dest through one extractor,
+// checking ctx before each: the one loop of every archive format. next gives an entry as the
+// tar header it stands for and its content; a content that is an io.Closer is closed once written.
+func extractEach(ctx context.Context, dest string, next func() (*tar.Header, io.Reader, error)) error {
 	x, err := newExtractor(dest)
 	if err != nil {
 		return err
 	}
 	defer x.root.Close()
-	tr := tar.NewReader(gz)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
+		hdr, body, err := next()
+		if err == io.EOF { // only io.EOF itself ends it: an error wrapping one is a failed read
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("read archive: %w", err)
+			return err
 		}
-		if err := x.entry(hdr, tr); err != nil {
+		err = x.entry(hdr, body)
+		if c, ok := body.(io.Closer); ok {
+			c.Close()
+		}
+		if err != nil {
 			return fmt.Errorf("archive entry %q: %w", hdr.Name, err)
 		}
 	}

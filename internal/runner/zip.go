@@ -33,50 +33,50 @@ func extractZip(ctx context.Context, archive, dest string) error {
 		return fmt.Errorf("not a zip archive: %w", err)
 	}
 	defer zr.Close()
-	x, err := newExtractor(dest)
-	if err != nil {
-		return err
-	}
-	defer x.root.Close()
-	for _, f := range zr.File {
-		if err := ctx.Err(); err != nil {
-			return err
+	files := zr.File
+	return extractEach(ctx, dest, func() (*tar.Header, io.Reader, error) {
+		if len(files) == 0 {
+			return nil, nil, io.EOF
 		}
-		if err := zipEntry(x, f); err != nil {
-			return fmt.Errorf("archive entry %q: %w", f.Name, err)
+		f := files[0]
+		files = files[1:]
+		hdr, body, err := zipHeader(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("archive entry %q: %w", f.Name, err)
 		}
-	}
-	return nil
+		return hdr, body, nil
+	})
 }
 
-func zipEntry(x extractor, f *zip.File) error {
+// zipHeader turns f into the tar header it stands for and its content (an open reader for a
+// regular file, which extractEach closes), for the extractor to check and write.
+func zipHeader(f *zip.File) (*tar.Header, io.Reader, error) {
 	if strings.ContainsAny(f.Name, `\:`) {
-		return errors.New(`path has a backslash or a colon: the zip format separates with "/", and Windows would read them as a separator, a drive or a stream`)
+		return nil, nil, errors.New(`path has a backslash or a colon: the zip format separates with "/", and Windows would read them as a separator, a drive or a stream`)
 	}
 	mode := f.Mode()
 	hdr := &tar.Header{Name: f.Name, Mode: int64(mode.Perm())}
-	var body io.Reader
 	switch {
 	case mode.IsDir():
 		hdr.Typeflag = tar.TypeDir
 	case mode&fs.ModeSymlink != 0:
 		target, err := readZipBody(f, maxZipLink)
 		if err != nil {
-			return fmt.Errorf("read symlink target: %w", err)
+			return nil, nil, fmt.Errorf("read symlink target: %w", err)
 		}
 		hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, string(target)
 	case mode.IsRegular():
 		rc, err := f.Open()
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		defer rc.Close()
-		hdr.Typeflag, body = tar.TypeReg, rc
+		hdr.Typeflag = tar.TypeReg
+		return hdr, rc, nil
 	default:
 		// A named pipe, device or socket: extractor.entry names the type it refuses.
 		hdr.Typeflag = tar.TypeFifo
 	}
-	return x.entry(hdr, body)
+	return hdr, nil, nil
 }
 
 func readZipBody(f *zip.File, limit int64) ([]byte, error) {
