@@ -32,19 +32,21 @@ const (
 	rssTimeY    = "RSS (MiB)"
 )
 
-// figure is one SVG: which parts feed it and how it is drawn from them.
+// figure is one SVG: its title and axes, which parts feed it and how it is drawn from them. Every
+// figure's y axis starts at 0.
 type figure struct {
 	file  string
 	title string
+	x, y  string // the axes' labels
 	has   func(Part) bool
 	draw  func(*plot.Plot, []Part) error
 }
 
 var all = []figure{
-	{LatencyFile, "Scale-up latency distribution", func(p Part) bool { return len(p.Latency) > 0 }, drawLatency},
-	{RequestsFile, "REST requests per minute over a run", func(p Part) bool { return len(p.Requests) > 0 }, drawRequests},
-	{RSSTargetsFile, "Daemon RSS against idle targets", func(p Part) bool { return len(p.RSS) > 0 }, drawRSSTargets},
-	{RSSTimeFile, "Daemon RSS over time", func(p Part) bool { return len(p.RSS) > 0 }, drawRSSTime},
+	{LatencyFile, "Scale-up latency distribution", latencyX, latencyY, func(p Part) bool { return len(p.Latency) > 0 }, drawLatency},
+	{RequestsFile, "REST requests per minute over a run", requestsX, requestsY, func(p Part) bool { return len(p.Requests) > 0 }, drawRequests},
+	{RSSTargetsFile, "Daemon RSS against idle targets", rssTargetsX, rssTargetsY, func(p Part) bool { return len(p.RSS) > 0 }, drawRSSTargets},
+	{RSSTimeFile, "Daemon RSS over time", rssTimeX, rssTimeY, func(p Part) bool { return len(p.RSS) > 0 }, drawRSSTime},
 }
 
 // Drawn is one figure Render wrote: its file name in the directory and the commands (with their
@@ -75,6 +77,8 @@ func Render(dir string) ([]Drawn, error) {
 		p := plot.New()
 		p.Title.Text = f.title + "\n" + caption(feed)
 		p.Title.TextStyle.Font.Size = vg.Points(10)
+		p.X.Label.Text, p.Y.Label.Text = f.x, f.y
+		p.Y.Min = 0
 		p.Legend.Top = true
 		p.Add(plotter.NewGrid())
 		if err := f.draw(p, feed); err != nil {
@@ -106,88 +110,80 @@ func logRange(a *plot.Axis, lo, hi float64) {
 	a.Min, a.Max = lo/2, hi*2
 }
 
-// line adds one labelled series in the i-th colour and dash pattern.
-func line(p *plot.Plot, i int, label string, xys plotter.XYs, step bool) error {
-	l, err := plotter.NewLine(xys)
-	if err != nil {
-		return fmt.Errorf("%s: %w", label, err)
+// lines adds one labelled line for each series of the parts (of picks a part's), each in the next
+// colour and dash pattern; points draws a series, and one with no points is left out.
+func lines[S any](p *plot.Plot, parts []Part, of func(Part) []S, step bool, points func(S) (string, plotter.XYs)) error {
+	i := 0
+	for _, part := range parts {
+		for _, s := range of(part) {
+			label, xys := points(s)
+			if len(xys) == 0 {
+				continue
+			}
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				return fmt.Errorf("%s: %w", label, err)
+			}
+			l.Color, l.Dashes = plotutil.Color(i), plotutil.Dashes(i)
+			if step {
+				l.StepStyle = plotter.PostStep
+			}
+			p.Add(l)
+			p.Legend.Add(label, l)
+			i++
+		}
 	}
-	l.Color, l.Dashes = plotutil.Color(i), plotutil.Dashes(i)
-	if step {
-		l.StepStyle = plotter.PostStep
-	}
-	p.Add(l)
-	p.Legend.Add(label, l)
 	return nil
 }
 
 // drawLatency is each run's empirical distribution: the fraction of its jobs started within x
 // seconds. Log scale, since a webhook's tenth of a second and an idle poll's minute share it.
 func drawLatency(p *plot.Plot, parts []Part) error {
-	p.X.Label.Text, p.Y.Label.Text = latencyX, latencyY
-	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Max = 1
 	p.Legend.Left = true // the curves end at the top right
-	i, lo, hi := 0, math.Inf(1), 0.0
-	for _, part := range parts {
-		for _, l := range part.Latency {
-			if len(l.Seconds) == 0 {
-				continue
-			}
-			s := slices.Sorted(slices.Values(l.Seconds))
-			lo, hi = math.Min(lo, math.Max(s[0], 0.001)), math.Max(hi, math.Max(s[len(s)-1], 0.001))
-			xys := plotter.XYs{{X: math.Max(s[0], 0.001), Y: 0}}
-			for k, v := range s {
-				xys = append(xys, plotter.XY{X: math.Max(v, 0.001), Y: float64(k+1) / float64(len(s))})
-			}
-			if err := line(p, i, fmt.Sprintf("%s (%d jobs)", l.Label, len(s)), xys, true); err != nil {
-				return err
-			}
-			i++
+	lo, hi := math.Inf(1), 0.0
+	err := lines(p, parts, func(part Part) []Latency { return part.Latency }, true, func(l Latency) (string, plotter.XYs) {
+		if len(l.Seconds) == 0 {
+			return "", nil
 		}
+		s := slices.Sorted(slices.Values(l.Seconds))
+		lo, hi = math.Min(lo, math.Max(s[0], 0.001)), math.Max(hi, math.Max(s[len(s)-1], 0.001))
+		xys := plotter.XYs{{X: math.Max(s[0], 0.001), Y: 0}}
+		for k, v := range s {
+			xys = append(xys, plotter.XY{X: math.Max(v, 0.001), Y: float64(k+1) / float64(len(s))})
+		}
+		return fmt.Sprintf("%s (%d jobs)", l.Label, len(s)), xys
+	})
+	if err != nil || hi == 0 { // hi stays 0 when no series had a job to draw
+		return err
 	}
-	if i > 0 {
-		logRange(&p.X, lo, hi)
-	}
+	logRange(&p.X, lo, hi)
 	return nil
 }
 
 // drawRequests bins each run's per-second counts by the minute (by 10 s for a run shorter than
 // ten minutes, scaled to a minute, so a one-minute run still shows a curve).
 func drawRequests(p *plot.Plot, parts []Part) error {
-	p.X.Label.Text, p.Y.Label.Text = requestsX, requestsY
-	p.Y.Min = 0
-	i := 0
-	for _, part := range parts {
-		for _, r := range part.Requests {
-			if len(r.PerSecond) == 0 {
-				continue
-			}
-			bin := 60
-			if len(r.PerSecond) < 600 {
-				bin = 10
-			}
-			var xys plotter.XYs
-			for at := 0; at < len(r.PerSecond); at += bin {
-				n, end := 0, min(at+bin, len(r.PerSecond))
-				for _, c := range r.PerSecond[at:end] {
-					n += c
-				}
-				y := float64(n) * 60 / float64(end-at) // a bin is level from its start to its end
-				xys = append(xys, plotter.XY{X: float64(at) / 60, Y: y}, plotter.XY{X: float64(end) / 60, Y: y})
-			}
-			if err := line(p, i, fmt.Sprintf("%s (%d s bins)", r.Label, bin), xys, false); err != nil {
-				return err
-			}
-			i++
+	return lines(p, parts, func(part Part) []Requests { return part.Requests }, false, func(r Requests) (string, plotter.XYs) {
+		bin := 60
+		if len(r.PerSecond) < 600 {
+			bin = 10
 		}
-	}
-	return nil
+		var xys plotter.XYs
+		for at := 0; at < len(r.PerSecond); at += bin {
+			n, end := 0, min(at+bin, len(r.PerSecond))
+			for _, c := range r.PerSecond[at:end] {
+				n += c
+			}
+			y := float64(n) * 60 / float64(end-at) // a bin is level from its start to its end
+			xys = append(xys, plotter.XY{X: float64(at) / 60, Y: y}, plotter.XY{X: float64(end) / 60, Y: y})
+		}
+		return fmt.Sprintf("%s (%d s bins)", r.Label, bin), xys
+	})
 }
 
 // drawRSSTargets is each daemon's largest RSS against its number of targets.
 func drawRSSTargets(p *plot.Plot, parts []Part) error {
-	p.X.Label.Text, p.Y.Label.Text = rssTargetsX, rssTargetsY
-	p.Y.Min = 0
 	var xys plotter.XYs
 	for _, part := range parts {
 		for _, r := range part.RSS {
@@ -208,25 +204,13 @@ func drawRSSTargets(p *plot.Plot, parts []Part) error {
 
 // drawRSSTime is each daemon's RSS, one reading a second.
 func drawRSSTime(p *plot.Plot, parts []Part) error {
-	p.X.Label.Text, p.Y.Label.Text = rssTimeX, rssTimeY
-	p.Y.Min = 0
-	i := 0
-	for _, part := range parts {
-		for _, r := range part.RSS {
-			if len(r.KiB) == 0 {
-				continue
-			}
-			xys := make(plotter.XYs, len(r.KiB))
-			for k, v := range r.KiB {
-				xys[k] = plotter.XY{X: float64(k) / 60, Y: mib(v)}
-			}
-			if err := line(p, i, r.Label, xys, false); err != nil {
-				return err
-			}
-			i++
+	return lines(p, parts, func(part Part) []RSS { return part.RSS }, false, func(r RSS) (string, plotter.XYs) {
+		xys := make(plotter.XYs, len(r.KiB))
+		for k, v := range r.KiB {
+			xys[k] = plotter.XY{X: float64(k) / 60, Y: mib(v)}
 		}
-	}
-	return nil
+		return r.Label, xys
+	})
 }
 
 func mib(kib int) float64 { return float64(kib) / 1024 }

@@ -118,9 +118,6 @@ func (e env) runBurst() (burst, error) {
 }
 
 func (r results) renderBurst(p printer) {
-	if r.Burst == nil {
-		return
-	}
 	b := r.Burst
 	p("## 8. Webhook burst: RSS after unauthenticated bodies\n\n")
 	p("The daemon with a webhook listener and no target; %d concurrent unsigned %d KiB POSTs to it at\n", b.Requests, b.BodyBytes>>10)

@@ -235,9 +235,6 @@ func rssOf(pids []int) int {
 }
 
 func (r results) renderContainers(p printer) {
-	if len(r.Containers) == 0 {
-		return
-	}
 	p("## 14. Container runners against host runners: latency, launch cost, memory\n\n")
 	p("One repository target in webhook mode, its jobs queued one after the other and each running long enough\n")
 	p("for all of them to be in progress at once; the same run with host runners (the shim, one per-slot user\n")

@@ -57,9 +57,6 @@ func (r results) renderCost(p printer, mode string) {
 }
 
 func (r results) renderLimits(p printer) {
-	if len(r.Limits) == 0 {
-		return
-	}
 	p("## 12. Secondary limits: 1,000 and 5,000 idle targets\n\n")
 	p("Idle repository targets (no job queued; the 1,000 run also has an organization target of 300\n")
 	p("repositories, all on one account) at poll_interval %s, on a simulator enforcing GitHub's secondary\n", r.Limits[0].Poll)

@@ -61,7 +61,7 @@ func plotsOnly(o options, argv []string) error {
 		return fmt.Errorf("-update: %w", err)
 	}
 	var part bytes.Buffer
-	results{Figures: drawn}.renderFigures(func(format string, a ...any) { fmt.Fprintf(&part, format, a...) })
+	results{Figures: drawn}.renderSections(func(format string, a ...any) { fmt.Fprintf(&part, format, a...) })
 	note := fmt.Sprintf("Redrawn without measuring: `%s` (%s UTC).", strings.Join(append([]string{"bin/benchmark"}, argv[1:]...), " "),
 		time.Now().UTC().Format("2006-01-02 15:04"))
 	tmp := o.update + ".tmp"
@@ -114,9 +114,6 @@ func figure(p printer, file, what string) {
 
 // renderFigures is the section that says which run each figure's data comes from.
 func (r results) renderFigures(p printer) {
-	if len(r.Figures) == 0 {
-		return
-	}
 	p("%s", figuresIntro)
 	// A list, not a table: splice keeps old table rows by the -only parts their commands name.
 	for _, d := range r.Figures {

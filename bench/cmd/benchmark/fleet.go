@@ -184,9 +184,6 @@ func perMinute(n int, window time.Duration) float64 {
 }
 
 func (r results) renderFleet(p printer) {
-	if len(r.Fleet) == 0 {
-		return
-	}
 	f0 := r.Fleet[0]
 	p("## Fleet: requests and over-provisioning with 1, 2 and 3 hosts\n\n")
 	p("Hosts serve one repository target (`min_idle` 1, each host `max_runners` 4, poll_interval %s) on\n", f0.Poll)

@@ -82,9 +82,6 @@ func (m memoryRun) flat() (change float64, ok bool) {
 }
 
 func (r results) renderMemory(p printer) {
-	if len(r.Memory) == 0 {
-		return
-	}
 	p("## 13. Memory over time: idle targets for 30 minutes\n\n")
 	p("One daemon with idle repository targets (no queued job, `min_idle` 0, the default governor ceiling of\n")
 	p("600 points/min, which spreads the first reads of 1,000 targets over about 7 minutes and stretches\n")

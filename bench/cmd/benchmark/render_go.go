@@ -47,9 +47,6 @@ func trimFloat(v float64) string {
 const nsToMs = 1e-6
 
 func (r results) renderGo(p printer) {
-	if len(r.Go) == 0 {
-		return
-	}
 	if _, _, ok := r.lookup("BenchmarkReload1000"); ok {
 		p("## 4. Config reload with 1,000 targets\n\n")
 		p("The daemon's reload path on a generated 1,000-target file with one target's `max_runners` edited:\n")
@@ -118,7 +115,9 @@ func (r results) renderGo(p printer) {
 		p("minutes; its read share at 10,000 is the Open + Live rows above. Each row is one iteration on a\n")
 		p("shared machine: compare orders of magnitude, not digits.\n\n")
 	}
-	r.renderValidate(p)
+	if len(r.Validate) > 0 { // -only validate runs BenchmarkValidate too: its section comes with the Go part's
+		r.renderValidate(p)
+	}
 	p("<details><summary>Raw benchmark output</summary>\n\n")
 	for _, g := range r.Go {
 		p("`%s`\n\n```\n%s\n```\n\n", g.command(r.GoTool), strings.TrimSpace(g.Output))

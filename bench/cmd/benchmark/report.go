@@ -92,21 +92,37 @@ func (r results) render(w io.Writer) {
 	for _, e := range r.Errors {
 		p("> **Failed:** %s\n\n", e)
 	}
-	r.renderScaleUp(p)
-	r.renderREST(p)
-	r.renderIdle(p)
-	r.renderScaleSet(p)
-	r.renderFleet(p)
-	r.renderGo(p)
-	r.renderBurst(p)
-	r.renderStart(p)
-	r.renderStop(p)
-	r.renderCost(p, "webhook")
-	r.renderCost(p, "poll")
-	r.renderLimits(p)
-	r.renderMemory(p)
-	r.renderContainers(p)
-	r.renderFigures(p)
+	r.renderSections(p)
+}
+
+// renderSections writes the sections of the parts this run measured, in the page's order. A part
+// the run did not measure (-only) writes nothing, not even its heading, so that -update keeps that
+// section of the file (splice). The render methods it calls take their part as measured.
+func (r results) renderSections(p printer) {
+	for _, s := range []struct {
+		measured bool
+		render   func(printer)
+	}{
+		{len(r.ScaleUp) > 0, r.renderScaleUp},
+		{len(r.ScaleUp) > 0 || len(r.Idle) > 0, r.renderREST},
+		{len(r.Idle) > 0, r.renderIdle},
+		{r.ScaleSet != nil, r.renderScaleSet},
+		{len(r.Fleet) > 0, r.renderFleet},
+		{len(r.Go) > 0, r.renderGo},
+		{r.Burst != nil, r.renderBurst},
+		{len(r.Start) > 0, r.renderStart},
+		{r.Stop != nil, r.renderStop},
+		{len(r.Cost) > 0, func(p printer) { r.renderCost(p, "webhook") }}, // each finds its mode's runs
+		{len(r.Cost) > 0, func(p printer) { r.renderCost(p, "poll") }},
+		{len(r.Limits) > 0, r.renderLimits},
+		{len(r.Memory) > 0, r.renderMemory},
+		{len(r.Containers) > 0, r.renderContainers},
+		{len(r.Figures) > 0, r.renderFigures},
+	} {
+		if s.measured {
+			s.render(p)
+		}
+	}
 }
 
 type printer func(format string, a ...any)
@@ -119,9 +135,6 @@ func noteKilled(p printer, run, daemons string, n int) {
 }
 
 func (r results) renderScaleUp(p printer) {
-	if len(r.ScaleUp) == 0 {
-		return
-	}
 	p("## 1. Scale-up latency: job queued -> job in progress\n\n")
 	p("Latency is the job's `started_at` minus its `created_at`, both stamped by the simulator (the fake\n")
 	p("runner marks the job in progress when it takes it). One repository target, `max_runners` = jobs, so\n")
@@ -158,9 +171,6 @@ func (r results) renderScaleUp(p printer) {
 }
 
 func (r results) renderREST(p printer) {
-	if len(r.ScaleUp) == 0 && len(r.Idle) == 0 {
-		return
-	}
 	p("## 2. REST requests per target per hour\n\n")
 	p("Requests are counted at the simulator's front (every request the daemon sent to `api_url`);\n")
 	p("budget is what the simulator charged the token (`RateUsage`): a `304 Not Modified` answer to a\n")
@@ -213,9 +223,6 @@ func (r results) renderREST(p printer) {
 }
 
 func (r results) renderIdle(p printer) {
-	if len(r.Idle) == 0 {
-		return
-	}
 	p("## 3. Daemon RSS and CPU with idle targets\n\n")
 	p("One daemon process (`/proc/<pid>/status` VmRSS, `/proc/<pid>/stat` utime+stime over the window,\n")
 	p("USER_HZ 100); idle targets (no queued job, `min_idle` 0), sampled every second. The window measures\n")

@@ -107,9 +107,6 @@ func (e env) runScaleSet(jobs int, spacing, jobRun, idleWindow time.Duration) (s
 }
 
 func (r results) renderScaleSet(p printer) {
-	if r.ScaleSet == nil {
-		return
-	}
 	s := *r.ScaleSet
 	cmd := "`" + r.self() + " -only scaleset`"
 	perJob := func(n int) float64 { return float64(n) / float64(max(s.Jobs, 1)) }

@@ -78,9 +78,6 @@ func (e env) runStart(window time.Duration) ([]startRun, error) {
 }
 
 func (r results) renderStart(p printer) {
-	if len(r.Start) == 0 {
-		return
-	}
 	p("## 9. Daemon start with 10,000 targets\n\n")
 	p("The real daemon on a generated file of 10,000 repository targets (`bench.Setup`, poll_interval 30s,\n")
 	p("host max_runners 1,000), against the simulator with 10,000 repositories: wall time from exec to\n")

@@ -61,9 +61,6 @@ func logLines(path string) int {
 }
 
 func (r results) renderStop(p printer) {
-	if r.Stop == nil {
-		return
-	}
 	s := r.Stop
 	p("## Daemon stop with 10,000 idle targets\n\n")
 	p("The real daemon on a generated file of 10,000 repository targets with no job (`bench.Setup`,\n")

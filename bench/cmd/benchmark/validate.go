@@ -55,9 +55,6 @@ func (e env) runValidate() ([]validateRun, error) {
 }
 
 func (r results) renderValidate(p printer) {
-	if len(r.Validate) == 0 {
-		return
-	}
 	p("## 7. `runner-manager validate` of large files\n\n")
 	p("The real binary (`bin/runner-manager validate --config FILE`) on generated files (`bench.Setup`: one\n")
 	p("repository target per entry, one label each), as a process: wall time from exec to exit, and the\n")
