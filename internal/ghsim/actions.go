@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -401,12 +400,5 @@ func configScope(u string) scope {
 
 // sortedSets returns the scale sets of sc by id. Callers hold s.mu.
 func (s *Server) sortedSets(sc scope) []*scaleSet {
-	var out []*scaleSet
-	for _, ss := range s.act.sets {
-		if ss.sc == sc {
-			out = append(out, ss)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	return out
+	return byID(s.act.sets, func(ss *scaleSet) bool { return ss.sc == sc })
 }

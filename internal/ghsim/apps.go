@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -176,14 +175,7 @@ func (s *Server) handleFindInstallation(w http.ResponseWriter, r *http.Request, 
 	writeError(w, http.StatusNotFound, "Not Found")
 }
 
-func (s *Server) sortedInstallations() []*installation {
-	out := make([]*installation, 0, len(s.installations))
-	for _, i := range s.installations {
-		out = append(out, i)
-	}
-	slices.SortFunc(out, func(a, b *installation) int { return int(a.id - b.id) })
-	return out
-}
+func (s *Server) sortedInstallations() []*installation { return byID(s.installations, nil) }
 
 // handleListInstallations serves GET /app/installations.
 func (s *Server) handleListInstallations(w http.ResponseWriter, r *http.Request, p *principal) {

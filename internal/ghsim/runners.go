@@ -165,14 +165,7 @@ func (s *Server) handleRunnerGroups(w http.ResponseWriter, r *http.Request, a *a
 // groupsOf lists, by id, the Default group and the groups of owner (runnerGroup.org). Callers
 // hold s.mu.
 func (s *Server) groupsOf(owner string) []*runnerGroup {
-	var groups []*runnerGroup
-	for _, g := range s.groups {
-		if g.org == "" || g.org == owner {
-			groups = append(groups, g)
-		}
-	}
-	slices.SortFunc(groups, func(x, y *runnerGroup) int { return int(x.id - y.id) })
-	return groups
+	return byID(s.groups, func(g *runnerGroup) bool { return g.org == "" || g.org == owner })
 }
 
 // handleRunnerGroupRepos serves GET /orgs/{org}/actions/runner-groups/{id}/repositories: the

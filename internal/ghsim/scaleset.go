@@ -372,7 +372,7 @@ func (s *Server) ScaleSets() []ScaleSet {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []ScaleSet
-	for _, ss := range s.act.sets {
+	for _, ss := range byID(s.act.sets, nil) {
 		v := ScaleSet{ID: ss.id, Name: ss.name, Scope: ss.sc.display(), GroupID: ss.groupID,
 			Labels: slices.Clone(ss.labels), Unacked: len(ss.msgs), Opened: ss.opened, Conflicts: ss.conflicts, Statistics: s.stats(ss)}
 		if ss.session != nil {
@@ -380,6 +380,5 @@ func (s *Server) ScaleSets() []ScaleSet {
 		}
 		out = append(out, v)
 	}
-	slices.SortFunc(out, func(a, b ScaleSet) int { return int(a.ID - b.ID) })
 	return out
 }

@@ -197,11 +197,20 @@ func (s *Server) apply(w http.ResponseWriter, ss *scaleSet, f setFields) bool {
 	return true
 }
 
+// readActionsBody decodes r's JSON body into v, or answers 400 (an ArgumentException) with msg
+// when the body is not JSON or required (a field of v, nil: none) is blank; false: answered.
+func readActionsBody(w http.ResponseWriter, r *http.Request, v any, required *string, msg string) bool {
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil || (required != nil && strings.TrimSpace(*required) == "") {
+		writeActionsError(w, http.StatusBadRequest, excInvalid, msg)
+		return false
+	}
+	return true
+}
+
 // handleCreateScaleSet serves POST rss: 200 with the set (not 201).
 func (s *Server) handleCreateScaleSet(w http.ResponseWriter, r *http.Request, sc scope) {
 	var f setFields
-	if err := json.NewDecoder(r.Body).Decode(&f); err != nil {
-		writeActionsError(w, http.StatusBadRequest, excInvalid, "The request body is not valid JSON.")
+	if !readActionsBody(w, r, &f, nil, "The request body is not valid JSON.") {
 		return
 	}
 	ss := &scaleSet{id: s.newID(), sc: sc, createdOn: s.now(), lastMsg: firstMessageID, notify: make(chan struct{})}
@@ -217,8 +226,7 @@ func (s *Server) handleCreateScaleSet(w http.ResponseWriter, r *http.Request, sc
 
 func (s *Server) handleUpdateScaleSet(w http.ResponseWriter, r *http.Request, ss *scaleSet) {
 	var f setFields
-	if err := json.NewDecoder(r.Body).Decode(&f); err != nil {
-		writeActionsError(w, http.StatusBadRequest, excInvalid, "The request body is not valid JSON.")
+	if !readActionsBody(w, r, &f, nil, "The request body is not valid JSON.") {
 		return
 	}
 	if s.apply(w, ss, f) {
@@ -246,8 +254,7 @@ func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request, ss 
 		SessionID string `json:"sessionId"`
 		OwnerName string `json:"ownerName"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || strings.TrimSpace(body.OwnerName) == "" {
-		writeActionsError(w, http.StatusBadRequest, excInvalid, "ownerName is required.")
+	if !readActionsBody(w, r, &body, &body.OwnerName, "ownerName is required.") {
 		return
 	}
 	if ss.session != nil && !s.stale(ss.session) {
@@ -314,8 +321,7 @@ func (s *Server) handleScaleSetJIT(w http.ResponseWriter, r *http.Request, ss *s
 		Name       string `json:"name"`
 		WorkFolder string `json:"workFolder"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || strings.TrimSpace(body.Name) == "" {
-		writeActionsError(w, http.StatusBadRequest, excInvalid, "The runner name is required.")
+	if !readActionsBody(w, r, &body, &body.Name, "The runner name is required.") {
 		return
 	}
 	sc := ss.sc
@@ -387,8 +393,7 @@ func (s *Server) handleAcquireJobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var ids []int64
-	if err := json.NewDecoder(r.Body).Decode(&ids); err != nil {
-		writeActionsError(w, http.StatusBadRequest, excInvalid, "The body must be a JSON array of runnerRequestIds.")
+	if !readActionsBody(w, r, &ids, nil, "The body must be a JSON array of runnerRequestIds.") {
 		return
 	}
 	s.mu.Lock()

@@ -218,14 +218,7 @@ func (s *Server) Jobs() []Job {
 	return out
 }
 
-func (s *Server) sortedJobs() []*job {
-	out := make([]*job, 0, len(s.jobs))
-	for _, j := range s.jobs {
-		out = append(out, j)
-	}
-	slices.SortFunc(out, func(a, b *job) int { return int(a.id - b.id) })
-	return out
-}
+func (s *Server) sortedJobs() []*job { return byID(s.jobs, nil) }
 
 // FinishJob ends a job with conclusion ("success", "failure", "cancelled"). A job its runner is
 // running is stopped through the runner (it reports back); a job whose runner is gone (crashed,
@@ -259,15 +252,9 @@ func (s *Server) Runners() []Runner {
 	return out
 }
 
+// sortedRunners returns the runners of sc ("": every scope) by id.
 func (s *Server) sortedRunners(sc scope) []*runner {
-	out := make([]*runner, 0, len(s.runners))
-	for _, r := range s.runners {
-		if sc == "" || r.scope == sc {
-			out = append(out, r)
-		}
-	}
-	slices.SortFunc(out, func(a, b *runner) int { return int(a.id - b.id) })
-	return out
+	return byID(s.runners, func(r *runner) bool { return sc == "" || r.scope == sc })
 }
 
 // Registrations returns the history of JIT registrations, including removed runners.

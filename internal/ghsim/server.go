@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -305,6 +307,18 @@ func decodeBody(r *http.Request, v any) error {
 func pathID(r *http.Request, name string) (int64, bool) {
 	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
 	return id, err == nil
+}
+
+// byID returns the values of m (keyed by their ids) that keep accepts (nil: all), in id order:
+// GitHub lists objects oldest first, and a map iterates in no order at all.
+func byID[T any](m map[int64]T, keep func(T) bool) []T {
+	var out []T
+	for _, id := range slices.Sorted(maps.Keys(m)) {
+		if v := m[id]; keep == nil || keep(v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // byPathID finds the object the path's {id} names in m, or answers 404 Not Found, as GitHub does

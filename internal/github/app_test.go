@@ -44,18 +44,32 @@ func (s *sim) appClient(installationID int64) (*Client, string) {
 // appClientAs is appClient with the App named as g names it (app_id or app_client_id).
 func (s *sim) appClientAs(g config.GitHub) (*Client, string) {
 	s.t.Helper()
-	key := appKey(s.t)
-	path := filepath.Join(s.t.TempDir(), "app.pem")
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	if err := os.WriteFile(path, pemBytes, 0o600); err != nil {
-		s.t.Fatal(err)
-	}
+	path, pemText := keyFile(s.t, appKey(s.t))
 	g.APIURL, g.PrivateKeyFile = s.srv.URL(), path
 	c, err := NewFromConfig(g, s.t.TempDir(), s.options())
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return c, string(pemBytes)
+	return c, pemText
+}
+
+// keyFile writes key as a PEM file (0600) and returns its path and text.
+func keyFile(t *testing.T, key *rsa.PrivateKey) (path, pemText string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "app.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	if err := os.WriteFile(path, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, string(pemBytes)
+}
+
+// addOrgRepo creates organisation owner with repository name, outside any installation, and
+// returns the repository's scope.
+func (s *sim) addOrgRepo(owner, name string) Scope {
+	s.srv.CreateOrg(owner)
+	s.srv.CreateRepo(owner, name)
+	return Scope{Owner: owner, Repo: name}
 }
 
 // jobIDs returns the jobs' ids, sorted.
@@ -143,10 +157,9 @@ func TestAppFixedInstallationAndRevokedToken(t *testing.T) {
 func TestAppNotInstalled(t *testing.T) {
 	s := newSim(t)
 	s.installApp("acme")
-	s.srv.CreateOrg("other")
-	s.srv.CreateRepo("other", "x")
+	other := s.addOrgRepo("other", "x")
 	c, _ := s.appClient(0)
-	_, err := c.ListRunners(context.Background(), Scope{Owner: "other", Repo: "x"})
+	_, err := c.ListRunners(context.Background(), other)
 	if err == nil || !strings.Contains(err.Error(), "GitHub App 42 is not installed on other: install the App on that account") || !IsTerminal(err) {
 		t.Fatalf("err = %v", err)
 	}
@@ -162,8 +175,7 @@ func TestAppUnknownKeyIsUnauthorized(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "wrong.pem")
-	os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(other)}), 0o600)
+	path, _ := keyFile(t, other)
 	c, err := NewFromConfig(config.GitHub{APIURL: s.srv.URL(), AppID: 42, PrivateKeyFile: path}, t.TempDir(), s.options())
 	if err != nil {
 		t.Fatal(err)
@@ -188,14 +200,12 @@ func TestAppBadKeyFile(t *testing.T) {
 func TestAppBudgetsArePerInstallation(t *testing.T) {
 	s := newSim(t)
 	s.installApp("acme")
-	s.srv.CreateOrg("beta")
-	s.srv.CreateRepo("beta", "svc")
+	beta := s.addOrgRepo("beta", "svc")
 	if _, err := s.srv.CreateInstallation(42, "beta"); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := s.appClient(0)
 	ctx := context.Background()
-	beta := Scope{Owner: "beta", Repo: "svc"}
 	s.srv.AddFault(ghsim.Fault{Path: "/repos/acme/api/actions/runners", Kind: ghsim.FaultBudgetExhausted, RetryAfter: 30 * time.Minute, Count: 1})
 	var rl *RateLimitedError
 	if _, err := c.ListRunners(ctx, repoScope); !errors.As(err, &rl) {

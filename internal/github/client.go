@@ -321,6 +321,31 @@ func (c *Client) call(ctx context.Context, s Scope, o op, fn func(ctx context.Co
 	}
 }
 
+// scoped is one REST call in the forms GitHub gives it for a repository, an organisation and an
+// enterprise: go-github names each differently and takes the scope's parts as its arguments.
+type scoped[T any] struct {
+	repo func(ctx context.Context, owner, repo string) (T, *gh.Response, error)
+	org  func(ctx context.Context, org string) (T, *gh.Response, error)
+	ent  func(ctx context.Context, enterprise string) (T, *gh.Response, error)
+}
+
+// callScoped makes the form of f that fits s's kind, under c.call as operation o.
+func callScoped[T any](ctx context.Context, c *Client, s Scope, o op, f scoped[T]) (T, error) {
+	var out T
+	err := c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
+		switch {
+		case s.IsEnterprise():
+			out, resp, err = f.ent(ctx, s.Enterprise)
+		case s.IsOrg():
+			out, resp, err = f.org(ctx, s.Owner)
+		default:
+			out, resp, err = f.repo(ctx, s.Owner, s.Repo)
+		}
+		return resp, err
+	})
+	return out, err
+}
+
 // classify turns a go-github or transport error into one of the package's error types.
 func (c *Client) classify(s Scope, o op, resp *gh.Response, err error) error {
 	var own *Error

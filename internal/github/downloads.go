@@ -33,18 +33,11 @@ var (
 // RunnerPackage picks the runner package for os/arch (GitHub's spelling: linux|osx|win,
 // x64|arm64|arm) at version "latest" (or "") or a pinned "x.y.z".
 func (c *Client) RunnerPackage(ctx context.Context, s Scope, os, arch, version string) (Package, error) {
-	var list []*gh.RunnerApplicationDownload
 	o := pick(s, opDLRepo, opDLOrg, opDLEnt)
-	err := c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
-		switch {
-		case s.IsEnterprise():
-			list, resp, err = c.gh.Enterprise.ListRunnerApplicationDownloads(ctx, s.Enterprise)
-		case s.IsOrg():
-			list, resp, err = c.gh.Actions.ListOrganizationRunnerApplicationDownloads(ctx, s.Owner)
-		default:
-			list, resp, err = c.gh.Actions.ListRunnerApplicationDownloads(ctx, s.Owner, s.Repo)
-		}
-		return resp, err
+	list, err := callScoped(ctx, c, s, o, scoped[[]*gh.RunnerApplicationDownload]{
+		repo: c.gh.Actions.ListRunnerApplicationDownloads,
+		org:  c.gh.Actions.ListOrganizationRunnerApplicationDownloads,
+		ent:  c.gh.Enterprise.ListRunnerApplicationDownloads,
 	})
 	if err != nil {
 		return Package{}, err

@@ -21,17 +21,10 @@ func (c *Client) RegistrationToken(ctx context.Context, scope string) (string, e
 		return "", err
 	}
 	o := pick(s, opRegTokenRepo, opRegTokenOrg, opRegTokenEnt)
-	var out *gh.RegistrationToken
-	err = c.call(ctx, s, o, func(ctx context.Context) (resp *gh.Response, err error) {
-		switch {
-		case s.IsEnterprise():
-			out, resp, err = c.gh.Enterprise.CreateRegistrationToken(ctx, s.Enterprise)
-		case s.IsOrg():
-			out, resp, err = c.gh.Actions.CreateOrganizationRegistrationToken(ctx, s.Owner)
-		default:
-			out, resp, err = c.gh.Actions.CreateRegistrationToken(ctx, s.Owner, s.Repo)
-		}
-		return resp, err
+	out, err := callScoped(ctx, c, s, o, scoped[*gh.RegistrationToken]{
+		repo: c.gh.Actions.CreateRegistrationToken,
+		org:  c.gh.Actions.CreateOrganizationRegistrationToken,
+		ent:  c.gh.Enterprise.CreateRegistrationToken,
 	})
 	if err != nil {
 		return "", err
