@@ -74,6 +74,13 @@ func (f *reloadFixture) busyFor(t *testing.T, duration time.Duration) func(lastW
 	}
 }
 
+// stop checks that no edit killed a busy runner, then stops the daemon as stopClean does.
+func (f *reloadFixture) stop(t *testing.T) {
+	t.Helper()
+	harness.AssertNoBusyKilled(t, f.sim, f.cfg.StateDir)
+	stopClean(t, f.d, f.sim)
+}
+
 // checkBystander fails the test if the bystander was disturbed after mark or its warm runner changed.
 func (f *reloadFixture) checkBystander(t *testing.T, mark harness.LogMark) {
 	t.Helper()
@@ -110,8 +117,7 @@ func TestReloadCapacityTakesEffectNextPass(t *testing.T) {
 	after.AssertWithin(t, 5, map[string]int{"acme/edited": 3, "acme/bystander": 2})
 	before.AssertWithin(t, 5, map[string]int{"acme/edited": 1})
 	untouched(t, f.d, mark, "bystander")
-	harness.AssertNoBusyKilled(t, f.sim, f.cfg.StateDir)
-	stopClean(t, f.d, f.sim)
+	f.stop(t)
 }
 
 // TestReloadLabelsReplacesIdleLetsBusyFinish changes a target's labels while it has a warm runner and
@@ -150,8 +156,7 @@ func TestReloadLabelsReplacesIdleLetsBusyFinish(t *testing.T) {
 		}
 	}
 	f.checkBystander(t, mark)
-	harness.AssertNoBusyKilled(t, f.sim, f.cfg.StateDir)
-	stopClean(t, f.d, f.sim)
+	f.stop(t)
 }
 
 // TestReloadInvalidFileKeepsLastGood writes invalid files (a value the schema rejects, then a TOML
@@ -189,7 +194,7 @@ func TestReloadInvalidFileKeepsLastGood(t *testing.T) {
 		t.Errorf("status after the fix: %+v; want ok and generation %d", st.Config, gen+1)
 	}
 	f.checkBystander(t, mark)
-	stopClean(t, f.d, f.sim)
+	f.stop(t)
 }
 
 // breakLine replaces the line starting with key in target's table by bad, and returns the file and
@@ -214,26 +219,38 @@ func breakLine(t *testing.T, file []byte, target, key, bad string) ([]byte, int)
 func TestReloadRenameBasedWrites(t *testing.T) {
 	f := startReloadFixture(t, nil, false)
 	busyDone := f.busyThrough(t)
-	for i, edit := range []func(){
+	applied := f.applyEach(t, func() { harness.WriteConfigViaRename(t, f.cfg.Path, f.cfg.Render(t)) },
 		func() { f.cfg.Add(harness.RepoTarget("added", "acme/added", labels, 1)) },
 		func() { f.cfg.Target(t, "added").MaxRunners = 2 },
 		func() { f.cfg.Remove("added") },
-	} {
+	)
+	for i, msg := range applied {
+		if !strings.Contains(msg, "added") {
+			t.Errorf("rename %d applied %q; want a change of target added", i+1, msg)
+		}
+	}
+	busyDone()
+	f.stop(t)
+}
+
+// applyEach makes each edit of f.cfg, writes the file with write and waits for the reload, with
+// the bystander untouched; the first edit adds target added, and a job then runs on it. It returns
+// each reload's summary.
+func (f *reloadFixture) applyEach(t *testing.T, write func(), edits ...func()) []string {
+	t.Helper()
+	var applied []string
+	for i, edit := range edits {
 		mark := f.d.Mark()
 		edit()
-		harness.WriteConfigViaRename(t, f.cfg.Path, f.cfg.Render(t))
-		applied := waitApplied(t, f.d, mark)
-		if !strings.Contains(applied.Msg, "added") {
-			t.Errorf("rename %d applied %q; want a change of target added", i+1, applied.Msg)
-		}
+		write()
+		applied = append(applied, waitApplied(t, f.d, mark).Msg)
 		if i == 0 {
 			job := f.sim.MustQueue(t, "acme/added", labels, time.Second)
 			f.sim.WaitJobsDone(t, jobsTimeout, job)
 		}
 		f.checkBystander(t, mark)
 	}
-	busyDone()
-	stopClean(t, f.d, f.sim)
+	return applied
 }
 
 // TestReloadConfigMapSymlinkSwap runs the daemon on a Kubernetes-style mounted ConfigMap
@@ -241,26 +258,16 @@ func TestReloadRenameBasedWrites(t *testing.T) {
 func TestReloadConfigMapSymlinkSwap(t *testing.T) {
 	f := startReloadFixture(t, nil, true)
 	busyDone := f.busyThrough(t)
-	for i, edit := range []func(){
+	applied := f.applyEach(t, func() { f.cfg.SwapConfigMap(t) },
 		func() { f.cfg.Add(harness.RepoTarget("added", "acme/added", labels, 1)) },
 		func() { f.cfg.Target(t, "edited").MaxRunners = 3 },
-	} {
-		mark := f.d.Mark()
-		edit()
-		f.cfg.SwapConfigMap(t)
-		applied := waitApplied(t, f.d, mark)
-		t.Logf("swap %d: %s", i+1, applied.Msg)
-		if i == 0 {
-			job := f.sim.MustQueue(t, "acme/added", labels, time.Second)
-			f.sim.WaitJobsDone(t, jobsTimeout, job)
-		}
-		f.checkBystander(t, mark)
-	}
+	)
+	t.Logf("the swaps applied: %q", applied)
 	if st := f.d.Status(t); st.Config.Generation != 3 || !st.Config.LastReload.OK {
 		t.Errorf("after two swaps status config is %+v; want generation 3, ok", st.Config)
 	}
 	busyDone()
-	stopClean(t, f.d, f.sim)
+	f.stop(t)
 }
 
 // TestReloadRemoveTargetLetsBusyFinish removes, and in a second round disables, a target while its
@@ -304,8 +311,7 @@ func TestReloadRemoveTargetLetsBusyFinish(t *testing.T) {
 		}
 		f.checkBystander(t, mark)
 	}
-	harness.AssertNoBusyKilled(t, f.sim, f.cfg.StateDir)
-	stopClean(t, f.d, f.sim)
+	f.stop(t)
 }
 
 // TestSIGHUPReappliesSameConfigAsNoOp forces a reload of an unchanged file with SIGHUP: it is read
@@ -323,5 +329,5 @@ func TestSIGHUPReappliesSameConfigAsNoOp(t *testing.T) {
 	}
 	untouched(t, f.d, mark, "edited")
 	f.checkBystander(t, mark)
-	stopClean(t, f.d, f.sim)
+	f.stop(t)
 }

@@ -40,12 +40,7 @@ func TestShutdownIsBoundedAndLeavesBusyRunners(t *testing.T) {
 		t.Fatalf("during the drain: %v", got)
 	}
 	h.clock.Advance(60 * time.Second) // the drain bound (shutdown_drain_timeout)
-	var rep ShutdownReport
-	select {
-	case rep = <-done:
-	case <-h.deadline().Done():
-		t.Fatal("Shutdown did not return at its bound")
-	}
+	rep := await(h, done, "Shutdown did not return at its bound")
 	if !rep.TimedOut || rep.Left != 1 || rep.LeftBusy != 1 {
 		t.Fatalf("report = %+v, want the busy runner left for recovery", rep)
 	}
@@ -61,20 +56,8 @@ func TestShutdownIsBoundedAndLeavesBusyRunners(t *testing.T) {
 
 func TestShutdownReturnsAsSoonAsDrained(t *testing.T) {
 	h := startA(t, 1)
-	before := h.passCount("a")
-	done := h.shutdownAsync()
-	h.waitPass("a", before) // drain pass: the idle runner is deregistered and stopped
-	h.settle(2)             // the loop's drain poll and the shutdown bound
-	before = h.passCount("a")
-	h.clock.Advance(time.Second) // next drain pass concludes it; the loop ends; well inside the bound
-	h.waitPass("a", before)
-	select {
-	case rep := <-done:
-		if rep.TimedOut || rep.Left != 0 {
-			t.Fatalf("report = %+v", rep)
-		}
-	case <-h.deadline().Done():
-		t.Fatal("Shutdown did not return once drained")
+	if rep := h.shutdownDrained("Shutdown did not return once drained"); rep.TimedOut || rep.Left != 0 {
+		t.Fatalf("report = %+v", rep)
 	}
 	h.joinRun()
 	h.w.checkPromises()
@@ -86,30 +69,20 @@ func TestUpgradeDrainCompletesWhileGitHubIsUnreachable(t *testing.T) {
 	h.tick(poll, 1, "a")
 	h.w.setFail("repo:acme/a", errOffline)
 
-	done := make(chan error, 1)
 	before := h.passCount("a")
-	go func() { done <- h.s.UpgradeDrain(context.Background()) }()
+	done := h.upgradeDrainAsync()
 	h.waitPass("a", before)
 	h.settle(2) // the loop's drain poll and the upgrade's journal poll
 	h.clock.Advance(time.Second)
 	h.settle(2)
-	select {
-	case err := <-done:
-		t.Fatalf("upgrade finished with a job running: %v", err)
-	default:
-	}
+	notYet(h, done, "upgrade finished with a job running")
 	// The runner crashes mid-job (a runner that ended 0 after its job would owe GitHub nothing:
 	// TestRunnerThatEndedOnItsOwnIsNotDeleted); GitHub is still unreachable.
 	h.w.exitRunners("repo:acme/a", 1)
 	h.poke("a", 2)
 	h.clock.Advance(time.Second)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("UpgradeDrain: %v", err)
-		}
-	case <-h.deadline().Done():
-		t.Fatal("upgrade drain did not complete from the journal's count")
+	if err := await(h, done, "upgrade drain did not complete from the journal's count"); err != nil {
+		t.Fatalf("UpgradeDrain: %v", err)
 	}
 	if got := h.byState("a"); got["exited"] != 1 {
 		t.Fatalf("the exited runner still owes its deregistration: %v", got)
@@ -118,18 +91,11 @@ func TestUpgradeDrainCompletesWhileGitHubIsUnreachable(t *testing.T) {
 
 func TestShutdownSupersedesUpgradeDrain(t *testing.T) {
 	h := twoRunnersOneBusy(t)
-	upgrade := make(chan error, 1)
-	go func() { upgrade <- h.s.UpgradeDrain(context.Background()) }()
+	upgrade := h.upgradeDrainAsync()
 	h.settle(2)
-	shutdown := make(chan ShutdownReport, 1)
-	go func() { rep, _ := h.s.Shutdown(context.Background()); shutdown <- rep }()
-	select {
-	case err := <-upgrade:
-		if !errors.Is(err, ErrSuperseded) {
-			t.Fatalf("UpgradeDrain = %v, want ErrSuperseded", err)
-		}
-	case <-h.deadline().Done():
-		t.Fatal("the upgrade drain kept waiting after Shutdown")
+	shutdown := h.shutdownAsync()
+	if err := await(h, upgrade, "the upgrade drain kept waiting after Shutdown"); !errors.Is(err, ErrSuperseded) {
+		t.Fatalf("UpgradeDrain = %v, want ErrSuperseded", err)
 	}
 	h.settle(2) // the loop and the shutdown bound
 	h.clock.Advance(60 * time.Second)
@@ -292,9 +258,8 @@ func TestCancelledUpgradeDrainResumesLaunching(t *testing.T) {
 
 func TestResumeAfterCompletedUpgradeDrainLaunchesAgain(t *testing.T) {
 	h := twoRunnersOneBusy(t)
-	done := make(chan error, 1)
 	before := h.passCount("a")
-	go func() { done <- h.s.UpgradeDrain(context.Background()) }()
+	done := h.upgradeDrainAsync()
 	h.waitPass("a", before)
 	h.settle(2) // the loop's poll timer and the drain's journal poll
 	h.w.finishJobs("repo:acme/a")
@@ -349,13 +314,8 @@ func TestShutdownEmptyLoopReadsNothing(t *testing.T) {
 		t.Errorf("the empty loop's drain pass listed runners %d times, want none", n-listed)
 	}
 	h.clock.Advance(60 * time.Second) // the bound: a's busy runner is left for recovery
-	select {
-	case rep := <-done:
-		if !rep.TimedOut || rep.LeftBusy != 1 {
-			t.Fatalf("report = %+v, want a's busy runner left", rep)
-		}
-	case <-h.deadline().Done():
-		t.Fatal("Shutdown did not return at its bound")
+	if rep := await(h, done, "Shutdown did not return at its bound"); !rep.TimedOut || rep.LeftBusy != 1 {
+		t.Fatalf("report = %+v, want a's busy runner left", rep)
 	}
 	h.joinRun()
 	h.w.checkPromises()

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -192,8 +191,7 @@ func TestGhostMarkClearedWhenListedAgain(t *testing.T) {
 // Issue 30 item 1: an upgrade drain waits for a busy runner at most until max_job_duration ends it.
 func TestUpgradeDrainWaitsAtMostMaxJobDuration(t *testing.T) {
 	h, id := busyA(t, 10*time.Minute, false)
-	done := make(chan error, 1)
-	go func() { done <- h.s.UpgradeDrain(context.Background()) }()
+	done := h.upgradeDrainAsync()
 	var err error
 	ok := false
 	for range int((10*time.Minute + 3*poll) / poll) {

@@ -132,20 +132,9 @@ func TestFleetDrainReapsWhateverTheFleetSays(t *testing.T) {
 	f.mu.Lock()
 	f.moved = true
 	f.mu.Unlock()
-	before := h.passCount("a")
-	done := h.shutdownAsync()
-	h.waitPass("a", before) // the drain pass: the idle runner is deregistered and stopped
-	h.settle(2)
-	before = h.passCount("a")
-	h.clock.Advance(time.Second) // the next drain pass concludes it and the loop ends
-	h.waitPass("a", before)
-	select {
-	case rep := <-done:
-		if rep.TimedOut || rep.Left != 0 {
-			t.Fatalf("report = %+v, want the idle runner reaped and nothing left", rep)
-		}
-	case <-h.deadline().Done():
-		t.Fatal("Shutdown did not return once drained: the idle runner was never reaped")
+	rep := h.shutdownDrained("Shutdown did not return once drained: the idle runner was never reaped")
+	if rep.TimedOut || rep.Left != 0 {
+		t.Fatalf("report = %+v, want the idle runner reaped and nothing left", rep)
 	}
 	h.joinRun()
 	f.mu.Lock()

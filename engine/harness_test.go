@@ -267,6 +267,52 @@ func (h *harness) shutdownAsync() <-chan ShutdownReport {
 	return done
 }
 
+// upgradeDrainAsync begins an UpgradeDrain and answers its error when it returns.
+func (h *harness) upgradeDrainAsync() <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- h.s.UpgradeDrain(context.Background()) }()
+	return done
+}
+
+// shutdownDrained shuts down a with one idle runner and returns the report: the first drain pass
+// deregisters and stops the runner, the next, a second later and well inside the bound,
+// concludes it and the loop ends. A Shutdown that does not return then fails the test with what.
+func (h *harness) shutdownDrained(what string) ShutdownReport {
+	h.t.Helper()
+	before := h.passCount("a")
+	done := h.shutdownAsync()
+	h.waitPass("a", before)
+	h.settle(2) // the loop's drain poll and the shutdown bound
+	before = h.passCount("a")
+	h.clock.Advance(time.Second)
+	h.waitPass("a", before)
+	return await(h, done, what)
+}
+
+// await returns ch's answer; one that does not come before the test's deadline fails the test
+// with what (a drain that should have returned).
+func await[T any](h *harness, ch <-chan T, what string) T {
+	h.t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-h.deadline().Done():
+		h.t.Fatal(what)
+	}
+	var zero T
+	return zero
+}
+
+// notYet fails the test with what if ch has answered: the drain must still be waiting.
+func notYet[T any](h *harness, ch <-chan T, what string) {
+	h.t.Helper()
+	select {
+	case v := <-ch:
+		h.t.Fatalf("%s: it returned %v", what, v)
+	default:
+	}
+}
+
 // byState counts the journal's attempts of target per state.
 func (h *harness) byState(target string) map[string]int {
 	out := map[string]int{}

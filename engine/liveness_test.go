@@ -122,16 +122,11 @@ func TestUpgradeDrainWaitsForALaunchUnderWayAndStopsTheRest(t *testing.T) {
 	h.apply(cfgOf(baseTarget("a")))
 	h.run()
 	<-h.w.jitEntered // the first of three launches is registering
-	done := make(chan error, 1)
-	go func() { done <- h.s.UpgradeDrain(context.Background()) }()
+	done := h.upgradeDrainAsync()
 	h.settleTimers(1) // the upgrade's journal poll; the loop is inside its launch
 	h.clock.Advance(time.Second)
 	h.settleTimers(1)
-	select {
-	case err := <-done:
-		t.Fatalf("the upgrade drain ended (%v) while a launch was under way", err)
-	default:
-	}
+	notYet(h, done, "the upgrade drain ended while a launch was under way")
 	close(h.w.jitGate)
 	if err, ok := h.advanceUntil(done, 10); !ok || err != nil {
 		t.Fatalf("UpgradeDrain = %v (ended %v), want nil once the launched runner was reaped", err, ok)
@@ -158,8 +153,7 @@ func TestUpgradeDrainKeepsWaitingWhileTheJournalIsUnreadable(t *testing.T) {
 		return nil
 	}
 	broken.Store(true)
-	done := make(chan error, 1)
-	go func() { done <- h.s.UpgradeDrain(context.Background()) }()
+	done := h.upgradeDrainAsync()
 	if err, ended := h.advanceUntil(done, 3); ended {
 		t.Fatalf("UpgradeDrain ended with %v while the journal was unreadable, want it to keep waiting", err)
 	}
@@ -211,8 +205,7 @@ func TestRegistrationConflictIsFoundByNameWithoutBackoff(t *testing.T) {
 func TestUpgradeDrainLeavesIdleRunnersGitHubWillNotDeregister(t *testing.T) {
 	h, _ := startAWith(t, 0, func(a *config.Target) { a.MinIdle = 1 })
 	h.w.setFail("repo:acme/a", authErr{})
-	done := make(chan error, 1)
-	go func() { done <- h.s.UpgradeDrain(context.Background()) }()
+	done := h.upgradeDrainAsync()
 	if err, ended := h.advanceUntil(done, 10); !ended || err != nil {
 		t.Fatalf("UpgradeDrain = %v (ended %v), want it to complete while GitHub refuses the credential", err, ended)
 	}

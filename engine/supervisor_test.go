@@ -24,6 +24,18 @@ func (h *harness) loop(name string) *loop {
 	return nil
 }
 
+// sameLoop fails the test unless a's loop after what is still la, not restarted, and a has
+// started runners started.
+func (h *harness) sameLoop(la *loop, started int, what string) {
+	h.t.Helper()
+	if h.loop("a") != la {
+		h.t.Fatalf("%s restarted a's loop", what)
+	}
+	if got := h.byState("a"); got["started"] != started {
+		h.t.Fatalf("after %s: %v, want %d started", what, got, started)
+	}
+}
+
 func TestApplySameConfigTwiceIsNoOp(t *testing.T) {
 	h := newHarness(t)
 	h.w.setQueued("repo:acme/a", 1)
@@ -34,12 +46,7 @@ func TestApplySameConfigTwiceIsNoOp(t *testing.T) {
 		t.Fatalf("second Apply of the same config: %+v, want a no-op at generation 1", r)
 	}
 	h.settle(2)
-	if h.loop("a") != la {
-		t.Fatal("a no-op Apply restarted a loop")
-	}
-	if got := h.byState("a"); got["started"] != 1 {
-		t.Fatalf("a no-op Apply changed runners: %v", got)
-	}
+	h.sameLoop(la, 1, "a no-op Apply")
 }
 
 func TestApplyChangedFieldsTakeEffectNextPassWithoutRestart(t *testing.T) {
@@ -56,12 +63,7 @@ func TestApplyChangedFieldsTakeEffectNextPassWithoutRestart(t *testing.T) {
 	}
 	h.waitPass("a", before)
 	h.settle(1)
-	if h.loop("a") != la {
-		t.Fatal("a capacity change restarted the loop")
-	}
-	if got := h.byState("a"); got["started"] != 3 {
-		t.Fatalf("after max_runners 3: %v", got)
-	}
+	h.sameLoop(la, 3, "a capacity change to max_runners 3")
 }
 
 // A reload that changes one target runs a pass of that loop alone: the others read the new snapshot

@@ -90,7 +90,7 @@ func StartDaemonWith(t testing.TB, cfgPath string, o DaemonOptions) *Daemon {
 		stdoutFile.Close()
 		stderrFile.Close()
 		KillRunnerProcesses(d.StateDir)
-		t.Fatalf("harness: %v:\n%s", err, d.tails())
+		t.Fatalf("harness: %v:\n%s", err, d.failureOutput())
 	}
 	d.proc, d.PID = proc, proc.ReadyPID
 	go func() {
@@ -182,12 +182,17 @@ func (d *Daemon) cleanup() {
 		d.proc.Kill()
 	}
 	KillRunnerProcesses(d.StateDir)
+	d.report()
+}
+
+// report prints the daemon's output if the test failed.
+func (d *Daemon) report() {
 	if d.t.Failed() {
-		d.t.Logf("daemon %s (config %s) output:\n%s", d.Bin, d.ConfigPath, d.tails())
+		d.t.Logf("daemon %s (config %s) output:\n%s", d.Bin, d.ConfigPath, d.failureOutput())
 	}
 }
 
-// tailLines bounds how much of the daemon's output a failure prints.
+// tailLines bounds how much of the daemon's output a failure prints (KeepLogsEnv keeps it all).
 const tailLines = 150
 
 func (d *Daemon) tails() string {
@@ -198,7 +203,7 @@ func (d *Daemon) tails() string {
 func tail(s string, n int) string {
 	lines := strings.SplitAfter(s, "\n")
 	if len(lines) > n {
-		lines = append([]string{fmt.Sprintf("[... %d earlier lines]\n", len(lines)-n)}, lines[len(lines)-n:]...)
+		lines = append([]string{fmt.Sprintf("[... %d earlier lines; %s=<dir> keeps them all]\n", len(lines)-n, KeepLogsEnv)}, lines[len(lines)-n:]...)
 	}
 	return strings.Join(lines, "")
 }

@@ -137,6 +137,17 @@ func (h *host) publish(ctx context.Context, tg config.Target, mine engine.PeerSu
 	h.p.Publish(ctx, tg, mine)
 }
 
+// shareTook shares the pass begun on target as a decide that says this host took took jobs, and
+// returns the saw decide was told (-2 if it was not called).
+func (h *host) shareTook(took int64) (saw int64) {
+	saw = -2
+	h.share(context.Background(), target, func(_ string, _ []engine.PeerSupply, s int64) engine.PeerSupply {
+		saw = s
+		return engine.PeerSupply{Took: took}
+	})
+	return saw
+}
+
 // begin starts a pass as the engine does: Begin, then the runner list if Begin says so (nil if not).
 func (h *host) begin(t *testing.T, tg config.Target, want bool) []engine.Runner {
 	t.Helper()
@@ -544,14 +555,7 @@ func TestCallerDeadlineIsNotALostEtcd(t *testing.T) {
 // -1: its read is its own). A new take is news even when the jobs are the same: the view is
 // published again, so the follower's runners stop covering the view's queue.
 func TestViewSaysWhichTakesTheLeaderSaw(t *testing.T) {
-	srv := etcdtest.Start(t)
-	a, b := startHost(t, srv, "a", "id-a", &github{}), startHost(t, srv, "b", "id-b", &github{})
-	eventually(t, "one leader", func() bool { n, _ := leaders(a, b); return n == 1 })
-	_, lead := leaders(a, b)
-	follow := a
-	if lead == a {
-		follow = b
-	}
+	lead, follow := leaderAndFollower(t)
 	lead.gh.queue(1)
 	ctx := context.Background()
 	// pass is one engine pass of h publishing took; it returns the saw decide was told last.
@@ -560,12 +564,7 @@ func TestViewSaysWhichTakesTheLeaderSaw(t *testing.T) {
 		if _, err := h.queued(ctx, target); err != nil {
 			t.Fatal(err)
 		}
-		saw := int64(-2)
-		h.share(ctx, target, func(_ string, _ []engine.PeerSupply, s int64) engine.PeerSupply {
-			saw = s
-			return engine.PeerSupply{Took: took}
-		})
-		return saw
+		return h.shareTook(took)
 	}
 	if saw := pass(lead, 5); saw != -1 {
 		t.Fatalf("the leader's decide was told saw %d, want -1 (it read GitHub itself)", saw)
@@ -666,12 +665,7 @@ func TestLightPassIsToldTheTakesTheViewSaw(t *testing.T) {
 	ctx := context.Background()
 	light := func(h *host, took int64) int64 {
 		h.beginLight(target)
-		saw := int64(-2)
-		h.share(ctx, target, func(_ string, _ []engine.PeerSupply, s int64) engine.PeerSupply {
-			saw = s
-			return engine.PeerSupply{Took: took}
-		})
-		return saw
+		return h.shareTook(took)
 	}
 	lead.passListing(t, target, engine.PeerSupply{}, false)
 	eventually(t, "the view on the follower", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
