@@ -93,6 +93,13 @@ poll_interval = "1s"
 			t.Errorf("poll stretch of account %s = %v (present %v)", account, v, ok)
 		}
 	}
+	// Each account's last contact is its own.
+	const contact = "runner_manager_github_last_successful_contact_timestamp_seconds"
+	for _, account := range []string{"default", "globex"} {
+		if v, ok := sample(fams, contact, map[string]string{"account": account}); !ok || v < 1e9 {
+			t.Errorf("last contact of account %s = %v (present %v), want a Unix time", account, v, ok)
+		}
+	}
 	// Each account's requests are counted under its own label: exactly the registrations its
 	// simulator received, and no more requests in all than its simulator has seen since.
 	const jit = "POST /repos/{owner}/{repo}/actions/runners/generate-jitconfig"
@@ -124,6 +131,16 @@ poll_interval = "1s"
 				t.Errorf("a runner of %s was registered on the simulator of another account: %+v", r.Scope, r)
 			}
 		}
+	}
+	// A reload removing globex (and its targets) ends its series with the config that removed it.
+	e.writeConfig(webTarget(1))
+	e.waitStatus("globex's targets removed", func(s status.Snapshot) bool { return len(s.Targets) == 1 })
+	fams = e.scrape()
+	if v, ok := sample(fams, contact, map[string]string{"account": "globex"}); ok {
+		t.Errorf("the last contact of the removed account globex is still exported: %v", v)
+	}
+	if _, ok := sample(fams, contact, map[string]string{"account": "default"}); !ok {
+		t.Error("the last contact of [github], still in use, is no longer exported")
 	}
 }
 
