@@ -25,6 +25,12 @@ func statusFixture() status.Snapshot {
 			LastReload: status.Reload{OK: false, At: ago(30 * time.Second), Error: []string{
 				`/etc/runner-manager/config.toml:9:15: target "web": max_runners must be at least 1, got 0`}}},
 		GitHubLastContact: ago(7 * time.Second),
+		// Two accounts: status shows each one's plan (github_polling_by_account).
+		GitHubPolling: &status.Polling{PointsPerMinute: 600, NeedPerMinute: 6, Stretch: 1, UsedPerMinute: 9},
+		GitHubPollingByAccount: map[string]*status.Polling{
+			"default": {PointsPerMinute: 600, NeedPerMinute: 6, Stretch: 1, UsedPerMinute: 4},
+			"globex":  {PointsPerMinute: 60, NeedPerMinute: 12, Stretch: 1, UsedPerMinute: 5},
+		},
 		Targets: []status.Target{{Name: "web", Scope: "repo:acme/web", Mode: "autoscale", Enabled: true,
 			Demand: 1, Owned: 2, Busy: 1, Idle: 1, MaxRunners: 3}},
 		Runners: []status.Runner{

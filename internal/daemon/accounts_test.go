@@ -93,6 +93,19 @@ poll_interval = "1s"
 			t.Errorf("poll stretch of account %s = %v (present %v)", account, v, ok)
 		}
 	}
+	// Each account's last contact and poll plan are its own, in the scrape and in status.
+	const contact = "runner_manager_github_last_successful_contact_timestamp_seconds"
+	for account, ceiling := range map[string]int{"default": 600, "globex": 300} {
+		if v, ok := sample(fams, contact, map[string]string{"account": account}); !ok || v < 1e9 {
+			t.Errorf("last contact of account %s = %v (present %v), want a Unix time", account, v, ok)
+		}
+		if pl := snap.GitHubPollingByAccount[account]; pl == nil || pl.PointsPerMinute != ceiling || (pl.Stretch > 1) != (account == "globex") {
+			t.Errorf("status's poll plan of account %s: %+v, want a ceiling of %d, stretched for globex only", account, pl, ceiling)
+		}
+	}
+	if pl := snap.GitHubPolling; pl == nil || pl.PointsPerMinute != 600 || pl.Stretch != 1 {
+		t.Errorf("status's github_polling %+v, want [github]'s plan as before", pl)
+	}
 	// Each account's requests are counted under its own label: exactly the registrations its
 	// simulator received, and no more requests in all than its simulator has seen since.
 	const jit = "POST /repos/{owner}/{repo}/actions/runners/generate-jitconfig"
@@ -124,6 +137,19 @@ poll_interval = "1s"
 				t.Errorf("a runner of %s was registered on the simulator of another account: %+v", r.Scope, r)
 			}
 		}
+	}
+	// A reload removing globex (and its targets) ends its series with the config that removed it.
+	e.writeConfig(webTarget(1))
+	snap = e.waitStatus("globex's targets removed", func(s status.Snapshot) bool { return len(s.Targets) == 1 })
+	if _, ok := snap.GitHubPollingByAccount["globex"]; ok || len(snap.GitHubPollingByAccount) != 1 {
+		t.Errorf("status's poll plans after globex was removed: %v", snap.GitHubPollingByAccount)
+	}
+	fams = e.scrape()
+	if v, ok := sample(fams, contact, map[string]string{"account": "globex"}); ok {
+		t.Errorf("the last contact of the removed account globex is still exported: %v", v)
+	}
+	if _, ok := sample(fams, contact, map[string]string{"account": "default"}); !ok {
+		t.Error("the last contact of [github], still in use, is no longer exported")
 	}
 }
 

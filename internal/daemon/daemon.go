@@ -244,7 +244,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		return nil, classed(ErrLocalState, err)
 	}
 	if last, err := j.LastGitHubContact(ctx); err == nil && !last.IsZero() {
-		m.GitHubContact(last)
+		m.RestoreGitHubContact(last)
 	}
 
 	gh := newGitHub(cfg, func(account string, gc config.GitHub) (*github.Client, error) {
@@ -254,7 +254,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 				m.ObserveGitHubRequest(account, ri.Endpoint, ri.Status, ri.Duration)
 			},
 			// The journal's copy is written by the engine once per successful pass, not per response.
-			Contacted:       m.GitHubContact,
+			Contacted:       func(at time.Time) { m.GitHubContact(account, at) },
 			TargetContacted: m.TargetContact,
 			Ledger:          governorLedger{j: j, log: log},
 		})
@@ -369,6 +369,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	}
 	m.ConfigReload(true, rep.Generation, time.Now()) // the startup load counts as a reload
 	m.SetTargetSource(d.targetGauges)
+	m.SetContactAccountSource(func() []string { return accountsInUse(d.config()) })
 	return d, nil
 }
 

@@ -111,7 +111,7 @@ func TestDaemonRunsAJobAndExportsMetrics(t *testing.T) {
 		{"runner_manager_github_requests_total", nil, func(v float64) bool { return v > 0 }, "> 0"},
 		{"runner_manager_github_rate_limit_remaining", map[string]string{"resource": "core"}, func(v float64) bool { return v > 0 && v < 5000 }, "in (0, 5000)"},
 		{"runner_manager_github_points_share_per_minute", nil, func(v float64) bool { return v == 600 }, "600 (the default ceiling, whole: no fleet)"},
-		{"runner_manager_github_last_successful_contact_timestamp_seconds", nil, func(v float64) bool { return v > 1e9 }, "a Unix time"},
+		{"runner_manager_github_last_successful_contact_timestamp_seconds", map[string]string{"account": "default"}, func(v float64) bool { return v > 1e9 }, "a Unix time"},
 		{"runner_manager_config_last_reload_successful", nil, func(v float64) bool { return v == 1 }, "1"},
 		{"runner_manager_config_generation", nil, func(v float64) bool { return v == 1 }, "1"},
 		{"runner_manager_config_reloads_total", map[string]string{"result": "success"}, func(v float64) bool { return v == 1 }, "1 (the startup load)"},
@@ -150,6 +150,10 @@ func TestDaemonRunsAJobAndExportsMetrics(t *testing.T) {
 		if v, ok := sample(fams, name, web); ok {
 			t.Errorf("%s{target=web} = %v is still exported after the target was removed", name, v)
 		}
+	}
+	// No target uses [github] any more: it makes no request, so it has no contact series to go stale.
+	if v, ok := sample(fams, "runner_manager_github_last_successful_contact_timestamp_seconds", nil); ok {
+		t.Errorf("the last contact of an account no target uses is exported: %v", v)
 	}
 }
 

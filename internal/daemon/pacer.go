@@ -33,12 +33,8 @@ var _ engine.Pacer = (*pacer)(nil)
 
 func (p *pacer) set(cfg *config.Config) { p.cfg.Store(cfg) }
 
-// current returns the [github] account's plan for the config in force (status's github_polling).
-func (p *pacer) current() github.PollPlan {
-	return p.all()[config.DefaultAccount]
-}
-
-// all returns every account's plan for the config in force, rebuilding those that are stale.
+// all returns every account's plan for the config in force, rebuilding those that are stale
+// (status's github_polling_by_account, and [github]'s as github_polling).
 func (p *pacer) all() map[string]github.PollPlan {
 	cfg := p.cfg.Load()
 	vers := map[string]int{}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/github"
 	"github.com/runner-manager/runner-manager/internal/redact"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/internal/version"
@@ -51,12 +52,16 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 	if e := st.LastReload.Error; e != "" {
 		snap.Config.LastReload.Error = strings.Split(strings.TrimSpace(e), "\n")
 	}
-	if pl := d.pacer.current(); len(cfg.EnabledTargets()) > 0 {
-		snap.GitHubPolling = &status.Polling{PointsPerMinute: pl.Ceiling, NeedPerMinute: pl.Need, Stretch: pl.Stretch, Message: pl.Message,
-			UsedPerMinute: d.gh.usedPerMinute()}
-		if d.fleet != nil {
-			snap.GitHubPolling.Fleet = d.gh.pollingFleet(pl.Ceiling)
+	if len(cfg.EnabledTargets()) > 0 {
+		plans := d.pacer.all()
+		snap.GitHubPollingByAccount = make(map[string]*status.Polling, len(plans))
+		for name, pl := range plans {
+			snap.GitHubPollingByAccount[name] = d.polling(d.gh.account(name), pl)
 		}
+		// github_polling stays the [github] account's plan, with every account's use summed, as
+		// it was before accounts.
+		snap.GitHubPolling = d.polling(d.gh, plans[config.DefaultAccount])
+		snap.GitHubPolling.UsedPerMinute = d.gh.usedPerMinute()
 	}
 	if t, err := d.journal.LastGitHubContact(ctx); err == nil {
 		snap.GitHubLastContact = t
@@ -109,6 +114,16 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 		snap.Isolation = &status.Isolation{NoCgroups: cg.missing}
 	}
 	return snap, nil
+}
+
+// polling is the status of one account's poll plan pl, a its gitHub.
+func (d *daemon) polling(a *gitHub, pl github.PollPlan) *status.Polling {
+	p := &status.Polling{PointsPerMinute: pl.Ceiling, NeedPerMinute: pl.Need, Stretch: pl.Stretch, Message: pl.Message,
+		UsedPerMinute: a.usedOne()}
+	if d.fleet != nil {
+		p.Fleet = a.pollingFleet(pl.Ceiling)
+	}
+	return p
 }
 
 func (d *daemon) watchStatus() *status.Watch {

@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"slices"
+
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/metrics"
 )
@@ -10,6 +12,18 @@ func targetNames(cfg *config.Config) []string {
 	var out []string
 	for _, t := range cfg.EnabledTargets() {
 		out = append(out, t.Name)
+	}
+	return out
+}
+
+// accountsInUse are the accounts serving an enabled target of cfg, each once: those whose
+// last-contact series the metrics export (an account no target uses makes no request).
+func accountsInUse(cfg *config.Config) []string {
+	var out []string
+	for _, t := range cfg.EnabledTargets() {
+		if name, _, _ := cfg.AccountOf(t); !slices.Contains(out, name) {
+			out = append(out, name)
+		}
 	}
 	return out
 }

@@ -70,7 +70,8 @@ func populate(m *Metrics) {
 	m.SetGovernorShareSource(func() map[string]int { return map[string]int{"default": 600} })
 	m.SetGovernorUsedSource(func() map[string]int { return map[string]int{"default": 42} })
 	m.FleetLeader("web", true)
-	m.GitHubContact(t0)
+	m.GitHubContact(DefaultAccount, t0)
+	m.SetContactAccountSource(func() []string { return []string{DefaultAccount} })
 	m.ObserveReconcile("web", time.Millisecond, os.ErrClosed) // any error counts
 	m.ConfigReload(true, 1, t0)
 	m.ObserveJournalWrite(time.Millisecond)

@@ -59,7 +59,7 @@ type Metrics struct {
 	reloadSuccessTS  prometheus.Gauge
 	configGeneration prometheus.Gauge
 	journalWrite     prometheus.Histogram
-	githubContact    prometheus.Gauge
+	contact          *contactCollector
 	webhookDelivery  *prometheus.CounterVec
 	packageDiscards  *prometheus.CounterVec
 	fleetJoined      *prometheus.GaugeVec
@@ -153,8 +153,7 @@ func New(version string) *Metrics {
 		"Generation number of the configuration the daemon is running.")
 	m.journalWrite = histogram("journal_write_duration_seconds",
 		"Latency of one synced journal write.", journalBuckets)
-	m.githubContact = gauge("github_last_successful_contact_timestamp_seconds",
-		"When a GitHub API request last succeeded.")
+	m.contact = newContactCollector()
 	m.webhookDelivery = counterVec("webhook_deliveries_total",
 		"Webhook deliveries received, by result (accepted, duplicate, ignored, or the reason for rejection).", "result")
 	m.packageDiscards = counterVec("runner_package_discards_total",
@@ -195,7 +194,7 @@ func New(version string) *Metrics {
 		newZeroed(m.reconcileSeconds, dto.MetricType_HISTOGRAM, reconcileBuckets, target, nil, m.initialised),
 		newZeroed(m.reconcileErrors, dto.MetricType_COUNTER, nil, target, nil, m.initialised),
 		m.githubRequests, m.githubDuration, m.rates, m.share, m.used, m.targets, m.reloads, m.reloadOK, m.watchHealthy,
-		m.reloadSuccessTS, m.configGeneration, m.journalWrite, m.githubContact, m.webhookDelivery,
+		m.reloadSuccessTS, m.configGeneration, m.journalWrite, m.contact, m.webhookDelivery,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "build_info",
 			Help:        "Build information; the value is always 1.",
@@ -298,10 +297,6 @@ func (m *Metrics) ObserveGitHubRequest(account, endpoint string, status int, d t
 	m.githubRequests.WithLabelValues(account, endpoint, code).Inc()
 	m.githubDuration.WithLabelValues(account, endpoint).Observe(d.Seconds())
 }
-
-// GitHubContact records a successful GitHub answer at t; it fits internal/github's
-// Options.Contacted, and the daemon also calls it at startup with the time kept in the journal.
-func (m *Metrics) GitHubContact(t time.Time) { m.githubContact.Set(unixSeconds(t)) }
 
 // ObserveReconcile records one reconcile pass of target; a non-nil err also counts an error.
 func (m *Metrics) ObserveReconcile(target string, d time.Duration, err error) {

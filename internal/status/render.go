@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,19 +48,14 @@ func RenderStatus(w io.Writer, s Snapshot, now time.Time) error {
 	} else {
 		p.linef("github:     last successful contact %s ago", age(now, s.GitHubLastContact))
 	}
-	if pl := s.GitHubPolling; pl != nil {
-		if pl.Message != "" {
-			p.linef("            polling STRETCHED: %s", pl.Message)
-		} else {
-			p.linef("            polling needs %d of %d points/min", pl.NeedPerMinute, pl.PointsPerMinute)
+	// With several accounts each has its own plan against its own ceiling, so each gets its lines;
+	// with [github] alone the lines are those of the versions before accounts.
+	if by := s.GitHubPollingByAccount; len(by) > 1 {
+		for _, name := range slices.Sorted(maps.Keys(by)) {
+			p.polling("account "+name+": ", by[name])
 		}
-		switch f := pl.Fleet; {
-		case f == nil:
-		case f.Hosts > 0:
-			p.linef("            fleet: %d hosts share the ceiling; this host's share now %d points/min", f.Hosts, f.SharePerMinute)
-		default:
-			p.linef("            fleet NOT JOINED: this host uses the whole ceiling alone (the hosts together may exceed it)")
-		}
+	} else if pl := s.GitHubPolling; pl != nil {
+		p.polling("", pl)
 	}
 	switch i := s.Isolation; {
 	case i == nil:
@@ -108,6 +104,22 @@ func RenderStatus(w io.Writer, s Snapshot, now time.Time) error {
 		p.flush(tw)
 	}
 	return p.err
+}
+
+// polling writes one account's poll plan, each line after prefix.
+func (p *printer) polling(prefix string, pl *Polling) {
+	if pl.Message != "" {
+		p.linef("            %spolling STRETCHED: %s", prefix, pl.Message)
+	} else {
+		p.linef("            %spolling needs %d of %d points/min", prefix, pl.NeedPerMinute, pl.PointsPerMinute)
+	}
+	switch f := pl.Fleet; {
+	case f == nil:
+	case f.Hosts > 0:
+		p.linef("            %sfleet: %d hosts share the ceiling; this host's share now %d points/min", prefix, f.Hosts, f.SharePerMinute)
+	default:
+		p.linef("            %sfleet NOT JOINED: this host uses the whole ceiling alone (the hosts together may exceed it)", prefix)
+	}
 }
 
 // RenderRunners writes one line per runner, grouped by target and oldest first.

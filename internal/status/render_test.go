@@ -85,6 +85,19 @@ func inFleet(hosts int) Snapshot {
 	return s
 }
 
+// twoAccounts is a host whose [github] targets fit its ceiling and whose [[account]] globex's do
+// not, in a fleet: each account's plan and share is its own.
+func twoAccounts() Snapshot {
+	s := inFleet(3)
+	s.GitHubPolling.UsedPerMinute = 57 // both accounts summed
+	s.GitHubPollingByAccount = map[string]*Polling{
+		"default": {PointsPerMinute: 600, NeedPerMinute: 18, Stretch: 1, UsedPerMinute: 42, Fleet: &PollingFleet{Hosts: 3, SharePerMinute: 275}},
+		"globex": {PointsPerMinute: 60, NeedPerMinute: 240, Stretch: 4, UsedPerMinute: 15, Fleet: &PollingFleet{Hosts: 3, SharePerMinute: 20},
+			Message: "2 targets need 240 points/min at poll_interval 1s; the ceiling is 60: polling every 4s instead"},
+	}
+	return s
+}
+
 // isolated is a host whose runners run in cgroups, or (cgroups false) one without usable cgroups.
 func isolated(cgroups bool) Snapshot {
 	s := fixture()
@@ -111,6 +124,8 @@ func TestGoldenRenderings(t *testing.T) {
 		{"status-stretched.txt", func(b *bytes.Buffer) error { return RenderStatus(b, stretched(), now) }},
 		{"status-fleet.txt", func(b *bytes.Buffer) error { return RenderStatus(b, inFleet(3), now) }},
 		{"status-fleet-degraded.txt", func(b *bytes.Buffer) error { return RenderStatus(b, inFleet(0), now) }},
+		{"status-accounts.txt", func(b *bytes.Buffer) error { return RenderStatus(b, twoAccounts(), now) }},
+		{"status-accounts.json", func(b *bytes.Buffer) error { return WriteJSON(b, twoAccounts()) }},
 		{"status-cgroups.txt", func(b *bytes.Buffer) error { return RenderStatus(b, isolated(true), now) }},
 		{"status-no-cgroups.txt", func(b *bytes.Buffer) error { return RenderStatus(b, isolated(false), now) }},
 		{"status.json", func(b *bytes.Buffer) error { return WriteJSON(b, fixture()) }},

@@ -42,11 +42,14 @@ type Snapshot struct {
 	Draining          string    `json:"draining,omitempty"` // "", "shutdown" or "upgrade"
 	Config            Config    `json:"config"`
 	GitHubLastContact time.Time `json:"github_last_contact,omitzero"` // last successful GitHub API request
-	GitHubPolling     *Polling  `json:"github_polling,omitempty"`     // the request governor's poll plan
-	Targets           []Target  `json:"targets"`
-	Runners           []Runner  `json:"runners"`
-	Events            []Event   `json:"events"`          // recent operator-visible events, oldest first
-	Fleet             *Fleet    `json:"fleet,omitempty"` // with a [fleet] only
+	GitHubPolling     *Polling  `json:"github_polling,omitempty"`     // the [github] account's poll plan
+	// GitHubPollingByAccount is every configured account's poll plan, by account name ("default"
+	// for [github]): each account has its own governor and ceiling. Absent when GitHubPolling is.
+	GitHubPollingByAccount map[string]*Polling `json:"github_polling_by_account,omitempty"`
+	Targets                []Target            `json:"targets"`
+	Runners                []Runner            `json:"runners"`
+	Events                 []Event             `json:"events"`          // recent operator-visible events, oldest first
+	Fleet                  *Fleet              `json:"fleet,omitempty"` // with a [fleet] only
 	// Isolation says how runners are contained: a cgroup each, or (none usable) only their slot
 	// users, ended by uid. Absent from a daemon older than it.
 	Isolation *Isolation `json:"isolation,omitempty"`
@@ -67,8 +70,9 @@ type Polling struct {
 	NeedPerMinute   int     `json:"need_points_per_minute"` // what the targets need at their configured intervals
 	Stretch         float64 `json:"stretch"`                // >= 1: every interval is this many times longer
 	Message         string  `json:"message,omitempty"`      // set when intervals stretch
-	// UsedPerMinute is the points this host sent over the last 60 s, every account summed: what
-	// the governor spends against PointsPerMinute (runner-manager top).
+	// UsedPerMinute is the points this host sent over the last 60 s: in github_polling every
+	// account summed (runner-manager top), in github_polling_by_account the account's own, what its
+	// governor spends against its PointsPerMinute.
 	UsedPerMinute int `json:"used_points_per_minute"`
 	// Fleet is how this host shares the ceiling with its fleet (absent without a [fleet]).
 	Fleet *PollingFleet `json:"fleet,omitempty"`
