@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/atomicfile"
 )
 
 // OldSuffix names the previous binary kept beside the private copy after an upgrade, for the
@@ -78,7 +80,7 @@ func (in *Installer) writeTemp(src string) (string, error) {
 	if cp == nil {
 		cp = func(dst io.Writer, src io.Reader) error { _, err := io.Copy(dst, src); return err }
 	}
-	return createSynced(dir, "."+base+".new-*", 0o755, func(f *os.File) error { return cp(f, s) })
+	return atomicfile.Temp(dir, "."+base+".new-*", 0o755, func(f io.Writer) error { return cp(f, s) })
 }
 
 func (in *Installer) logger() *slog.Logger { return loggerOr(in.Logger) }
