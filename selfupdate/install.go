@@ -2,10 +2,8 @@ package selfupdate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -36,61 +34,24 @@ type Installer struct {
 // exits with the "upgrade pending" code (the Orchestrator returns ErrUpgradePending for that).
 func (in *Installer) Install(ctx context.Context, c Candidate) error {
 	old := in.Target + OldSuffix
-	for _, p := range []string{old, in.Target + RejectedSuffix} {
-		if err := in.removeIfExists(p); err != nil {
-			return fmt.Errorf("upgrade to %s: removing the leftover %s: %w (remove it by hand and the next check retries)", c.Version, p, err)
-		}
+	if err := in.removeIfExists(old); err != nil {
+		return fmt.Errorf("upgrade to %s: removing the leftover %s: %w (remove it by hand and the next check retries)", c.Version, old, err)
 	}
+	in.dropAside()
 	tmp, err := in.writeTemp(c.Path)
 	if err != nil {
 		return fmt.Errorf("upgrade to %s: copying %s beside %s: %w; the running binary is unchanged", c.Version, c.Path, in.Target, err)
 	}
 	defer os.Remove(tmp) // no-op once renamed into place
 
-	// Keep the old file as .old by a hard link, then rename the copy over Target: Target names a
-	// complete binary at every instant, so a crash mid-swap never leaves the service without one.
-	// On Windows the running Target can be neither replaced nor removed, only renamed: it is
-	// renamed to .old, and Target names nothing until the copy takes its name a moment later
-	// (docs/upgrades.md says how to recover from a crash in between). TestInstallOnWindows.
-	ops := in.ops()
-	keep := ops.Link
-	if in.renameAside() {
-		keep = ops.Rename
+	sw := in.swap(old)
+	if err := sw.keep(); err != nil {
+		return fmt.Errorf("upgrade to %s: %w; the running binary is unchanged", c.Version, err)
 	}
-	hadOld := true
-	if err := keep(in.Target, old); errors.Is(err, fs.ErrNotExist) {
-		hadOld = false // first install: nothing to keep
-	} else if err != nil {
-		return fmt.Errorf("upgrade to %s: keeping %s as %s: %w; the running binary is unchanged", c.Version, in.Target, old, err)
+	if err := sw.replace(tmp); err != nil {
+		return sw.undo(fmt.Errorf("upgrade to %s: %w", c.Version, err))
 	}
-	swapped := false
-	fail := func(cause error) error {
-		switch {
-		case !swapped && !hadOld:
-			return fmt.Errorf("%w; the running binary is unchanged", cause)
-		case !swapped && !in.renameAside(): // Target is still the old file; .old is only a second name for it
-			_ = ops.Remove(old)
-			return fmt.Errorf("%w; the running binary is unchanged", cause)
-		case !hadOld:
-			_ = ops.Remove(in.Target)
-			return cause
-		}
-		if rerr := ops.Rename(old, in.Target); rerr != nil {
-			return fmt.Errorf("%w; AND restoring the previous binary failed: %v: the service binary %s is missing, move %s back or run `runner-manager service install`", cause, rerr, in.Target, old)
-		}
-		_ = atomicfile.SyncDir(filepath.Dir(in.Target))
-		if !swapped {
-			return fmt.Errorf("%w; the running binary is unchanged", cause)
-		}
-		return fmt.Errorf("%w; the previous binary was put back", cause)
-	}
-	if err := ops.Rename(tmp, in.Target); err != nil {
-		return fail(fmt.Errorf("upgrade to %s: renaming the copy into %s: %w", c.Version, in.Target, err))
-	}
-	swapped = true
-	if err := atomicfile.SyncDir(filepath.Dir(in.Target)); err != nil {
-		return fail(fmt.Errorf("upgrade to %s: syncing %s: %w", c.Version, filepath.Dir(in.Target), err))
-	}
+	fail := sw.undo
 	// The source may have changed again since it was confirmed; only the expected version is trusted.
 	got, err := ProbeVersion(context.WithoutCancel(ctx), in.Run, in.Target, in.Timeout)
 	if err != nil {
@@ -119,22 +80,49 @@ func (in *Installer) writeTemp(src string) (string, error) {
 	if cp == nil {
 		cp = func(dst io.Writer, src io.Reader) error { _, err := io.Copy(dst, src); return err }
 	}
-	return createSynced(dir, "."+base+".new-*", 0o755, func(f *os.File) error { return cp(f, s) })
+	return atomicfile.Temp(dir, "."+base+".new-*", 0o755, func(f io.Writer) error { return cp(f, s) })
 }
 
 func (in *Installer) logger() *slog.Logger { return loggerOr(in.Logger) }
 
-// CopyExecutable installs src at dst the way an upgrade does (temp file, fsync, 0755, rename) but
-// without keeping a .old; `service install` uses it.
-func CopyExecutable(src, dst string) error {
-	in := Installer{Target: dst}
+// Replace is `service install`'s copy of src to Target: the swap Install makes, without its
+// version proof, and the previous binary is not kept (an operator's install is not rolled back
+// to). It never replaces a running Target, so on Windows a reinstall works while the service
+// runs: the running binary is renamed to Target.rejected, keeps running there until the service
+// restarts, and is removed then (Guard.OnStart); stillRunning says so. TestReplaceOnWindows.
+func (in *Installer) Replace(src string) (stillRunning bool, err error) {
+	aside := in.Target + RejectedSuffix
+	for _, p := range []string{in.Target + OldSuffix, aside} {
+		if err := in.removeIfExists(p); err != nil {
+			return false, in.stopFirst(fmt.Errorf("removing the leftover %s: %w", p, err))
+		}
+	}
 	tmp, err := in.writeTemp(src)
 	if err != nil {
-		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
+		return false, fmt.Errorf("copying %s to %s: %w", src, in.Target, err)
 	}
-	if err := os.Rename(tmp, dst); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
+	defer os.Remove(tmp) // no-op once renamed into place
+	sw := in.swap(aside)
+	if err := sw.keep(); err != nil {
+		return false, in.stopFirst(err)
 	}
-	return atomicfile.SyncDir(filepath.Dir(dst))
+	if err := sw.replace(tmp); err != nil {
+		return false, in.stopFirst(sw.undo(err))
+	}
+	if err := in.removeIfExists(aside); err != nil {
+		if !in.renameAside() {
+			return false, fmt.Errorf("removing the previous binary %s: %w", aside, err)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// stopFirst adds what to do when Windows refused to move or remove the service's binary: the
+// service (or another program) still has it open.
+func (in *Installer) stopFirst(err error) error {
+	if !in.renameAside() {
+		return err
+	}
+	return fmt.Errorf("%w; the service may still be running it: run `runner-manager service stop` first, then install again", err)
 }

@@ -94,15 +94,22 @@ func TestInstallRollsBack(t *testing.T) {
 	}
 }
 
-func TestCopyExecutableReplacesAtomically(t *testing.T) {
+func TestReplaceReplacesAtomically(t *testing.T) {
 	dst := filepath.Join(t.TempDir(), "runner-manager")
 	placeBin(t, "v1.2.3", dst)
-	if err := CopyExecutable(filepath.Join(fakeBins, "v1.2.4"), dst); err != nil {
-		t.Fatal(err)
+	in := Installer{Target: dst}
+	if running, err := in.Replace(filepath.Join(fakeBins, "v1.2.4")); err != nil || running {
+		t.Fatalf("Replace = %v, %v; want the copy in place and nothing set aside", running, err)
 	}
 	runsVersion(t, dst, "1.2.4")
-	if err := CopyExecutable(filepath.Join(fakeBins, "missing"), dst); err == nil {
+	if _, err := in.Replace(filepath.Join(fakeBins, "missing")); err == nil {
 		t.Fatal("copying a missing file succeeded")
 	}
 	runsVersion(t, dst, "1.2.4")
+	assertNoTempFiles(t, filepath.Dir(dst))
+	for _, p := range []string{dst + OldSuffix, dst + RejectedSuffix} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left beside the copy (err=%v)", p, err)
+		}
+	}
 }

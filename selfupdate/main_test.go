@@ -20,7 +20,8 @@ func TestMain(m *testing.M) {
 // placeBin copies fake binary variant to path (a fresh inode each time, like a package manager).
 func placeBin(t *testing.T, variant, path string) {
 	t.Helper()
-	if err := CopyExecutable(filepath.Join(fakeBins, variant), path); err != nil {
+	in := Installer{Target: path}
+	if _, err := in.Replace(filepath.Join(fakeBins, variant)); err != nil {
 		t.Fatal(err)
 	}
 }

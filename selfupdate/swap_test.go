@@ -9,15 +9,16 @@ import (
 )
 
 // windowsFiles models what Windows does to a running executable: it may be renamed (and stays
-// running under its new name), but neither replaced by a rename over it nor removed.
-type windowsFiles struct{ running map[string]bool }
+// running under its new name), but neither replaced by a rename over it nor removed. A held file
+// is one another program opened without share-delete: not even a rename is allowed.
+type windowsFiles struct{ running, held map[string]bool }
 
 var errAccessDenied = errors.New("Access is denied.")
 
 func runningAs(path string) *windowsFiles { return &windowsFiles{running: map[string]bool{path: true}} }
 
 func (w *windowsFiles) Rename(from, to string) error {
-	if w.running[to] {
+	if w.running[to] || w.held[from] {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: errAccessDenied}
 	}
 	if err := os.Rename(from, to); err != nil {
@@ -126,6 +127,78 @@ func TestGuardRollsBackOnWindows(t *testing.T) {
 			}
 			if _, err := os.Stat(bin + RejectedSuffix); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the next start left %s%s (err=%v)", bin, RejectedSuffix, err)
+			}
+		})
+	}
+}
+
+// TestReplaceOnWindows: `service install` while the service runs renames the running binary aside
+// to .rejected (where it keeps running until the service restarts) and puts the copy in its name;
+// a binary held open, or a second install before the restart, says to stop the service first.
+// The copy by a rename over the running file (what install did before) is refused there.
+func TestReplaceOnWindows(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		goos          string
+		stopped, held bool
+		asideRunning  bool   // a binary an earlier install set aside still runs
+		errContains   string // "" = replaced
+	}{
+		{name: "while the service runs", goos: "windows"},
+		{name: "while the service is stopped", goos: "windows", stopped: true},
+		{name: "the binary is held open", goos: "windows", held: true, errContains: "runner-manager service stop"},
+		{name: "again before a restart", goos: "windows", asideRunning: true, errContains: "runner-manager service stop"},
+		{name: "a rename over it is refused there", goos: "linux", errContains: "Access is denied"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in, src := installFixture(t, "v1.2.4")
+			aside := in.Target + RejectedSuffix
+			win := runningAs(in.Target)
+			if tt.stopped {
+				win = &windowsFiles{running: map[string]bool{}}
+			}
+			if tt.held {
+				win.held = map[string]bool{in.Target: true}
+			}
+			if tt.asideRunning {
+				placeBin(t, "v1.2.3", aside)
+				win.running[aside] = true
+			}
+			in.swapper = swapper{fs: win, goos: tt.goos}
+			if err := os.WriteFile(in.Target+OldSuffix, []byte("stale"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			stillRunning, err := in.Replace(src)
+			assertNoTempFiles(t, filepath.Dir(in.Target))
+			if tt.errContains != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errContains) {
+					t.Fatalf("Replace = %v, want an error containing %q", err, tt.errContains)
+				}
+				runsVersion(t, in.Target, "1.2.3")
+				if !tt.stopped && !win.running[in.Target] {
+					t.Errorf("the running binary is not at %s: running %v", in.Target, win.running)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			runsVersion(t, in.Target, "1.2.4")
+			if _, err := os.Stat(in.Target + OldSuffix); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the leftover %s%s is still there (err=%v)", in.Target, OldSuffix, err)
+			}
+			if stillRunning != !tt.stopped {
+				t.Errorf("stillRunning = %v with the service stopped=%v", stillRunning, tt.stopped)
+			}
+			if tt.stopped {
+				if _, err := os.Stat(aside); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the replaced binary was kept as %s with nothing running it (err=%v)", aside, err)
+				}
+				return
+			}
+			runsVersion(t, aside, "1.2.3")
+			if !win.running[aside] {
+				t.Errorf("the running binary is not the one set aside: running %v", win.running)
 			}
 		})
 	}

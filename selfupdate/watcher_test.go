@@ -28,6 +28,16 @@ func newTestWatcher(t *testing.T, source string) (*Watcher, *fakeClock, *countin
 	}, clk, runs
 }
 
+// watching is a test watcher of a fresh source holding variant ("": no file there yet).
+func watching(t *testing.T, variant string) (w *Watcher, clk *fakeClock, runs *countingRun, src string) {
+	src = filepath.Join(t.TempDir(), "runner-manager")
+	if variant != "" {
+		placeBin(t, variant, src)
+	}
+	w, clk, runs = newTestWatcher(t, src)
+	return w, clk, runs, src
+}
+
 // Each broken or same-version file is probed once and then ignored until its stamp changes.
 func TestWatcherIgnoresWhatIsNotAnUpgrade(t *testing.T) {
 	tests := []struct {
@@ -110,9 +120,7 @@ func TestWatcherPartialWriteThenCompleteIsAnUpgrade(t *testing.T) {
 
 // A binary replaced before the daemon first looked is caught by the very first check, no tick needed.
 func TestWatcherFirstCheckComparesWithCompiledInVersion(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "runner-manager")
-	placeBin(t, "v1.2.4", src)
-	w, _, _ := newTestWatcher(t, src)
+	w, _, _, _ := watching(t, "v1.2.4")
 	c, err := w.Next(t.Context())
 	if err != nil || c.Version != "1.2.4" {
 		t.Fatalf("Next = %+v, %v; want 1.2.4 at once", c, err)
@@ -120,8 +128,7 @@ func TestWatcherFirstCheckComparesWithCompiledInVersion(t *testing.T) {
 }
 
 func TestWatcherMissingSourceThenBack(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "runner-manager")
-	w, _, runs := newTestWatcher(t, src)
+	w, _, runs, src := watching(t, "")
 	if _, ok := w.check(t.Context()); ok || runs.n.Load() != 0 {
 		t.Fatal("a missing source was probed or offered")
 	}
@@ -132,9 +139,7 @@ func TestWatcherMissingSourceThenBack(t *testing.T) {
 }
 
 func TestWatcherStopsOnCancel(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "runner-manager")
-	placeBin(t, "v1.2.3", src)
-	w, clk, _ := newTestWatcher(t, src)
+	w, clk, _, _ := watching(t, "v1.2.3")
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { _, err := w.Next(ctx); done <- err }()
@@ -148,12 +153,10 @@ func TestWatcherStopsOnCancel(t *testing.T) {
 // A file copied without its execute bit and chmod'ed afterwards keeps size and mtime: the mode in
 // the stamp is what makes the watcher look again.
 func TestWatcherChmodRearmsTheProbe(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "runner-manager")
-	placeBin(t, "v1.2.4", src)
+	w, _, _, src := watching(t, "v1.2.4")
 	if err := os.Chmod(src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, _, _ := newTestWatcher(t, src)
 	if _, ok := w.check(t.Context()); ok {
 		t.Fatal("a non-executable file was offered")
 	}
@@ -168,9 +171,7 @@ func TestWatcherChmodRearmsTheProbe(t *testing.T) {
 // "text file busy" means the writer still has the file open: the stamp is not judged yet, so the
 // close (which changes nothing a stat sees) does not leave a good binary ignored forever.
 func TestWatcherRetriesATextFileBusy(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "runner-manager")
-	placeBin(t, "v1.2.4", src)
-	w, _, _ := newTestWatcher(t, src)
+	w, _, _, _ := watching(t, "v1.2.4")
 	busy := true
 	w.Run = func(ctx context.Context, path string, args ...string) ([]byte, error) {
 		if busy {

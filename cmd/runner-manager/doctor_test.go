@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/atomicfile"
 	"github.com/runner-manager/runner-manager/internal/doctor"
-	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/verify"
 )
 
@@ -28,10 +28,8 @@ func doctorTree(t *testing.T) string {
 		if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(d, []byte(content), mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(d, mode); err != nil {
+		// Exactly mode, whatever the umask, and also when it replaces a file (etc/passwd below).
+		if err := atomicfile.Write(d, []byte(content), mode); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -123,7 +121,7 @@ func TestDoctorUnderRoot(t *testing.T) {
 // doctor's own clock; without a credential the online part fails with exit 4.
 func TestDoctorOnline(t *testing.T) {
 	w := newVerifyWorld(t)
-	good := w.config(w.token(w.srv.AddToken(ghsim.TokenOptions{})), "[[target]]\nname = \"api\"\nrepository = \"acme/api\"\n")
+	good := w.withToken("[[target]]\nname = \"api\"\nrepository = \"acme/api\"\n")
 	deps := func(skew time.Duration) doctorDeps {
 		return doctorDeps{
 			now:       func() time.Time { return time.Now().Add(skew) },

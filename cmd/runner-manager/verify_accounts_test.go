@@ -26,19 +26,14 @@ name = "enterprise"
 api_url = %q
 token_file = %q
 points_per_minute = 300
-
-[[target]]
-name = "api"
-repository = "acme/api"
-labels = ["linux"]
-
+`, w.srv.URL(), entTok) + apiTarget + `
 [[target]]
 name = "ent"
 enterprise = "acme-corp"
 account = "enterprise"
 scale_set = "linux"
-`, w.srv.URL(), entTok)
-	r, code := w.report(w.config(w.token(w.srv.AddToken(ghsim.TokenOptions{})), targets))
+`
+	r, code := w.report(w.withToken(targets))
 	if code != exitOK {
 		t.Fatalf("exit %d: %+v", code, r)
 	}
@@ -56,13 +51,13 @@ scale_set = "linux"
 	if err := os.WriteFile(entTok, []byte(w.srv.AddToken(ghsim.TokenOptions{FineGrained: true})+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r, code = w.report(w.config(w.token(w.srv.AddToken(ghsim.TokenOptions{})), targets))
+	r, code = w.report(w.withToken(targets))
 	if c := check(t, r, "ent", "permissions"); code != exitNotReady || !strings.Contains(c.Detail, "fine-grained tokens cannot manage enterprise runners") {
 		t.Fatalf("fine-grained: exit %d, %+v", code, c)
 	}
 
 	// The same enterprise target with the [github] token (repo, admin:org): the scope it lacks.
-	r, code = w.report(w.config(w.token(w.srv.AddToken(ghsim.TokenOptions{})), strings.Replace(targets, "account = \"enterprise\"\n", "", 1)))
+	r, code = w.report(w.withToken(strings.Replace(targets, "account = \"enterprise\"\n", "", 1)))
 	if code != exitNotReady {
 		t.Fatalf("exit %d, want %d: %+v", code, exitNotReady, r)
 	}

@@ -59,13 +59,16 @@ func newVerifyWorldAt(t *testing.T, clock ghsim.Clock) *verifyWorld {
 	return &verifyWorld{t: t, srv: srv, dir: t.TempDir()}
 }
 
-// targets are the [[target]] tables every scenario verifies unless it names others.
-const verifyTargets = `
+// apiTarget is the repository target of verifyTargets, for scenarios that add others to it.
+const apiTarget = `
 [[target]]
 name = "api"
 repository = "acme/api"
 labels = ["linux"]
+`
 
+// targets are the [[target]] tables every scenario verifies unless it names others.
+const verifyTargets = apiTarget + `
 [[target]]
 name = "org"
 organization = "acme"
@@ -83,6 +86,13 @@ func (w *verifyWorld) config(cred, targets string) string {
 		w.t.Fatal(err)
 	}
 	return p
+}
+
+// withToken writes a config with a fresh classic token that has every scope verify asks for, and
+// the targets, and returns its path.
+func (w *verifyWorld) withToken(targets string) string {
+	w.t.Helper()
+	return w.config(w.token(w.srv.AddToken(ghsim.TokenOptions{})), targets)
 }
 
 // token writes tok to a 0600 file and returns the credential line naming it.
@@ -159,7 +169,7 @@ func check(t *testing.T, r verify.Report, target, name string) verify.Check {
 
 func TestVerifyReady(t *testing.T) {
 	w := newVerifyWorld(t)
-	cfg := w.config(w.token(w.srv.AddToken(ghsim.TokenOptions{})), verifyTargets)
+	cfg := w.withToken(verifyTargets)
 	out, code := w.run("--config", cfg)
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0:\n%s", code, out)
@@ -250,7 +260,7 @@ organization = "acme"
 runner_group = "ghost"
 labels = ["linux"]
 `
-	r, code := w.report(w.config(w.token(w.srv.AddToken(ghsim.TokenOptions{})), targets))
+	r, code := w.report(w.withToken(targets))
 	if code != exitNotReady {
 		t.Fatalf("exit %d, want %d", code, exitNotReady)
 	}
@@ -303,7 +313,7 @@ func TestVerifyExitCodes(t *testing.T) {
 
 	// GitHub down: exit 7, try again later.
 	w.srv.AddFault(ghsim.Fault{Path: "/rate_limit", Kind: ghsim.FaultStatus, Status: 502})
-	good := w.config(w.token(w.srv.AddToken(ghsim.TokenOptions{})), verifyTargets)
+	good := w.withToken(verifyTargets)
 	if r, code := w.report(good, "--target", "api"); code != exitUnavailable || len(r.Targets) != 1 {
 		t.Fatalf("GitHub failing: exit %d, %+v", code, r)
 	}
@@ -319,7 +329,7 @@ name = "sets"
 organization = "acme"
 scale_set = "linux-big"
 `
-	cfg := w.config(w.token(w.srv.AddToken(ghsim.TokenOptions{})), targets)
+	cfg := w.withToken(targets)
 	r, code := w.report(cfg)
 	if c := check(t, r, "sets", "scale set"); code != exitOK || c.Status != verify.OK || !strings.Contains(c.Detail, "does not exist yet") {
 		t.Fatalf("exit %d, scale set check %+v", code, c)

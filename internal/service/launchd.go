@@ -132,15 +132,10 @@ var plistTemplate = template.Must(template.New("plist").Funcs(template.FuncMap{"
 
 // LaunchdPlist renders the launchd job for s.
 func LaunchdPlist(s Spec) (string, error) {
-	if err := s.check(); err != nil {
-		return "", err
-	}
-	var b bytes.Buffer
-	err := plistTemplate.Execute(&b, struct {
+	return s.render(plistTemplate, struct {
 		Spec
 		Label, Flag, StateDirEnv string
 	}{s, LaunchdLabel, SourceFlag, stateDirEnv})
-	return b.String(), err
 }
 
 func xmlEscape(s string) string {

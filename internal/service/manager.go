@@ -123,19 +123,18 @@ func (m *Manager) install(ctx context.Context, source string) (Record, error) {
 			return Record{}, fmt.Errorf("service install: creating %s: %w", dir, err)
 		}
 	}
-	if err := selfupdate.CopyExecutable(p.onDisk(source), p.onDisk(bin)); err != nil {
+	// The one swap upgrades use: on Windows a running service's binary is renamed aside, not
+	// replaced (refused there), so a reinstall works while the service runs.
+	copier := selfupdate.Installer{Target: p.onDisk(bin)}
+	stillRunning, err := copier.Replace(p.onDisk(source))
+	if err != nil {
 		return Record{}, fmt.Errorf("service install: %w", err)
 	}
 	if got, err := selfupdate.ProbeVersion(ctx, m.Probe, p.onDisk(bin), 0); err != nil || got != ver {
 		return Record{}, fmt.Errorf("service install: the copy at %s does not run as %s (got %q, %v); check the disk and retry", bin, ver, got, err)
 	}
-	for _, leftover := range []string{
-		p.onDisk(bin + selfupdate.OldSuffix),
-		p.onDisk(filepath.Join(p.StateDir, selfupdate.GuardStateFile)),
-	} {
-		if err := os.Remove(leftover); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return Record{}, fmt.Errorf("service install: removing %s: %w", leftover, err)
-		}
+	if err := os.Remove(p.onDisk(filepath.Join(p.StateDir, selfupdate.GuardStateFile))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Record{}, fmt.Errorf("service install: forgetting the crash-loop guard's record: %w", err)
 	}
 	rec := Record{System: m.System, Source: source, Binary: bin, Config: p.ConfigFile,
 		Unit: p.UnitFile(m.System), Version: ver, InstalledAt: m.now().UTC(), RunnerUsersCreated: created}
@@ -145,6 +144,9 @@ func (m *Manager) install(ctx context.Context, source string) (Record, error) {
 	if m.System == Windows {
 		if rec.Notes, err = m.installWindows(m.windowsService(source)); err != nil {
 			return rec, fmt.Errorf("service install: the private copy is in place but %w", err)
+		}
+		if stillRunning {
+			rec.Notes = append(rec.Notes, fmt.Sprintf("the service still runs the previous version (%s%s) until it restarts: runner-manager service stop, then runner-manager service start", bin, selfupdate.RejectedSuffix))
 		}
 		m.logger().Info("service installed", "service", rec.Unit, "binary", bin, "version", ver, "source", source)
 		return rec, nil

@@ -157,29 +157,20 @@ func (s Status) Running() bool {
 func (s Status) Verdict(now time.Time) string {
 	h := s.hints()
 	switch {
-	case !s.Installed && s.System == Windows:
-		return "not installed: run `runner-manager service install` as an Administrator"
 	case !s.Installed:
-		return "not installed: run `" + h.install + "`"
+		return "not installed: run " + h.privileged(h.install)
 	case s.BinaryErr != "":
-		return "broken: the service binary does not run; run `" + h.install + "` again"
-	case s.Active == "" && s.System == Windows:
-		return "unknown: the service control manager did not answer; try `sc.exe query runner-manager`"
+		return "broken: the service binary does not run; run " + h.privileged(h.install) + " again"
 	case s.Active == "":
 		return "unknown: the service manager did not answer; try `" + h.inspect + "`"
 	case strings.HasPrefix(s.Active, "failed"):
 		return "failed: the service is not running; see `" + h.logs + "`"
-	case !s.Running() && s.System == Windows:
-		return "stopped: start it with `runner-manager service start` (as an Administrator); its log is " + s.Log
 	case !s.Running():
-		return "stopped: start it with `" + h.start + "`"
-	case s.Heartbeat.PID == s.PID && s.Heartbeat.Stale(now) && s.System == Windows:
-		return fmt.Sprintf("stalled: the daemon made no progress for %s (heartbeat); restart it with `runner-manager service stop` "+
-			"and `runner-manager service start`; see %s", age(now, s.Heartbeat.Time), s.Log)
+		return "stopped: start it with " + h.privileged(h.start)
 	case s.Heartbeat.PID == s.PID && s.Heartbeat.Stale(now):
 		// A wedged daemon may still answer its status socket; its heartbeat says it stopped.
-		return fmt.Sprintf("stalled: the daemon made no progress for %s (heartbeat); %srestart it with `%s`; see `%s`",
-			age(now, s.Heartbeat.Time), h.watchdog, h.restart, h.logs)
+		return fmt.Sprintf("stalled: the daemon made no progress for %s (heartbeat); %srestart it with %s; see `%s`",
+			age(now, s.Heartbeat.Time), h.watchdog, h.privileged(h.restart), h.logs)
 	case s.Daemon == nil:
 		return fmt.Sprintf("unknown: the service runs (pid %d) but its status is not reachable", s.PID)
 	case !s.Daemon.ReloadOK:

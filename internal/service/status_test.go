@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,51 @@ func writeGuard(t *testing.T, stateDir string, st selfupdate.GuardState) {
 	}
 	if err := os.WriteFile(filepath.Join(stateDir, selfupdate.GuardStateFile), b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEveryHintIsRead: every system's row of the hints table goes through the same verdicts, and
+// every command in each row shows in one of them (the Windows row once had its own verdicts, which
+// left its restart, inspect and start unread). A hint is shown whole, never with a backquote of
+// its own that would break the quoting around it.
+func TestEveryHintIsRead(t *testing.T) {
+	now := fixedNow()
+	stale := heartbeat.Record{PID: 7, Time: now.Add(-time.Hour)}
+	situations := []Status{
+		{},
+		{Installed: true, BinaryErr: "exec format error"},
+		{Installed: true},
+		{Installed: true, Active: "failed"},
+		{Installed: true, Active: "stopped"},
+		{Installed: true, Active: "running", PID: 7, Heartbeat: stale},
+	}
+	for _, row := range []Status{
+		{System: Systemd},
+		{System: Launchd},
+		{System: Launchd, Agent: true},
+		{System: Windows, Log: `C:\ProgramData\runner-manager\logs\runner-manager.log`},
+	} {
+		name := string(row.System)
+		if row.Agent {
+			name += " agent"
+		}
+		t.Run(name, func(t *testing.T) {
+			var verdicts []string
+			for _, sit := range situations {
+				sit.System, sit.Agent, sit.Log = row.System, row.Agent, row.Log
+				verdicts = append(verdicts, sit.Verdict(now))
+			}
+			all := strings.Join(verdicts, "\n")
+			h := reflect.ValueOf(row.hints())
+			for i := range h.NumField() {
+				field, hint := h.Type().Field(i).Name, h.Field(i).String()
+				if strings.Contains(hint, "`") {
+					t.Errorf("hint %s = %q holds a backquote", field, hint)
+				}
+				if hint != "" && !strings.Contains(all, hint) {
+					t.Errorf("hint %s = %q is in no verdict:\n%s", field, hint, all)
+				}
+			}
+		})
 	}
 }

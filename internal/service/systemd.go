@@ -49,6 +49,17 @@ func (s Spec) StopTimeoutSeconds() int {
 	return int((d + StopMargin + time.Second - 1) / time.Second)
 }
 
+// render checks s and executes t, the unit's or the plist's template, on data (s and what the
+// template adds to it).
+func (s Spec) render(t *template.Template, data any) (string, error) {
+	if err := s.check(); err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	err := t.Execute(&b, data)
+	return b.String(), err
+}
+
 func (s Spec) check() error {
 	for name, v := range map[string]string{"binary": s.Binary, "config": s.Config, "source": s.Source, "state": s.StateDir} {
 		if name == "state" && v == "" {
@@ -128,15 +139,10 @@ WantedBy=multi-user.target
 
 // SystemdUnit renders the unit file for s.
 func SystemdUnit(s Spec) (string, error) {
-	if err := s.check(); err != nil {
-		return "", err
-	}
-	var b bytes.Buffer
-	err := unitTemplate.Execute(&b, struct {
+	return s.render(unitTemplate, struct {
 		Spec
 		Flag string
 	}{s, SourceFlag})
-	return b.String(), err
 }
 
 // systemdQuote quotes one word of a unit-file command line or assignment: systemd splits on

@@ -139,7 +139,7 @@ func TestWindowsLifecycle(t *testing.T) {
 	if err := m.Stop(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if v := m.Status(t.Context(), nil).Verdict(now); !strings.Contains(v, "stopped: start it with `runner-manager service start`") || !strings.Contains(v, "/ProgramData/runner-manager/logs/runner-manager.log") {
+	if v := m.Status(t.Context(), nil).Verdict(now); !strings.HasPrefix(v, "stopped: start it with `runner-manager service start` as an Administrator") {
 		t.Errorf("verdict of the stopped service %q", v)
 	}
 	if _, err := m.Uninstall(t.Context()); err != nil {
