@@ -3,10 +3,11 @@ package status
 import (
 	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")
@@ -128,21 +129,10 @@ func TestGoldenRenderings(t *testing.T) {
 	}
 }
 
+// checkGolden compares got with testdata/name; -update rewrites it.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update once to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got, *update)
 }
 
 func TestAge(t *testing.T) {
