@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/internal/daemonproc"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 func TestMain(m *testing.M) {
@@ -119,7 +120,7 @@ func TestDemoInterrupted(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	var out livetest.Buffer
 	o.Quiet = false
 	done := make(chan error, 1)
 	go func() { _, err := run(ctx, o, &out); done <- err }()
@@ -218,22 +219,4 @@ func assertNothingLeft(t *testing.T, dir string) {
 		killLeftovers(ps)
 		t.Errorf("processes left behind: %+v", ps)
 	}
-}
-
-// syncBuffer is a bytes.Buffer the demo writes from its goroutine while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

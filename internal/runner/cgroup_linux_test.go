@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/runner-manager/runner-manager/internal/livetest"
 	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 )
 
@@ -103,7 +104,7 @@ func TestKillUIDEndsAForkChain(t *testing.T) {
 		}
 	})
 	startForkChain(t, "chain-"+u.Name, &syscall.SysProcAttr{Credential: cred}, cgroupPaths{})
-	eventually(t, "the fork chain", func() bool { pids, _ := pidsOf(u.UID); return len(pids) > 0 })
+	livetest.Eventually(t, "the fork chain", func() bool { pids, _ := pidsOf(u.UID); return len(pids) > 0 })
 	if err := killUID(context.Background(), u.UID, u.GID); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestCgroupRemoveKillsAForkChainAndWaitsUntilEmpty(t *testing.T) {
 	t.Cleanup(func() { _ = c.Remove(context.Background(), id) })
 	marker := "chain-" + id
 	startForkChain(t, marker, nil, p)
-	eventually(t, "the fork chain in its cgroup", func() bool { ok, _ := cgroupPopulated(p.V2); return ok && len(marked(marker)) > 0 })
+	livetest.Eventually(t, "the fork chain in its cgroup", func() bool { ok, _ := cgroupPopulated(p.V2); return ok && len(marked(marker)) > 0 })
 	for _, pid := range marked(marker) {
 		if got := cgroupOf(t, pid); got != p.V2 {
 			t.Errorf("chain process %d is in cgroup %s, want %s", pid, got, p.V2)
