@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -19,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/runner-manager/runner-manager/internal/golden"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -40,12 +40,11 @@ func (e *env) scrape() map[string]*dto.MetricFamily {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		e.t.Fatalf("scrape: HTTP %d, %v\n%s", resp.StatusCode, err, body)
 	}
-	if promtool := findPromtool(e.t); promtool != "" {
-		cmd := exec.CommandContext(e.t.Context(), promtool, "check", "metrics")
-		cmd.Stdin = bytes.NewReader(body)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			e.t.Errorf("promtool check metrics on a live scrape: %v\n%s", err, out)
-		}
+	promtool := livetest.Tool(e.t, "promtool", "run `make tools` (it installs the Debian package prometheus)")
+	cmd := exec.CommandContext(e.t.Context(), promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(body)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e.t.Errorf("promtool check metrics on a live scrape: %v\n%s", err, out)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
@@ -53,21 +52,6 @@ func (e *env) scrape() map[string]*dto.MetricFamily {
 		e.t.Fatalf("parse the scrape: %v\n%s", err, body)
 	}
 	return fams
-}
-
-// findPromtool finds promtool; under CI (CI set) a missing one is a failure, since `make test`
-// installs it through `make tools`. Elsewhere the lint is skipped and the assertions still run.
-func findPromtool(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("promtool not found on PATH; CI must run `make tools` (Debian package prometheus) before the tests")
-		}
-		t.Log("promtool not installed; run `make tools` to lint the scrape too")
-		return ""
-	}
-	return p
 }
 
 // sample returns the value of the series of family name whose labels include want: a counter's or

@@ -1,9 +1,9 @@
 // Package livetest owns the helpers for tests that watch something running for real (a child
-// process, a goroutine, a server, a file another process writes), which no fake clock can drive:
-// polling until a condition holds, a buffer the watched thing writes while the test reads it, and
-// a server on a loopback port. The benchmark program polls with Poll too. Code that
-// reads the time through an injected clock uses internal/clocktest or engine/enginetest instead
-// and never polls.
+// process, a goroutine, a server, a file another process writes, a host tool), which no fake
+// clock can drive: polling until a condition holds, a buffer the watched thing writes while the
+// test reads it, a server on a loopback port, and finding a tool the test drives. The benchmark
+// program polls with Poll too. Code that reads the time through an injected clock uses
+// internal/clocktest or engine/enginetest instead and never polls.
 package livetest
 
 import (

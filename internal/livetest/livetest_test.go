@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,36 @@ func TestBufferTakesConcurrentWrites(t *testing.T) {
 	wg.Wait()
 	if n := strings.Count(b.String(), "\n"); n != 200 {
 		t.Errorf("%d lines, want 200", n)
+	}
+}
+
+// fatalTB records a Fatalf and ends its goroutine as testing.T does.
+type fatalTB struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalTB) Helper() {}
+
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// TestToolFailsSayingHowToInstall: a missing tool fails the test, never skips it, and says what
+// to run.
+func TestToolFailsSayingHowToInstall(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	f := &fatalTB{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Tool(f, "promtool", "run `make tools`")
+		t.Error("Tool returned for a tool that is not on PATH")
+	}()
+	<-done
+	if want := "promtool is not on PATH and this test needs it: run `make tools`"; f.msg != want {
+		t.Errorf("failure %q, want %q", f.msg, want)
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 )
 
 // TestLiveScrapePassesPromtool serves the endpoint on 127.0.0.1, scrapes it over real HTTP and
-// pipes the scrape into `promtool check metrics` (installed by `make tools`). Under CI a missing
-// promtool is a failure, because the check is an acceptance criterion there.
+// pipes the scrape into `promtool check metrics` (installed by `make tools`). A missing promtool is
+// a failure, because the check is an acceptance criterion.
 func TestLiveScrapePassesPromtool(t *testing.T) {
 	m := New("1.2.3")
 	m.ConfigReload(true, 1, t0)
