@@ -99,10 +99,7 @@ func isolated(cgroups bool) Snapshot {
 }
 
 func TestGoldenRenderings(t *testing.T) {
-	for _, tc := range []struct {
-		golden string
-		render func(*bytes.Buffer) error
-	}{
+	checkRenderings(t, []rendering{
 		{"status.txt", func(b *bytes.Buffer) error { return RenderStatus(b, fixture(), now) }},
 		{"status-reload-failed.txt", func(b *bytes.Buffer) error { return RenderStatus(b, reloadFailed(), now) }},
 		{"status-fresh.txt", func(b *bytes.Buffer) error {
@@ -118,7 +115,19 @@ func TestGoldenRenderings(t *testing.T) {
 		{"runners.txt", func(b *bytes.Buffer) error { return RenderRunners(b, fixture().Runners, now) }},
 		{"runners-none.txt", func(b *bytes.Buffer) error { return RenderRunners(b, nil, now) }},
 		{"runners.json", func(b *bytes.Buffer) error { return WriteJSON(b, RunnerList{Runners: fixture().Runners}) }},
-	} {
+	})
+}
+
+// rendering is one golden file and the call that renders it.
+type rendering struct {
+	golden string
+	render func(*bytes.Buffer) error
+}
+
+// checkRenderings renders each case and compares it with its golden file.
+func checkRenderings(t *testing.T, cases []rendering) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.golden, func(t *testing.T) {
 			var got bytes.Buffer
 			if err := tc.render(&got); err != nil {
