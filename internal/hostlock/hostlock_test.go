@@ -59,6 +59,16 @@ func hold(t *testing.T, path string) *Lock {
 	return l
 }
 
+// mustBeFree fails unless the lock at path can be taken, and let go, at once; after says after what.
+func mustBeFree(t *testing.T, path, after string) {
+	t.Helper()
+	l, err := Acquire(context.Background(), path, newFakeTime().opts())
+	if err != nil {
+		t.Fatalf("Acquire after %s: %v", after, err)
+	}
+	_ = l.Release()
+}
+
 func TestAcquireWritesPIDAndRelease(t *testing.T) {
 	path := lockPath(t)
 	l := hold(t, path)
@@ -77,11 +87,7 @@ func TestAcquireWritesPIDAndRelease(t *testing.T) {
 	if err := l.Release(); err != nil {
 		t.Fatalf("second Release: %v", err)
 	}
-	l2, err := Acquire(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatalf("Acquire after Release: %v", err)
-	}
-	_ = l2.Release()
+	mustBeFree(t, path, "Release")
 }
 
 // A holder that lets go inside the settle window (a forked child reaching exec) is not a conflict.
@@ -209,11 +215,7 @@ func TestHeldByAnotherProcessThenKilled(t *testing.T) {
 	// kill -9: the kernel drops the flock with the process; no stale lock is left behind.
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	l, err := Acquire(context.Background(), path, newFakeTime().opts())
-	if err != nil {
-		t.Fatalf("Acquire after the holder was killed: %v", err)
-	}
-	_ = l.Release()
+	mustBeFree(t, path, "the holder was killed")
 }
 
 // The lock descriptor is O_CLOEXEC: a child started while we hold the lock must not keep it.
