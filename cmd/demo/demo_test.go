@@ -124,13 +124,10 @@ func TestDemoInterrupted(t *testing.T) {
 	o.Quiet = false
 	done := make(chan error, 1)
 	go func() { _, err := run(ctx, o, &out); done <- err }()
-	deadline := time.Now().Add(90 * time.Second)
-	for !strings.Contains(out.String(), " running  ") {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("no job ran within 90 s:\n%s", out.String())
-		}
-		time.Sleep(100 * time.Millisecond) // polling the output of a real process tree
+	ran := func() bool { return strings.Contains(out.String(), " running  ") }
+	if err := livetest.Poll(90*time.Second, 100*time.Millisecond, ran); err != nil { // the output of a real process tree
+		cancel()
+		t.Fatalf("no job ran: %v:\n%s", err, out.String())
 	}
 	cancel()
 	if err := <-done; err == nil || ctx.Err() == nil {
