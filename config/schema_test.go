@@ -1,14 +1,14 @@
 package config
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/runner-manager/runner-manager/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/config.schema.json")
@@ -37,18 +37,7 @@ func generateSchema(t *testing.T) []byte {
 // go test ./config -run TestSchema -update (or go generate ./config).
 func TestSchema(t *testing.T) {
 	got := generateSchema(t)
-	if *update {
-		if err := os.WriteFile(schemaFile, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(schemaFile)
-	if err != nil {
-		t.Fatalf("%v (run go test ./config -run TestSchema -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("docs/config.schema.json is stale: run go test ./config -run TestSchema -update")
-	}
+	golden.Check(t, schemaFile, got, *update)
 	var doc struct {
 		Defs map[string]struct {
 			Properties map[string]struct {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/internal/daemonproc"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 func TestMain(m *testing.M) {
@@ -119,17 +120,14 @@ func TestDemoInterrupted(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	var out livetest.Buffer
 	o.Quiet = false
 	done := make(chan error, 1)
 	go func() { _, err := run(ctx, o, &out); done <- err }()
-	deadline := time.Now().Add(90 * time.Second)
-	for !strings.Contains(out.String(), " running  ") {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("no job ran within 90 s:\n%s", out.String())
-		}
-		time.Sleep(100 * time.Millisecond) // polling the output of a real process tree
+	ran := func() bool { return strings.Contains(out.String(), " running  ") }
+	if err := livetest.Poll(90*time.Second, 100*time.Millisecond, ran); err != nil { // the output of a real process tree
+		cancel()
+		t.Fatalf("no job ran: %v:\n%s", err, out.String())
 	}
 	cancel()
 	if err := <-done; err == nil || ctx.Err() == nil {
@@ -218,22 +216,4 @@ func assertNothingLeft(t *testing.T, dir string) {
 		killLeftovers(ps)
 		t.Errorf("processes left behind: %+v", ps)
 	}
-}
-
-// syncBuffer is a bytes.Buffer the demo writes from its goroutine while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

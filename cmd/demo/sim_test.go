@@ -12,6 +12,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 func startInProcessSim(t *testing.T) *ghsim.Server {
@@ -69,14 +70,12 @@ func TestFindLeaks(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	// Until the child has exec'd, its command line is still this test binary's; on a loaded
 	// machine that window is long enough for findLeaks to miss it.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
-		if strings.Contains(string(b), dir) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the process did not start sh: cmdline %q", b)
-		}
+	var b []byte
+	if err := livetest.Poll(10*time.Second, 10*time.Millisecond, func() bool {
+		b, _ = os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
+		return strings.Contains(string(b), dir)
+	}); err != nil {
+		t.Fatalf("the process did not start sh (%v): cmdline %q", err, b)
 	}
 	l, err = findLeaks(ctx, c, root)
 	if err != nil {

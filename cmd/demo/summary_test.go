@@ -3,11 +3,12 @@ package main
 import (
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/golden"
 )
 
 func TestPercentile(t *testing.T) {
@@ -70,19 +71,7 @@ func TestPrintSummaryGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var b strings.Builder
 			printSummary(&b, r)
-			golden := filepath.Join("testdata", "summary-"+name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./cmd/demo -update to create it)", err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("summary differs from %s (-update rewrites it):\n got:\n%s\nwant:\n%s", golden, b.String(), want)
-			}
+			golden.Check(t, filepath.Join("testdata", "summary-"+name+".golden"), []byte(b.String()), *update)
 		})
 	}
 }

@@ -95,7 +95,7 @@ func TestDaemonRunsAJobAndExportsMetrics(t *testing.T) {
 	host := hostID(t, e.runJob())
 
 	// The operator's view after one job: golden, with pids, ages, temp paths and the host id normalised.
-	golden(t, "status-after-job.golden", e.normalize(e.statusCLI("--config", e.configPath), host, version.Current()))
+	checkGolden(t, "status-after-job.golden", e.normalize(e.statusCLI("--config", e.configPath), host, version.Current()))
 
 	fams := e.scrape()
 	web := map[string]string{"target": "web"}
@@ -182,7 +182,7 @@ func TestInvalidReloadKeepsTheLastGoodConfig(t *testing.T) {
 	host := hostID(t, e.runJob())
 	// An invalid file hides the state_dir from the CLI, so the operator passes the socket.
 	out := e.statusCLI("--socket", status.SocketPath(e.stateDir))
-	golden(t, "status-rejected.golden", e.normalize(out, host, version.Current()))
+	checkGolden(t, "status-rejected.golden", e.normalize(out, host, version.Current()))
 
 	e.writeConfig(webTarget(2)) // fixed: applied as generation 2, and the metric says so
 	e.waitStatus("the fixed file applied", func(s status.Snapshot) bool { return s.Config.LastReload.OK && s.Config.Generation == 2 })

@@ -12,6 +12,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 	"github.com/runner-manager/runner-manager/internal/status"
 )
 
@@ -195,17 +196,14 @@ func (e *env) startStoppable() (stop func()) {
 // waitStatus polls the status socket until cond holds and returns that snapshot.
 func (e *env) waitStatus(what string, cond func(status.Snapshot) bool) status.Snapshot {
 	e.t.Helper()
-	deadline := time.Now().Add(waitLimit)
 	var last status.Snapshot
 	var err error
-	for time.Now().Before(deadline) {
+	if timeout := livetest.Poll(waitLimit, 50*time.Millisecond, func() bool { // a real daemon
 		last, err = status.Fetch(e.t.Context(), status.SocketPath(e.stateDir))
-		if err == nil && cond(last) {
-			return last
-		}
-		time.Sleep(50 * time.Millisecond) // polling a real daemon, bounded by the deadline
+		return err == nil && cond(last)
+	}); timeout != nil {
+		e.t.Fatalf("%v waiting for %s; last status %+v (err %v)", timeout, what, last, err)
 	}
-	e.t.Fatalf("waited %s for %s; last status %+v (err %v)", waitLimit, what, last, err)
 	return last
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/engine/enginetest"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 	"github.com/runner-manager/runner-manager/internal/status"
 )
 
@@ -92,12 +93,8 @@ func (e *env) status() status.Snapshot {
 // waitLog waits until the daemon's log holds line at least n times.
 func (e *env) waitLog(what, line string, n int) {
 	e.t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for time.Now().Before(deadline) {
-		if strings.Count(e.read(e.logs), line) >= n {
-			return
-		}
-		time.Sleep(50 * time.Millisecond) // a real daemon and a real file watch, bounded by the deadline
+	seen := func() bool { return strings.Count(e.read(e.logs), line) >= n } // a real daemon and a real file watch
+	if err := livetest.Poll(waitLimit, 50*time.Millisecond, seen); err != nil {
+		e.t.Fatalf("%v waiting for %q (%d times) after the file was %s", err, line, n, what)
 	}
-	e.t.Fatalf("waited %s for %q (%d times) after the file was %s", waitLimit, line, n, what)
 }

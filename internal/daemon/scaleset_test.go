@@ -7,6 +7,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 	"github.com/runner-manager/runner-manager/internal/status"
 )
 
@@ -120,12 +121,9 @@ func TestScaleSetReload(t *testing.T) {
 	sets := func() []ghsim.ScaleSet { return e.srv.ScaleSets() }
 	waitSets := func(what string, cond func([]ghsim.ScaleSet) bool) {
 		t.Helper()
-		deadline := time.Now().Add(waitLimit)
-		for !cond(sets()) {
-			if time.Now().After(deadline) {
-				t.Fatalf("waited %s for %s; scale sets %+v", waitLimit, what, sets())
-			}
-			time.Sleep(50 * time.Millisecond) // the simulator's state, changed by a real daemon
+		// the simulator's state, changed by a real daemon
+		if err := livetest.Poll(waitLimit, 50*time.Millisecond, func() bool { return cond(sets()) }); err != nil {
+			t.Fatalf("%v waiting for %s; scale sets %+v", err, what, sets())
 		}
 	}
 	e.writeConfig(orgTarget(""))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -17,6 +16,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/runner-manager/runner-manager/internal/golden"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -38,12 +40,11 @@ func (e *env) scrape() map[string]*dto.MetricFamily {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		e.t.Fatalf("scrape: HTTP %d, %v\n%s", resp.StatusCode, err, body)
 	}
-	if promtool := findPromtool(e.t); promtool != "" {
-		cmd := exec.CommandContext(e.t.Context(), promtool, "check", "metrics")
-		cmd.Stdin = bytes.NewReader(body)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			e.t.Errorf("promtool check metrics on a live scrape: %v\n%s", err, out)
-		}
+	promtool := livetest.Tool(e.t, "promtool", "run `make tools` (it installs the Debian package prometheus)")
+	cmd := exec.CommandContext(e.t.Context(), promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(body)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e.t.Errorf("promtool check metrics on a live scrape: %v\n%s", err, out)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
@@ -51,21 +52,6 @@ func (e *env) scrape() map[string]*dto.MetricFamily {
 		e.t.Fatalf("parse the scrape: %v\n%s", err, body)
 	}
 	return fams
-}
-
-// findPromtool finds promtool; under CI (CI set) a missing one is a failure, since `make test`
-// installs it through `make tools`. Elsewhere the lint is skipped and the assertions still run.
-func findPromtool(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("promtool not found on PATH; CI must run `make tools` (Debian package prometheus) before the tests")
-		}
-		t.Log("promtool not installed; run `make tools` to lint the scrape too")
-		return ""
-	}
-	return p
 }
 
 // sample returns the value of the series of family name whose labels include want: a counter's or
@@ -153,24 +139,8 @@ func (e *env) normalize(out, host, version string) string {
 	return b.String()
 }
 
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name, got string) {
+// checkGolden compares got with testdata/name; -update rewrites it.
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), []byte(got), *update)
 }

@@ -1,7 +1,6 @@
 package daemonproc
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -13,49 +12,47 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/livetest"
 	"github.com/runner-manager/runner-manager/internal/readiness"
 )
 
-// syncBuffer is an io.Writer tests can read while a child writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func TestChildCopiesStreamsAndStops(t *testing.T) {
-	var out, errOut syncBuffer
-	var mu sync.Mutex
-	var lines []string
-	ready := make(chan struct{})
-	c, err := Start(Spec{Name: "the sleeper", Path: "sh", Args: []string{"-c", "echo hello; echo oops >&2; echo ready now; exec sleep 30"},
-		Stdout: &out, Stderr: &errOut, OnLine: func(s Stream, l string) {
-			mu.Lock()
-			defer mu.Unlock()
-			lines = append(lines, l)
-			if l == "ready now" {
-				close(ready)
-			}
-		}})
+// startSeeing starts spec and waits until the child has written the line want on either stream;
+// spec's own OnLine still sees every line.
+func startSeeing(t *testing.T, spec Spec, want string) *Child {
+	t.Helper()
+	seen := make(chan struct{})
+	var once sync.Once
+	onLine := spec.OnLine
+	spec.OnLine = func(s Stream, l string) {
+		if onLine != nil {
+			onLine(s, l)
+		}
+		if l == want {
+			once.Do(func() { close(seen) })
+		}
+	}
+	c, err := Start(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-ready:
+	case <-seen:
 	case <-time.After(10 * time.Second):
-		t.Fatal("no `ready now` line")
+		t.Fatalf("%s wrote no %q line in 10 s", spec.Name, want)
 	}
+	return c
+}
+
+func TestChildCopiesStreamsAndStops(t *testing.T) {
+	var out, errOut livetest.Buffer
+	var mu sync.Mutex
+	var lines []string
+	c := startSeeing(t, Spec{Name: "the sleeper", Path: "sh", Args: []string{"-c", "echo hello; echo oops >&2; echo ready now; exec sleep 30"},
+		Stdout: &out, Stderr: &errOut, OnLine: func(s Stream, l string) {
+			mu.Lock()
+			defer mu.Unlock()
+			lines = append(lines, l)
+		}}, "ready now")
 	if err := c.Stop(syscall.SIGTERM, 10*time.Second); err == nil || strings.Contains(err.Error(), "killed") {
 		t.Errorf("a child ending on SIGTERM reports its exit (signal), not a kill: %v", err)
 	}
@@ -74,23 +71,8 @@ func TestChildCopiesStreamsAndStops(t *testing.T) {
 }
 
 func TestChildStopKillsAfterGrace(t *testing.T) {
-	up := make(chan struct{})
-	var once sync.Once
-	c, err := Start(Spec{Name: "the stubborn one", Path: "sh", Args: []string{"-c", "trap '' TERM; echo up; while :; do sleep 1; done"},
-		OnLine: func(_ Stream, l string) {
-			if l == "up" {
-				once.Do(func() { close(up) })
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-up:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no `up` line")
-	}
-	err = c.Stop(syscall.SIGTERM, 300*time.Millisecond)
+	c := startSeeing(t, Spec{Name: "the stubborn one", Path: "sh", Args: []string{"-c", "trap '' TERM; echo up; while :; do sleep 1; done"}}, "up")
+	err := c.Stop(syscall.SIGTERM, 300*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "was killed") {
 		t.Errorf("stop of a child ignoring SIGTERM = %v, want a kill after the grace period", err)
 	}
@@ -116,7 +98,7 @@ func fakeDaemon(t *testing.T, body string) string {
 }
 
 func TestStartDaemonWaitsForTheReadyLine(t *testing.T) {
-	var args syncBuffer
+	var args livetest.Buffer
 	bin := fakeDaemon(t, `echo "$@" >&2; echo '{"msg":"starting"}' >&2; sleep 0.2; echo '`+readiness.DaemonLine(77)+`'; exec sleep 30`)
 	d, err := StartDaemon(context.Background(), DaemonSpec{Bin: bin, Config: "/etc/rm.toml", Args: []string{"--upgrade-source", "/src"}, Stderr: &args}, 10*time.Second)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/internal/fleet/etcdtest"
 	ghub "github.com/runner-manager/runner-manager/internal/github"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // governor stands for this host's request governor: what it spent is set by the test, and it
@@ -78,14 +79,14 @@ func TestGovernorCeilingIsSharedThroughEtcd(t *testing.T) {
 	a.spent(400, true)
 	b.spent(90, false)
 	// c: floor 50 + nothing above it + (450 - 350 - 40 used) / 2 wanting = 80.
-	eventually(t, "c's share to count a's and b's spend", func() bool { h, s := c.shared(); return h == 3 && s == 80 })
+	livetest.Eventually(t, "c's share to count a's and b's spend", func() bool { h, s := c.shared(); return h == 3 && s == 80 })
 	// a: floor 50 + its 350 above it + the unspent 60, as nobody else waits: 460.
-	eventually(t, "a's share", func() bool { h, s := a.shared(); return h == 3 && s == 460 })
+	livetest.Eventually(t, "a's share", func() bool { h, s := a.shared(); return h == 3 && s == 460 })
 	// c starts waiting (and says so at once): a falls to 50 + its fair part (450-40)/2 + 60/2 = 285.
 	c.spent(0, true)
 	c.wants <- struct{}{}
-	eventually(t, "a to yield to c", func() bool { h, s := a.shared(); return h == 3 && s == 285 })
-	eventually(t, "status to show each host's spend", func() bool {
+	livetest.Eventually(t, "a to yield to c", func() bool { h, s := a.shared(); return h == 3 && s == 285 })
+	livetest.Eventually(t, "status to show each host's spend", func() bool {
 		st := hs[2].f.Status()
 		got := map[string]int{}
 		for _, h := range st.Hosts {
@@ -97,17 +98,17 @@ func TestGovernorCeilingIsSharedThroughEtcd(t *testing.T) {
 	// a leaves: its spend stops counting with its membership.
 	hs[0].stop()
 	// c: 2 hosts, floors of 75, a pool of 450: 75 + 0 + (450 - 15) / 1 = 510.
-	eventually(t, "c's share without a", func() bool { h, s := c.shared(); return h == 2 && s == 510 })
+	livetest.Eventually(t, "c's share without a", func() bool { h, s := c.shared(); return h == 2 && s == 510 })
 
 	// etcd gone: each host alone, with the whole ceiling, and says so.
 	srv.Stop()
-	eventually(t, "b and c to have the whole ceiling", func() bool {
+	livetest.Eventually(t, "b and c to have the whole ceiling", func() bool {
 		_, sb := b.shared()
 		_, sc := c.shared()
 		return sb == -1 && sc == -1 && !hs[1].f.Status().Joined && !hs[2].f.Status().Joined
 	})
 	srv.Start()
-	eventually(t, "a shared ceiling again after rejoining", func() bool {
+	livetest.Eventually(t, "a shared ceiling again after rejoining", func() bool {
 		hb, _ := b.shared()
 		hc, _ := c.shared()
 		return hb == 2 && hc == 2

@@ -15,6 +15,7 @@ import (
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/engine"
 	"github.com/runner-manager/runner-manager/internal/fleet/etcdtest"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // github is the fake GitHub behind the decorators: it counts reads, so a test sees who read it.
@@ -194,17 +195,6 @@ func (h *host) passListing(t *testing.T, tg config.Target, mine engine.PeerSuppl
 	return start, ok
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func leaders(hs ...*host) (n int, who *host) {
 	for _, h := range hs {
 		if h.f.leads(target.Name) {
@@ -225,7 +215,7 @@ func TestOneLeaderReadsGitHubAndFollowersReadTheView(t *testing.T) {
 	for _, h := range hs {
 		h.gh.queue(3)
 	}
-	eventually(t, "one leader", func() bool { n, _ := leaders(hs...); return n == 1 })
+	livetest.Eventually(t, "one leader", func() bool { n, _ := leaders(hs...); return n == 1 })
 	_, lead := leaders(hs...)
 	lead.pass(t, target, engine.PeerSupply{Free: 10})
 	for _, h := range hs {
@@ -251,9 +241,9 @@ func TestOneLeaderReadsGitHubAndFollowersReadTheView(t *testing.T) {
 			rest = append(rest, h)
 		}
 	}
-	eventually(t, "the leadership to move", func() bool { n, _ := leaders(rest...); return n == 1 })
+	livetest.Eventually(t, "the leadership to move", func() bool { n, _ := leaders(rest...); return n == 1 })
 	if st := rest[0].f.Status(); len(st.Hosts) != 2 || len(st.Targets) != 1 || st.Targets[0].Leader == lead.f.Host() {
-		eventually(t, "status to show two hosts and the new leader", func() bool {
+		livetest.Eventually(t, "status to show two hosts and the new leader", func() bool {
 			st := rest[0].f.Status()
 			return len(st.Hosts) == 2 && st.Targets[0].Leader != lead.f.Host() && st.Targets[0].Leader != ""
 		})
@@ -268,11 +258,11 @@ func TestClaimsNeverExceedDemand(t *testing.T) {
 	for _, h := range hs {
 		h.gh.queue(10)
 	}
-	eventually(t, "one leader", func() bool { n, _ := leaders(hs...); return n == 1 })
+	livetest.Eventually(t, "one leader", func() bool { n, _ := leaders(hs...); return n == 1 })
 	_, lead := leaders(hs...)
 	lead.pass(t, target, engine.PeerSupply{Free: 0}) // publishes the view of 10 jobs
 	for _, h := range hs {
-		eventually(t, "the view on every host", func() bool { _, ok := h.f.ep.mir.get(h.f.keys.view(target.Name)); return ok })
+		livetest.Eventually(t, "the view on every host", func() bool { _, ok := h.f.ep.mir.get(h.f.keys.view(target.Name)); return ok })
 	}
 	var total, decided atomic.Int64
 	var wg sync.WaitGroup
@@ -303,7 +293,7 @@ func leaderAndFollower(t *testing.T) (lead, follow *host) {
 	t.Helper()
 	srv := etcdtest.Start(t)
 	a, b := startHost(t, srv, "a", "id-a", &github{}), startHost(t, srv, "b", "id-b", &github{})
-	eventually(t, "one leader", func() bool { n, _ := leaders(a, b); return n == 1 })
+	livetest.Eventually(t, "one leader", func() bool { n, _ := leaders(a, b); return n == 1 })
 	if _, lead = leaders(a, b); lead == a {
 		return a, b
 	}
@@ -315,12 +305,12 @@ func TestViewMovedOnHoldsTheClaim(t *testing.T) {
 	lead, follow := leaderAndFollower(t)
 	lead.gh.queue(2)
 	lead.pass(t, target, engine.PeerSupply{})
-	eventually(t, "the view", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
+	livetest.Eventually(t, "the view", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
 	ctx := context.Background()
 	follow.begin(t, target, true)
 	lead.gh.queue(5)
 	lead.pass(t, target, engine.PeerSupply{}) // a new view while the follower's pass runs
-	eventually(t, "the new view", func() bool {
+	livetest.Eventually(t, "the new view", func() bool {
 		e, _ := follow.f.ep.mir.get(follow.f.keys.view(target.Name))
 		return e.mod != follow.p.(*passState).viewMod
 	})
@@ -355,13 +345,13 @@ func TestSecondLiveHostWithTheSameNameIsRefused(t *testing.T) {
 func TestDifferentConfigServesAlone(t *testing.T) {
 	srv := etcdtest.Start(t)
 	a := startHost(t, srv, "a", "id-a", &github{})
-	eventually(t, "a leads", func() bool { return a.f.leads(target.Name) })
+	livetest.Eventually(t, "a leads", func() bool { return a.f.leads(target.Name) })
 	changed := target
 	changed.Labels = []string{"linux", "gpu"}
 	var alone atomic.Bool
 	b := startHost(t, srv, "b", "id-b", &github{}, changed)
 	b.f.o.OnAlone = func(_ string, v bool) { alone.Store(v) }
-	eventually(t, "b to see a's fingerprint", func() bool { _, ok := b.f.ep.mir.get(b.f.keys.config(target.Name, "a")); return ok })
+	livetest.Eventually(t, "b to see a's fingerprint", func() bool { _, ok := b.f.ep.mir.get(b.f.keys.config(target.Name, "a")); return ok })
 	b.gh.queue(1)
 	if s, ok := b.pass(t, changed, engine.PeerSupply{Free: 4}); !ok || s != 1 || b.gh.reads.Load() != 2 || !alone.Load() {
 		t.Fatalf("differing host: started %d (ok %v), GitHub reads %d, alert %v; want 1, its own 2 reads, alert raised", s, ok, b.gh.reads.Load(), alone.Load())
@@ -382,9 +372,9 @@ func twoHostsWithoutEtcd(t *testing.T) (*etcdtest.Server, *host, *host) {
 	srv := etcdtest.Start(t)
 	a := startHost(t, srv, "a", "id-a", &github{})
 	b := startHost(t, srv, "b", "id-b", &github{})
-	eventually(t, "one leader", func() bool { n, _ := leaders(a, b); return n == 1 })
+	livetest.Eventually(t, "one leader", func() bool { n, _ := leaders(a, b); return n == 1 })
 	srv.Stop()
-	eventually(t, "both hosts to leave", func() bool { return !a.f.Status().Joined && !b.f.Status().Joined })
+	livetest.Eventually(t, "both hosts to leave", func() bool { return !a.f.Status().Joined && !b.f.Status().Joined })
 	return srv, a, b
 }
 
@@ -402,8 +392,8 @@ func TestEtcdLostServesAloneAndRejoins(t *testing.T) {
 		}
 	}
 	srv.Start()
-	eventually(t, "both hosts to rejoin", func() bool { return a.f.Status().Joined && b.f.Status().Joined })
-	eventually(t, "one leader again", func() bool { n, _ := leaders(a, b); return n == 1 })
+	livetest.Eventually(t, "both hosts to rejoin", func() bool { return a.f.Status().Joined && b.f.Status().Joined })
+	livetest.Eventually(t, "one leader again", func() bool { n, _ := leaders(a, b); return n == 1 })
 }
 
 // TestLeaderPassWithoutJobsDecides: a leader's pass that reads the runners but no jobs (a drain, a
@@ -411,7 +401,7 @@ func TestEtcdLostServesAloneAndRejoins(t *testing.T) {
 func TestLeaderPassWithoutJobsDecides(t *testing.T) {
 	srv := etcdtest.Start(t)
 	a := startHost(t, srv, "a", "id-a", &github{})
-	eventually(t, "a leads", func() bool { return a.f.leads(target.Name) })
+	livetest.Eventually(t, "a leads", func() bool { return a.f.leads(target.Name) })
 	a.gh.queue(1)
 	if _, ok := a.pass(t, target, engine.PeerSupply{Free: 4}); !ok {
 		t.Fatal("the leader's first pass was refused")
@@ -444,7 +434,7 @@ func TestStopWithoutEtcdIsBounded(t *testing.T) {
 func TestWakeLeadsWakesWhatThisHostLeads(t *testing.T) {
 	srv := etcdtest.Start(t)
 	a := startHost(t, srv, "a", "id-a", &github{})
-	eventually(t, "a leads", func() bool { return a.f.leads(target.Name) })
+	livetest.Eventually(t, "a leads", func() bool { return a.f.leads(target.Name) })
 	before := a.wakes.Load()
 	a.f.WakeLeads()
 	if a.wakes.Load() != before+1 {
@@ -474,7 +464,7 @@ func TestLeaderListsWhenAHostWaitsForIt(t *testing.T) {
 	if r := lead.gh.reads.Load(); r != 3 {
 		t.Fatalf("leader's pass without a list made %d GitHub reads in all, want 3 (its jobs only)", r)
 	}
-	eventually(t, "the view", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
+	livetest.Eventually(t, "the view", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
 	if list, age := follow.beginPass(ctx, target, false); !list || age < 0 {
 		t.Fatalf("follower: Begin = %v, %s; want the leader's new list, not older than now", list, age)
 	}
@@ -485,7 +475,7 @@ func TestLeaderListsWhenAHostWaitsForIt(t *testing.T) {
 		t.Fatal("follower was given the same list twice")
 	}
 	follow.publish(ctx, target, engine.PeerSupply{List: true})
-	eventually(t, "the leader to see the follower wait", func() bool {
+	livetest.Eventually(t, "the leader to see the follower wait", func() bool {
 		peers, _ := lead.f.peers(lead.f.ep, target.Name)
 		return len(peers) == 1 && peers[0].List
 	})
@@ -499,7 +489,7 @@ func TestLeaderListsWhenAHostWaitsForIt(t *testing.T) {
 	if _, err := lead.queued(ctx, target); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the follower to get the new list", func() bool {
+	livetest.Eventually(t, "the follower to get the new list", func() bool {
 		list, _ := follow.beginPass(ctx, target, true)
 		if !list {
 			return false
@@ -524,7 +514,7 @@ func TestCallerDeadlineIsNotALostEtcd(t *testing.T) {
 	srv := etcdtest.Start(t)
 	a := startHost(t, srv, "a", "id-a", &github{})
 	b := startHost(t, srv, "b", "id-b", &github{})
-	eventually(t, "one leader", func() bool { n, _ := leaders(a, b); return n == 1 })
+	livetest.Eventually(t, "one leader", func() bool { n, _ := leaders(a, b); return n == 1 })
 	a.gh.queue(1)
 	if _, ok := a.pass(t, target, engine.PeerSupply{Free: 4}); !ok {
 		t.Fatal("the first pass was refused")
@@ -574,7 +564,7 @@ func TestViewSaysWhichTakesTheLeaderSaw(t *testing.T) {
 	}
 	for _, took := range []int64{2, 3} {
 		follow.publish(ctx, target, engine.PeerSupply{Took: took})
-		eventually(t, fmt.Sprintf("a view that saw the follower's %d takes", took), func() bool {
+		livetest.Eventually(t, fmt.Sprintf("a view that saw the follower's %d takes", took), func() bool {
 			pass(lead, 5)
 			return pass(follow, took) == took
 		})
@@ -589,12 +579,12 @@ func TestViewSaysWhichTakesTheLeaderSaw(t *testing.T) {
 func TestLightPassClaimsOnTheCurrentView(t *testing.T) {
 	srv := etcdtest.Start(t)
 	hs := []*host{startHost(t, srv, "a", "id-a", &github{}), startHost(t, srv, "b", "id-b", &github{}), startHost(t, srv, "c", "id-c", &github{})}
-	eventually(t, "one leader", func() bool { n, _ := leaders(hs...); return n == 1 })
+	livetest.Eventually(t, "one leader", func() bool { n, _ := leaders(hs...); return n == 1 })
 	_, lead := leaders(hs...)
 	lead.gh.queue(2)
 	lead.pass(t, target, engine.PeerSupply{})
 	for _, h := range hs {
-		eventually(t, "the view on every host", func() bool { _, ok := h.f.ep.mir.get(h.f.keys.view(target.Name)); return ok })
+		livetest.Eventually(t, "the view on every host", func() bool { _, ok := h.f.ep.mir.get(h.f.keys.view(target.Name)); return ok })
 		if h != lead {
 			h.begin(t, target, false) // each follower's last full pass read this view
 		}
@@ -602,7 +592,7 @@ func TestLightPassClaimsOnTheCurrentView(t *testing.T) {
 	lead.gh.queue(5)
 	lead.pass(t, target, engine.PeerSupply{}) // the leader's next poll: a new view
 	for _, h := range hs {
-		eventually(t, "the new view on every host", func() bool {
+		livetest.Eventually(t, "the new view on every host", func() bool {
 			e, _ := h.f.ep.mir.get(h.f.keys.view(target.Name))
 			return h == lead || e.mod != h.p.(*passState).viewMod
 		})
@@ -668,13 +658,13 @@ func TestLightPassIsToldTheTakesTheViewSaw(t *testing.T) {
 		return h.shareTook(took)
 	}
 	lead.passListing(t, target, engine.PeerSupply{}, false)
-	eventually(t, "the view on the follower", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
+	livetest.Eventually(t, "the view on the follower", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
 	follow.begin(t, target, false)
 	lead.publish(ctx, target, engine.PeerSupply{Took: 4}) // the leader's runners took 4 jobs so far
 	follow.publish(ctx, target, engine.PeerSupply{Took: 2})
-	eventually(t, "the follower's takes on the leader", func() bool { return lead.f.took(lead.f.ep, target.Name)[follow.f.Host()] == 2 })
+	livetest.Eventually(t, "the follower's takes on the leader", func() bool { return lead.f.took(lead.f.ep, target.Name)[follow.f.Host()] == 2 })
 	lead.passListing(t, target, engine.PeerSupply{}, false) // reads the jobs: the view saw 4 and 2
-	eventually(t, "the new view on the follower", func() bool {
+	livetest.Eventually(t, "the new view on the follower", func() bool {
 		e, _ := follow.f.ep.mir.get(follow.f.keys.view(target.Name))
 		var v view
 		return json.Unmarshal([]byte(e.val), &v) == nil && v.Saw[follow.f.Host()] == 2
@@ -694,10 +684,10 @@ func TestUnseenTakesReachThePeers(t *testing.T) {
 	lead, follow := leaderAndFollower(t)
 	lead.gh.queue(2)
 	lead.passListing(t, target, engine.PeerSupply{}, false)
-	eventually(t, "the view on the follower", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
+	livetest.Eventually(t, "the view on the follower", func() bool { _, ok := follow.f.ep.mir.get(follow.f.keys.view(target.Name)); return ok })
 	follow.begin(t, target, false)
 	follow.publish(context.Background(), target, engine.PeerSupply{Idle: 1, Took: 3, Unseen: 2})
-	eventually(t, "the follower's supply on the leader", func() bool {
+	livetest.Eventually(t, "the follower's supply on the leader", func() bool {
 		peers, _ := lead.f.peers(lead.f.ep, target.Name)
 		return len(peers) == 1 && peers[0].Took == 3
 	})

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // TestCommandJobs runs command jobs on the fake runner: each reports its command's output and exit
@@ -88,7 +89,7 @@ func TestCommandJobFinished(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startRunner(t, extract(t, testPackage(t).Path), mustJIT(t, s, "cmd-2", "linux"))
-	waitFor(t, "the command job to start", func() bool { j, _ := s.Job(id); return j.Status == StatusInProgress || p.exited() })
+	livetest.Eventually(t, "the command job to start", func() bool { j, _ := s.Job(id); return j.Status == StatusInProgress || p.exited() })
 	if err := s.FinishJob(id, "cancelled", false); err != nil {
 		t.Fatal(err)
 	}

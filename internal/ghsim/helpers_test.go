@@ -141,18 +141,6 @@ func startRunner(t *testing.T, dir, jit string, args ...string) *proc {
 	return p
 }
 
-// waitFor polls cond until it holds; only for events of a real child process.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func (p *proc) wait(t *testing.T) int {
 	t.Helper()
 	select {

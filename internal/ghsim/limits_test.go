@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // do sends one authenticated REST request and returns the answer with its body read.
@@ -150,7 +152,7 @@ func TestConcurrentRequests(t *testing.T) {
 			rest(t, s, ctx, tok, "GET", "/repos/acme/api/actions/runs", "", "")
 		}()
 	}
-	waitFor(t, "two requests in flight", func() bool {
+	livetest.Eventually(t, "two requests in flight", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.tokens[tok].bucket.sec.inFlight == 2
@@ -159,7 +161,7 @@ func TestConcurrentRequests(t *testing.T) {
 	wantRefusal(t, "third in flight", r, body, http.StatusTooManyRequests, 60)
 	cancel()
 	wg.Wait()
-	waitFor(t, "the two to end", func() bool {
+	livetest.Eventually(t, "the two to end", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.tokens[tok].bucket.sec.inFlight == 0

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 func statusOf(err error) int {
@@ -169,7 +170,7 @@ func TestBusyRunnerAndFinishJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startRunner(t, extract(t, testPackage(t).Path), "", "--jitconfig", jit.GetEncodedJITConfig())
-	waitFor(t, "the runner to take the job", func() bool { j, _ := s.Job(jobID); return j.Status == StatusInProgress || p.exited() })
+	livetest.Eventually(t, "the runner to take the job", func() bool { j, _ := s.Job(jobID); return j.Status == StatusInProgress || p.exited() })
 	if p.exited() {
 		t.Fatalf("runner exited early: %s", p.out.String())
 	}
@@ -218,7 +219,7 @@ func TestFakeRunnerFaultsAndSignals(t *testing.T) {
 		check                       step
 	}{
 		{name: "sigterm-idle-exits-0", check: func(t *testing.T, s *Server, p *proc, _ int64) {
-			waitFor(t, "online", online(s, "sigterm-idle-exits-0"))
+			livetest.Eventually(t, "online", online(s, "sigterm-idle-exits-0"))
 			sigterm(t, p)
 			if code := p.wait(t); code != 0 {
 				t.Fatalf("exit %d", code)
@@ -228,7 +229,7 @@ func TestFakeRunnerFaultsAndSignals(t *testing.T) {
 			}
 		}},
 		{name: "ignore-sigterm-idle", runnerFault: runnerproto.FaultIgnoreSIGTERM, check: func(t *testing.T, s *Server, p *proc, _ int64) {
-			waitFor(t, "online", online(s, "ignore-sigterm-idle"))
+			livetest.Eventually(t, "online", online(s, "ignore-sigterm-idle"))
 			sigterm(t, p)
 			// Still alive after SIGTERM: it takes a job queued afterwards and exits only then.
 			jobID, _ := s.QueueJob("acme/api", []string{"linux"}, 0)
@@ -240,7 +241,7 @@ func TestFakeRunnerFaultsAndSignals(t *testing.T) {
 			}
 		}},
 		{name: "sigterm-busy-finishes", duration: 500 * time.Millisecond, check: func(t *testing.T, s *Server, p *proc, jobID int64) {
-			waitFor(t, "busy", func() bool { j, _ := s.Job(jobID); return j.Status == StatusInProgress })
+			livetest.Eventually(t, "busy", func() bool { j, _ := s.Job(jobID); return j.Status == StatusInProgress })
 			sigterm(t, p)
 			if code := p.wait(t); code != 0 {
 				t.Fatalf("exit %d", code)
@@ -270,7 +271,7 @@ func TestFakeRunnerFaultsAndSignals(t *testing.T) {
 			}
 		}},
 		{name: "hang", jobFault: runnerproto.FaultHang, duration: 50 * time.Millisecond, check: func(t *testing.T, s *Server, p *proc, jobID int64) {
-			waitFor(t, "busy", func() bool { j, _ := s.Job(jobID); return j.Status == StatusInProgress })
+			livetest.Eventually(t, "busy", func() bool { j, _ := s.Job(jobID); return j.Status == StatusInProgress })
 			sigterm(t, p)
 			_ = s.FinishJob(jobID, "cancelled", false) // a live runner would report back at once
 			time.Sleep(300 * time.Millisecond)         // proving an absence: a hung runner neither exits nor reports
@@ -282,7 +283,7 @@ func TestFakeRunnerFaultsAndSignals(t *testing.T) {
 			}
 		}},
 		{name: "linger-after-job", jobFault: runnerproto.FaultLingerAfterJob, duration: 50 * time.Millisecond, check: func(t *testing.T, s *Server, p *proc, jobID int64) {
-			waitFor(t, "completed", func() bool { j, _ := s.Job(jobID); return j.Status == StatusCompleted })
+			livetest.Eventually(t, "completed", func() bool { j, _ := s.Job(jobID); return j.Status == StatusCompleted })
 			if len(s.Runners()) != 0 {
 				t.Fatalf("the ephemeral registration outlived its job: %+v", s.Runners())
 			}
@@ -296,7 +297,7 @@ func TestFakeRunnerFaultsAndSignals(t *testing.T) {
 			}
 		}},
 		{name: "registration-removed-mid-job", duration: -1, check: func(t *testing.T, s *Server, p *proc, jobID int64) {
-			waitFor(t, "busy", func() bool { j, _ := s.Job(jobID); return j.Status == StatusInProgress })
+			livetest.Eventually(t, "busy", func() bool { j, _ := s.Job(jobID); return j.Status == StatusInProgress })
 			if err := s.RemoveRunner("registration-removed-mid-job"); err != nil {
 				t.Fatal(err)
 			}

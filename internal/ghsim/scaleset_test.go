@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v4"
 
 	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // These tests speak the wire protocol by hand (not through internal/scaleset) so they pin the
@@ -474,7 +475,7 @@ func TestSessionExpiry(t *testing.T) { // section 3, "One session per scale set"
 	// A session being polled is never stale, however long ago it was opened.
 	done := make(chan resp)
 	go func() { done <- a.get(0, "1") }()
-	waitFor(t, "a poll in flight", func() bool { return s.ScaleSets()[0].Polling })
+	livetest.Eventually(t, "a poll in flight", func() bool { return s.ScaleSets()[0].Polling })
 	clock.Advance(30 * time.Minute)
 	if r := b.openSession("host-b"); r.code != 409 {
 		t.Fatalf("while polled: %d, want 409", r.code)

@@ -3,6 +3,8 @@ package ghsim
 import (
 	"context"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // TestSupplyAndDemandReads: a registered runner is a launch in flight until it connects, idle until
@@ -27,9 +29,9 @@ func TestSupplyAndDemandReads(t *testing.T) {
 		t.Fatalf("registered, not connected: %+v, want one launch in flight", got)
 	}
 	p := startRunner(t, extract(t, testPackage(t).Path), "", "--jitconfig", jit.GetEncodedJITConfig())
-	waitFor(t, "the runner to connect", func() bool { return s.Supply("acme/api").Idle == 1 })
+	livetest.Eventually(t, "the runner to connect", func() bool { return s.Supply("acme/api").Idle == 1 })
 	job, _ := s.QueueJob("acme/api", []string{"gpu"}, -1)
-	waitFor(t, "the runner to take the job", func() bool { j, _ := s.Job(job); return j.Status == StatusInProgress })
+	livetest.Eventually(t, "the runner to take the job", func() bool { j, _ := s.Job(job); return j.Status == StatusInProgress })
 	if got := s.Supply("ACME/api"); got != (Supply{}) {
 		t.Fatalf("the runner holds the job: %+v, want nothing queued and no runner without a job", got)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 type received struct {
@@ -111,7 +112,7 @@ func TestWorkflowJobWebhooks(t *testing.T) {
 		t.Fatalf("delivery ids %q %q", q.guid, ip.guid)
 	}
 	// The receiver's answer is recorded just after it forwarded the event.
-	waitFor(t, "the third delivery's status", func() bool { d := s.Deliveries(); return len(d) == 3 && d[2].StatusCode == http.StatusOK })
+	livetest.Eventually(t, "the third delivery's status", func() bool { d := s.Deliveries(); return len(d) == 3 && d[2].StatusCode == http.StatusOK })
 }
 
 func TestWebhookDropAndDuplicate(t *testing.T) {

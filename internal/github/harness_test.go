@@ -15,6 +15,7 @@ import (
 	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 	"github.com/runner-manager/runner-manager/internal/ghsim/runnerproto"
 	"github.com/runner-manager/runner-manager/internal/github/auth"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // sim is one simulator plus a client sharing its fake clock. Sleeps advance that clock and are
@@ -24,7 +25,7 @@ type sim struct {
 	srv    *ghsim.Server
 	clock  *ghsim.FakeClock
 	token  string
-	logs   *bytes.Buffer
+	logs   *livetest.Buffer
 	logger *slog.Logger
 
 	mu       sync.Mutex
@@ -44,8 +45,8 @@ func newSimOpts(t *testing.T, opts ghsim.Options) *sim {
 	clock := ghsim.NewFakeClock(simStart)
 	opts.Clock = clock
 	srv := ghsimtest.Start(t, opts)
-	s := &sim{t: t, srv: srv, clock: clock, logs: &bytes.Buffer{}}
-	s.logger = slog.New(slog.NewTextHandler(&lockedWriter{w: s.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := &sim{t: t, srv: srv, clock: clock, logs: &livetest.Buffer{}}
+	s.logger = slog.New(slog.NewTextHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv.CreateOrg("acme")
 	srv.CreateRepo("acme", "api")
 	s.token = srv.AddToken(ghsim.TokenOptions{Login: "octocat"})
@@ -109,17 +110,6 @@ func writeToken(t *testing.T, tok string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 var repoScope = Scope{Owner: "acme", Repo: "api"}

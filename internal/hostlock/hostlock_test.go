@@ -13,29 +13,30 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/clocktest"
 )
 
 // fakeTime is the injected clock: After advances it instantly and runs onWait first, so a test
 // can change the world "during" the settle window without sleeping.
 type fakeTime struct {
+	*clocktest.Clock
 	mu     sync.Mutex
-	t      time.Time
 	waits  int
 	onWait func(n int)
 }
 
-func (f *fakeTime) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.t
-}
+// start is where every fakeTime starts.
+var start = time.Unix(1000, 0)
+
+func newFakeTime() *fakeTime { return &fakeTime{Clock: clocktest.New(start)} }
 
 func (f *fakeTime) After(d time.Duration) <-chan time.Time {
 	f.mu.Lock()
 	f.waits++
 	n := f.waits
-	f.t = f.t.Add(d)
 	f.mu.Unlock()
+	f.Advance(d)
 	if f.onWait != nil {
 		f.onWait(n)
 	}
@@ -48,12 +49,29 @@ func (f *fakeTime) opts() Options { return Options{Now: f.Now, After: f.After} }
 
 func lockPath(t *testing.T) string { return filepath.Join(t.TempDir(), FileName) }
 
-func TestAcquireWritesPIDAndRelease(t *testing.T) {
-	path := lockPath(t)
+// hold acquires the lock at path with the real clock.
+func hold(t *testing.T, path string) *Lock {
+	t.Helper()
 	l, err := Acquire(context.Background(), path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return l
+}
+
+// mustBeFree fails unless the lock at path can be taken, and let go, at once; after says after what.
+func mustBeFree(t *testing.T, path, after string) {
+	t.Helper()
+	l, err := Acquire(context.Background(), path, newFakeTime().opts())
+	if err != nil {
+		t.Fatalf("Acquire after %s: %v", after, err)
+	}
+	_ = l.Release()
+}
+
+func TestAcquireWritesPIDAndRelease(t *testing.T) {
+	path := lockPath(t)
+	l := hold(t, path)
 	if got := readPID(path); got != os.Getpid() {
 		t.Fatalf("pid in lock file = %d, want %d", got, os.Getpid())
 	}
@@ -69,21 +87,14 @@ func TestAcquireWritesPIDAndRelease(t *testing.T) {
 	if err := l.Release(); err != nil {
 		t.Fatalf("second Release: %v", err)
 	}
-	l2, err := Acquire(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatalf("Acquire after Release: %v", err)
-	}
-	_ = l2.Release()
+	mustBeFree(t, path, "Release")
 }
 
 // A holder that lets go inside the settle window (a forked child reaching exec) is not a conflict.
 func TestAcquireWithinSettleWindow(t *testing.T) {
 	path := lockPath(t)
-	holder, err := Acquire(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ft := &fakeTime{t: time.Unix(1000, 0)}
+	holder := hold(t, path)
+	ft := newFakeTime()
 	ft.onWait = func(n int) {
 		if n == 5 { // 125 ms in: well inside 250 ms
 			_ = holder.Release()
@@ -101,18 +112,15 @@ func TestAcquireWithinSettleWindow(t *testing.T) {
 
 func TestRefusalBelievedOnlyAfterSettleWindow(t *testing.T) {
 	path := lockPath(t)
-	holder, err := Acquire(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder := hold(t, path)
 	defer holder.Release()
-	ft := &fakeTime{t: time.Unix(1000, 0)}
-	_, err = Acquire(context.Background(), path, ft.opts())
+	ft := newFakeTime()
+	_, err := Acquire(context.Background(), path, ft.opts())
 	var held *HeldError
 	if !errors.As(err, &held) || !errors.Is(err, ErrHeld) || held.PID != os.Getpid() {
 		t.Fatalf("Acquire of a held lock: %v, want *HeldError with our pid", err)
 	}
-	if elapsed := ft.Now().Sub(time.Unix(1000, 0)); elapsed < DefaultSettle {
+	if elapsed := ft.Now().Sub(start); elapsed < DefaultSettle {
 		t.Fatalf("refusal believed after %v, before the %v settle window", elapsed, DefaultSettle)
 	}
 	if want := 250 * time.Millisecond / DefaultRetry; ft.waits != int(want) {
@@ -198,7 +206,7 @@ func startChild(t *testing.T, mode, path string) (*exec.Cmd, io.Closer) {
 func TestHeldByAnotherProcessThenKilled(t *testing.T) {
 	path := lockPath(t)
 	cmd, _ := startChild(t, "hold", path)
-	ft := &fakeTime{t: time.Unix(1000, 0)}
+	ft := newFakeTime()
 	_, err := Acquire(context.Background(), path, ft.opts())
 	want := fmt.Sprintf("another runner-manager (pid %d) holds %s: stop it first", cmd.Process.Pid, path)
 	if !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), want) {
@@ -207,25 +215,18 @@ func TestHeldByAnotherProcessThenKilled(t *testing.T) {
 	// kill -9: the kernel drops the flock with the process; no stale lock is left behind.
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	l, err := Acquire(context.Background(), path, (&fakeTime{t: time.Unix(1000, 0)}).opts())
-	if err != nil {
-		t.Fatalf("Acquire after the holder was killed: %v", err)
-	}
-	_ = l.Release()
+	mustBeFree(t, path, "the holder was killed")
 }
 
 // The lock descriptor is O_CLOEXEC: a child started while we hold the lock must not keep it.
 func TestLockNotInheritedByChildren(t *testing.T) {
 	path := lockPath(t)
-	l, err := Acquire(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := hold(t, path)
 	startChild(t, "idle", path) // still running for the rest of the test
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
-	ft := &fakeTime{t: time.Unix(1000, 0)}
+	ft := newFakeTime()
 	l2, err := Acquire(context.Background(), path, ft.opts())
 	if err != nil || ft.waits != 0 {
 		t.Fatalf("Acquire with a child of the old holder alive: %v after %d waits; the child inherited the lock", err, ft.waits)

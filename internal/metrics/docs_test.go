@@ -11,6 +11,8 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 const docsPath = "../../docs/metrics.md"
@@ -112,16 +114,8 @@ func TestDocsAlertRulesAreValid(t *testing.T) {
 	}
 }
 
-// needPromtool finds promtool; under CI (CI set) a missing one is a failure, since `make test`
-// installs it through `make tools`.
+// needPromtool finds the promtool the metric tests lint with; `make tools` installs it for `make test`.
 func needPromtool(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("promtool not found on PATH; CI must run `make tools` (Debian package prometheus) before the tests")
-		}
-		t.Skip("promtool not installed; run `make tools` to include this check")
-	}
-	return p
+	return livetest.Tool(t, "promtool", "run `make tools` (it installs the Debian package prometheus)")
 }

@@ -1,11 +1,9 @@
 package metrics
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/runner-manager/runner-manager/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")
@@ -69,23 +69,11 @@ func TestGolden(t *testing.T) {
 	m.ObserveGitHubRequest("globex", "GET /repos/{owner}/{repo}/actions/runs", 200, 30*time.Millisecond)
 	m.PollPlans(map[string]PollPlan{DefaultAccount: {Ceiling: 600, Need: 6000, Stretch: 13.9}, "globex": {Ceiling: 300, Need: 18, Stretch: 1}})
 
-	golden := filepath.Join("testdata", "metrics.golden.prom")
-	if *update {
-		got, err := testutil.GatherAndFormat(m.Registry(), expfmt.TypeTextPlain, ours...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
+	got, err := testutil.GatherAndFormat(m.Registry(), expfmt.TypeTextPlain, ours...)
 	if err != nil {
-		t.Fatalf("%v (run go test -update once to create it)", err)
-	}
-	if err := testutil.GatherAndCompare(m.Registry(), bytes.NewReader(want), ours...); err != nil {
 		t.Fatal(err)
 	}
+	golden.Check(t, filepath.Join("testdata", "metrics.golden.prom"), got, *update)
 }
 
 func TestSetRunnersDropsVanishedStatesToZero(t *testing.T) {

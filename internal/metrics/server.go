@@ -34,13 +34,12 @@ func (m *Metrics) ServeListener(ctx context.Context, ln net.Listener, log *slog.
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET "+Path, m.Handler())
+	// httpserve gives the header and write timeouts (5 s, 30 s); a scrape sends no body.
 	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Handler:     mux,
+		ReadTimeout: 10 * time.Second,
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("serving metrics", "addr", ln.Addr().String(), "path", Path)
 	return httpserve.Serve(ctx, "metrics", srv, ln)

@@ -10,11 +10,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // TestLiveScrapePassesPromtool serves the endpoint on 127.0.0.1, scrapes it over real HTTP and
-// pipes the scrape into `promtool check metrics` (installed by `make tools`). Under CI a missing
-// promtool is a failure, because the check is an acceptance criterion there.
+// pipes the scrape into `promtool check metrics` (installed by `make tools`). A missing promtool is
+// a failure, because the check is an acceptance criterion.
 func TestLiveScrapePassesPromtool(t *testing.T) {
 	m := New("1.2.3")
 	m.ConfigReload(true, 1, t0)
@@ -51,20 +53,13 @@ func TestLiveScrapePassesPromtool(t *testing.T) {
 // scrape starts ServeListener, fetches Path once, then stops the server and checks it returned cleanly.
 func scrape(t *testing.T, m *Metrics) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- m.ServeListener(ctx, ln, nil) }()
+	addr, stop := livetest.Serve(t, func(ctx context.Context, ln net.Listener) error { return m.ServeListener(ctx, ln, nil) })
 	defer func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("ServeListener after cancel: %v", err)
 		}
 	}()
-	resp, err := http.Get("http://" + ln.Addr().String() + Path)
+	resp, err := http.Get("http://" + addr + Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,15 +75,9 @@ func scrape(t *testing.T, m *Metrics) string {
 }
 
 func TestOnlyGETMetricsIsServed(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- New("test").ServeListener(ctx, ln, nil) }()
-	defer func() { cancel(); <-done }()
-	base := "http://" + ln.Addr().String()
+	addr, stop := livetest.Serve(t, func(ctx context.Context, ln net.Listener) error { return New("test").ServeListener(ctx, ln, nil) })
+	defer stop()
+	base := "http://" + addr
 	for _, tc := range []struct {
 		method, path string
 		want         int

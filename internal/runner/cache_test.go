@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 type tarEntry struct {
@@ -199,7 +201,7 @@ func TestConcurrentEnsureDownloadsOnce(t *testing.T) {
 		}()
 	}
 	started.Wait()
-	eventually(t, "the first download to reach the server", func() bool { return srv.hits.Load() >= 1 })
+	livetest.Eventually(t, "the first download to reach the server", func() bool { return srv.hits.Load() >= 1 })
 	close(release)
 	done.Wait()
 	close(errs)
@@ -272,7 +274,7 @@ func TestEnsureCancelledMidDownloadLeavesNothing(t *testing.T) {
 		errc <- err
 	}()
 	<-halfSent
-	eventually(t, "the partial download on disk", func() bool { return len(cacheEntries(t, c)) == 1 })
+	livetest.Eventually(t, "the partial download on disk", func() bool { return len(cacheEntries(t, c)) == 1 })
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Ensure = %v, want context.Canceled", err)

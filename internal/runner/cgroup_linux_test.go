@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // forkChain is what issue 26 saw outrun slot hygiene: a process in a session of its own that
@@ -102,7 +104,7 @@ func TestKillUIDEndsAForkChain(t *testing.T) {
 		}
 	})
 	startForkChain(t, "chain-"+u.Name, &syscall.SysProcAttr{Credential: cred}, cgroupPaths{})
-	eventually(t, "the fork chain", func() bool { pids, _ := pidsOf(u.UID); return len(pids) > 0 })
+	livetest.Eventually(t, "the fork chain", func() bool { pids, _ := pidsOf(u.UID); return len(pids) > 0 })
 	if err := killUID(context.Background(), u.UID, u.GID); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +116,7 @@ func TestCgroupRemoveKillsAForkChainAndWaitsUntilEmpty(t *testing.T) {
 	id, p := testCgroup(t, c, "chain")
 	marker := "chain-" + id
 	startForkChain(t, marker, nil, p)
-	eventually(t, "the fork chain in its cgroup", func() bool { ok, _ := cgroupPopulated(p.V2); return ok && len(marked(marker)) > 0 })
+	livetest.Eventually(t, "the fork chain in its cgroup", func() bool { ok, _ := cgroupPopulated(p.V2); return ok && len(marked(marker)) > 0 })
 	for _, pid := range marked(marker) {
 		if got := cgroupOf(t, pid); got != p.V2 {
 			t.Errorf("chain process %d is in cgroup %s, want %s", pid, got, p.V2)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // childrenOf lists pid's children with their start times (the fake runner's sleep).
@@ -44,9 +46,9 @@ func TestKillEndsTheRunnerAndItsGroup(t *testing.T) {
 	if exit.Signal != "SIGKILL" || exit.StopRequested {
 		t.Fatalf("exit = %+v, want killed by SIGKILL without a stop ask", exit)
 	}
-	eventually(t, "the shim to exit", func() bool { ok, _ := Alive(r.h.PID, r.h.StartTime); return !ok })
+	livetest.Eventually(t, "the shim to exit", func() bool { ok, _ := Alive(r.h.PID, r.h.StartTime); return !ok })
 	for _, c := range child {
-		eventually(t, "the runner's child "+strconv.Itoa(c.PID)+" to be killed with its group", func() bool {
+		livetest.Eventually(t, "the runner's child "+strconv.Itoa(c.PID)+" to be killed with its group", func() bool {
 			ok, _ := Alive(c.PID, c.StartTime)
 			return !ok
 		})

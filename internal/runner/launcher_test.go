@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 func procFile(t *testing.T, pid int, name string) string {
@@ -170,7 +172,7 @@ func TestStartFailsWhenRunnerCannotStart(t *testing.T) {
 	if serr != nil {
 		t.Fatal(serr)
 	}
-	eventually(t, "the failed shim to exit", func() bool { ok, _ := Alive(st.PID, st.StartTime); return !ok })
+	livetest.Eventually(t, "the failed shim to exit", func() bool { ok, _ := Alive(st.PID, st.StartTime); return !ok })
 	exit, ok, _ := ExitStatus(dir)
 	if !ok || exit.ExitCode != -1 || exit.Error == "" {
 		t.Fatalf("exit.json = %+v %v, want the start error recorded", exit, ok)
@@ -281,7 +283,7 @@ func TestShimSweepsRunnerLeftovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the leftover sleep to be killed", func() bool {
+	livetest.Eventually(t, "the leftover sleep to be killed", func() bool {
 		_, err := ProcessStartTime(pid)
 		return errors.Is(err, ErrProcessNotFound)
 	})

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // These run the Windows layer itself (job objects, the stop event, handles), so they need Windows
@@ -75,7 +77,7 @@ func newWinLauncher(t *testing.T, root string) *Launcher {
 func waitWinExit(t *testing.T, dir string) Exit {
 	t.Helper()
 	var e Exit
-	eventually(t, "exit.json", func() bool {
+	livetest.Eventually(t, "exit.json", func() bool {
 		var ok bool
 		e, ok, _ = ExitStatus(dir)
 		return ok
@@ -107,7 +109,7 @@ func TestWindowsRunnerLifecycle(t *testing.T) {
 				t.Fatalf("Start: %v", err)
 			}
 			if tc.end != nil {
-				eventually(t, "the runner to start", func() bool {
+				livetest.Eventually(t, "the runner to start", func() bool {
 					log, _ := os.ReadFile(filepath.Join(dir, LogFile))
 					return strings.Contains(string(log), "runner: jit_len=")
 				})
@@ -123,7 +125,7 @@ func TestWindowsRunnerLifecycle(t *testing.T) {
 			if tc.end != nil && (!strings.Contains(string(log), fmt.Sprintf("jit_len=%d handles=\"\"", len(testJIT))) || strings.Contains(string(log), testJIT)) {
 				t.Errorf("the runner did not get the JIT config alone, or it was logged:\n%s", log)
 			}
-			eventually(t, "the shim to end", func() bool { ok, _ := Alive(h.PID, h.StartTime); return !ok })
+			livetest.Eventually(t, "the shim to end", func() bool { ok, _ := Alive(h.PID, h.StartTime); return !ok })
 			if err := l.RemoveRuntimeDir(context.Background(), dir); err != nil {
 				t.Fatal(err)
 			}

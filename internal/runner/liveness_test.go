@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 func TestAliveMatchesPidAndStartTime(t *testing.T) {
@@ -62,7 +64,7 @@ func TestZombieIsDead(t *testing.T) {
 		start = info.startTime
 	}
 	// Not reaped yet: the process lingers as a zombie until Wait.
-	eventually(t, "the child to become a zombie", func() bool {
+	livetest.Eventually(t, "the child to become a zombie", func() bool {
 		info, err := readProcInfo(pid)
 		return err == nil && info.zombie
 	})

@@ -99,18 +99,6 @@ func startAndKillTestDaemon(t *testing.T, root, dir, jit string) (Handle, int) {
 	return h, daemon.Process.Pid
 }
 
-// eventually polls cond until it holds or a deadline passes: for real process and file events.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // testDaemon is a stand-in daemon process: it starts one runner, prints the handle, and blocks
 // until it is killed.
 func testDaemon() int {

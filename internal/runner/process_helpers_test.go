@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // fakeRunner is run.sh for tests: it reports what it received without printing secrets, then
@@ -101,7 +103,7 @@ func startTestRunner(t *testing.T, l *Launcher, dir string, env map[string]strin
 func waitExit(t *testing.T, dir string) Exit {
 	t.Helper()
 	var exit Exit
-	eventually(t, "exit.json in "+dir, func() bool {
+	livetest.Eventually(t, "exit.json in "+dir, func() bool {
 		var ok bool
 		var err error
 		exit, ok, err = ExitStatus(dir)
@@ -124,7 +126,7 @@ func readLog(t *testing.T, dir string) string {
 
 func waitLog(t *testing.T, dir, want string, count int) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%d× %q in the runner log", count, want), func() bool {
+	livetest.Eventually(t, fmt.Sprintf("%d× %q in the runner log", count, want), func() bool {
 		data, _ := os.ReadFile(filepath.Join(dir, LogFile))
 		return strings.Count(string(data), want) >= count
 	})
@@ -160,6 +162,6 @@ func (r running) stop(t *testing.T) Exit {
 		t.Fatal(err)
 	}
 	exit := waitExit(t, r.dir)
-	eventually(t, "the shim to exit", func() bool { ok, _ := Alive(r.h.PID, r.h.StartTime); return !ok })
+	livetest.Eventually(t, "the shim to exit", func() bool { ok, _ := Alive(r.h.PID, r.h.StartTime); return !ok })
 	return exit
 }

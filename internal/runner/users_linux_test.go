@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/runner-manager/runner-manager/internal/livetest"
 	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 )
 
@@ -93,7 +94,7 @@ func TestCleanUserKillsItsProcessesAndRemovesItsFiles(t *testing.T) {
 		_, _ = out.Read(b[:]) // "started": the files are written and sleep runs
 		waited <- job.Wait()
 	}()
-	eventually(t, "the job's background process", func() bool {
+	livetest.Eventually(t, "the job's background process", func() bool {
 		pids, err := pidsOf(u.UID)
 		return err == nil && len(pids) >= 2
 	})

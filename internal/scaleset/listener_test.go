@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // killable stands for a process killed with -9: once dead, it deletes no session on the way out.
@@ -62,10 +63,10 @@ func TestListenerDemandCapacityAndCrashBeforeAck(t *testing.T) {
 		}}
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
-	waitUntil(t, func() bool { return len(f.srv.ScaleSets()) == 1 && f.srv.ScaleSets()[0].Session != "" })
+	livetest.Eventually(t, "the listener's session", func() bool { return len(f.srv.ScaleSets()) == 1 && f.srv.ScaleSets()[0].Session != "" })
 	f.srv.QueueJob("acme/api", []string{"linux"}, -1)
 	f.srv.QueueJob("acme/api", []string{"linux"}, -1)
-	waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) >= 2 })
+	livetest.Eventually(t, "two demands", func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) >= 2 })
 	mu.Lock()
 	if d := seen[1]; d.Waiting != 1 || d.Statistics.TotalAvailableJobs != 1 {
 		t.Errorf("capacity 1: %+v, want one job assigned and waiting, one held back", d)
@@ -88,7 +89,7 @@ func TestListenerDemandCapacityAndCrashBeforeAck(t *testing.T) {
 			mu.Unlock()
 		}}
 	go func() { done <- l2.Run(ctx2) }()
-	waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(again) >= 2 && f.srv.ScaleSets()[0].Unacked == 0 })
+	livetest.Eventually(t, "two demands after the restart, all acknowledged", func() bool { mu.Lock(); defer mu.Unlock(); return len(again) >= 2 && f.srv.ScaleSets()[0].Unacked == 0 })
 	cancel2()
 	if err := <-done; ctx2.Err() == nil || err == nil {
 		t.Fatalf("restart: %v (locked out by its own stale session?)", err)
@@ -98,17 +99,6 @@ func TestListenerDemandCapacityAndCrashBeforeAck(t *testing.T) {
 	}
 	if got := f.srv.ScaleSets()[0]; got.Session != "" || got.Unacked != 0 {
 		t.Errorf("after a clean stop: session %q, %d unacked; want none", got.Session, got.Unacked)
-	}
-}
-
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -34,22 +34,11 @@ func logs() Logs {
 // TestDiagnosticsRenderings: `runners --failed` (text and JSON), `logs ATTEMPT-ID` and status's
 // per-target last failure, against their golden files.
 func TestDiagnosticsRenderings(t *testing.T) {
-	for _, tc := range []struct {
-		golden string
-		render func(*bytes.Buffer) error
-	}{
+	checkRenderings(t, []rendering{
 		{"status-last-failure.txt", func(b *bytes.Buffer) error { return RenderStatus(b, withFailure(), now) }},
 		{"failed.txt", func(b *bytes.Buffer) error { return RenderFailures(b, failures(), now) }},
 		{"failed-none.txt", func(b *bytes.Buffer) error { return RenderFailures(b, nil, now) }},
 		{"failed.json", func(b *bytes.Buffer) error { return WriteJSON(b, FailureList{Failures: failures()}) }},
 		{"logs.txt", func(b *bytes.Buffer) error { return RenderLogs(b, logs()) }},
-	} {
-		t.Run(tc.golden, func(t *testing.T) {
-			var got bytes.Buffer
-			if err := tc.render(&got); err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, tc.golden, got.Bytes())
-		})
-	}
+	})
 }

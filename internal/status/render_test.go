@@ -3,10 +3,11 @@ package status
 import (
 	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")
@@ -111,10 +112,7 @@ func isolated(cgroups bool) Snapshot {
 }
 
 func TestGoldenRenderings(t *testing.T) {
-	for _, tc := range []struct {
-		golden string
-		render func(*bytes.Buffer) error
-	}{
+	checkRenderings(t, []rendering{
 		{"status.txt", func(b *bytes.Buffer) error { return RenderStatus(b, fixture(), now) }},
 		{"status-reload-failed.txt", func(b *bytes.Buffer) error { return RenderStatus(b, reloadFailed(), now) }},
 		{"status-fresh.txt", func(b *bytes.Buffer) error {
@@ -132,7 +130,19 @@ func TestGoldenRenderings(t *testing.T) {
 		{"runners.txt", func(b *bytes.Buffer) error { return RenderRunners(b, fixture().Runners, now) }},
 		{"runners-none.txt", func(b *bytes.Buffer) error { return RenderRunners(b, nil, now) }},
 		{"runners.json", func(b *bytes.Buffer) error { return WriteJSON(b, RunnerList{Runners: fixture().Runners}) }},
-	} {
+	})
+}
+
+// rendering is one golden file and the call that renders it.
+type rendering struct {
+	golden string
+	render func(*bytes.Buffer) error
+}
+
+// checkRenderings renders each case and compares it with its golden file.
+func checkRenderings(t *testing.T, cases []rendering) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.golden, func(t *testing.T) {
 			var got bytes.Buffer
 			if err := tc.render(&got); err != nil {
@@ -143,21 +153,10 @@ func TestGoldenRenderings(t *testing.T) {
 	}
 }
 
+// checkGolden compares got with testdata/name; -update rewrites it.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update once to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got, *update)
 }
 
 func TestAge(t *testing.T) {

@@ -108,14 +108,21 @@ func TestEmptyListsAreArrays(t *testing.T) {
 	}
 }
 
-func TestServeRemovesStaleSocket(t *testing.T) {
+// listenRaw listens on a fresh status socket path with no status server behind it.
+func listenRaw(t *testing.T) (string, *net.UnixListener) {
+	t.Helper()
 	socket := SocketPath(shortDir(t))
-	// A daemon killed with -9 leaves its socket file with nobody listening.
-	ln, err := net.Listen("unix", socket)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: socket, Net: "unix"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	return socket, ln
+}
+
+func TestServeRemovesStaleSocket(t *testing.T) {
+	// A daemon killed with -9 leaves its socket file with nobody listening.
+	socket, ln := listenRaw(t)
+	ln.SetUnlinkOnClose(false)
 	ln.Close()
 	if _, err := Fetch(t.Context(), socket); !errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "stale socket") {
 		t.Errorf("Fetch on a stale socket: %v, want ErrNotRunning (stale socket)", err)
@@ -170,11 +177,7 @@ func TestFetchReportsSourceError(t *testing.T) {
 
 // TestFetchHungDaemon: something accepts on the socket but never answers (a wedged daemon).
 func TestFetchHungDaemon(t *testing.T) {
-	socket := SocketPath(shortDir(t))
-	ln, err := net.Listen("unix", socket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	socket, ln := listenRaw(t)
 	defer ln.Close()
 	accepted := make(chan net.Conn, 1)
 	go func() {
@@ -186,7 +189,7 @@ func TestFetchHungDaemon(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
-	_, err = Fetch(ctx, socket)
+	_, err := Fetch(ctx, socket)
 	if !errors.Is(err, ErrNotResponding) {
 		t.Errorf("Fetch from a hung daemon: %v, want ErrNotResponding", err)
 	}

@@ -1,8 +1,6 @@
 package webhook
 
 import (
-	"context"
-	"net"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +9,7 @@ import (
 	"github.com/runner-manager/runner-manager/internal/clocktest"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // simRig is the simulator delivering to a real Server over 127.0.0.1.
@@ -30,20 +29,13 @@ func newSimRig(t *testing.T) *simRig {
 	h := newTestHandler(t, r.rec, clocktest.New(t0))
 	h.opts.Notify = func(e Event) { r.rec.notify(e); r.events <- e }
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- (&Server{Path: "/webhook", Handler: h}).Serve(ctx, ln) }()
+	addr, stop := livetest.Serve(t, (&Server{Path: "/webhook", Handler: h}).Serve)
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	sim.AddWebhook("http://"+ln.Addr().String()+"/webhook", testSecret)
+	sim.AddWebhook("http://"+addr+"/webhook", testSecret)
 	return r
 }
 

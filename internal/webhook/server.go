@@ -33,14 +33,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(s.Path, s.Handler) // any method: the Handler answers 405 itself, with Allow
+	// httpserve gives the 5 s header timeout; the others are tighter than its defaults (see Server).
 	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      10 * time.Second,
-		IdleTimeout:       90 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Handler:        mux,
+		ReadTimeout:    10 * time.Second,
+		WriteTimeout:   10 * time.Second,
+		IdleTimeout:    90 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("serving webhook deliveries", "addr", ln.Addr().String(), "path", s.Path)
 	return httpserve.Serve(ctx, "webhook", srv, ln)

@@ -1,27 +1,21 @@
 package webhook
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/runner-manager/runner-manager/internal/clocktest"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 func TestServerServesPathAndStops(t *testing.T) {
 	rec := &recorder{}
 	h := newTestHandler(t, rec, clocktest.New(t0))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- (&Server{Path: "/github/webhook", Handler: h}).Serve(ctx, ln) }()
+	addr, stop := livetest.Serve(t, (&Server{Path: "/github/webhook", Handler: h}).Serve)
 
-	base := "http://" + ln.Addr().String()
+	base := "http://" + addr
 	body := examples(t)["workflow_job.queued.json"]
 	for _, tc := range []struct {
 		path string
@@ -41,11 +35,10 @@ func TestServerServesPathAndStops(t *testing.T) {
 		t.Errorf("events %d, want 1", len(rec.events))
 	}
 	rec.mu.Unlock()
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("Serve after cancel: %v", err)
 	}
-	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+	if _, err := net.Dial("tcp", addr); err == nil {
 		t.Error("listener still accepting after Serve returned")
 	}
 }

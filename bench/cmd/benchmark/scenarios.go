@@ -9,6 +9,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/bench"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 	"github.com/runner-manager/runner-manager/internal/runner"
 )
 
@@ -388,14 +389,8 @@ func (e env) reloadOne(d *daemon, w *world, cfgPath string, s bench.Setup, r idl
 	return out, nil
 }
 
-// waitFor polls cond (a real process or simulator event) until it holds or timeout passes.
+// waitFor polls cond (a real process or simulator event) until it holds or timeout passes, every
+// 100 ms: gently, so the polling adds little to the load being measured.
 func waitFor(timeout time.Duration, cond func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %s", timeout)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return nil
+	return livetest.Poll(timeout, 100*time.Millisecond, cond)
 }
