@@ -2,6 +2,8 @@ package status
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -69,22 +71,38 @@ func topHeader(s Snapshot, now time.Time) []string {
 	if !s.GitHubLastContact.IsZero() {
 		gh = fmt.Sprintf("github: last contact %s ago", age(now, s.GitHubLastContact))
 	}
-	if pl := s.GitHubPolling; pl != nil {
-		ceiling := pl.PointsPerMinute
-		if pl.Fleet != nil {
-			ceiling = pl.Fleet.SharePerMinute
-		}
-		gh += fmt.Sprintf("  governor: %d of %d points/min used, polls need %d", pl.UsedPerMinute, ceiling, pl.NeedPerMinute)
-		if pl.Stretch > 1 {
-			gh += fmt.Sprintf(", intervals x%.1f", pl.Stretch)
+	// Each account has its own governor and ceiling, so with several each gets a line, as in
+	// `status`; with [github] alone the governor shares the GitHub line.
+	by := s.GitHubPollingByAccount
+	if pl := s.GitHubPolling; pl != nil && len(by) <= 1 {
+		gh += "  governor: " + governorLine(pl)
+	}
+	head = append(head, gh)
+	if len(by) > 1 {
+		for _, name := range slices.Sorted(maps.Keys(by)) {
+			head = append(head, "  governor "+name+": "+governorLine(by[name]))
 		}
 	}
-	head = append(head, gh, fleetRole(s.Fleet))
+	head = append(head, fleetRole(s.Fleet))
 	var owned, busy, idle, starting int
 	for _, t := range s.Targets {
 		owned, busy, idle, starting = owned+t.Owned, busy+t.Busy, idle+t.Idle, starting+t.Starting
 	}
 	return append(head, fmt.Sprintf("runners: %d of %d  busy %d  idle %d  starting %d", owned, s.MaxRunners, busy, idle, starting))
+}
+
+// governorLine is one account's request governor: what it used of the ceiling (its fleet share in
+// a fleet) and what the polls need.
+func governorLine(pl *Polling) string {
+	ceiling := pl.PointsPerMinute
+	if pl.Fleet != nil {
+		ceiling = pl.Fleet.SharePerMinute
+	}
+	line := fmt.Sprintf("%d of %d points/min used, polls need %d", pl.UsedPerMinute, ceiling, pl.NeedPerMinute)
+	if pl.Stretch > 1 {
+		line += fmt.Sprintf(", intervals x%.1f", pl.Stretch)
+	}
+	return line
 }
 
 // fleetRole says whether this host is in a fleet and which targets it leads (reads GitHub for).

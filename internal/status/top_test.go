@@ -8,7 +8,7 @@ import (
 )
 
 // TestRenderTop: frames of `runner-manager top` at the smallest, the SSH-usual and a large
-// terminal, in and out of a fleet; every frame is exactly its height and no line is wider.
+// terminal, in and out of a fleet, with one account and with two (a governor line each); every frame is exactly its height and no line is wider.
 func TestRenderTop(t *testing.T) {
 	fleet := fixture()
 	fleet.Fleet = &Fleet{Name: "ci", Host: "b", Joined: true,
@@ -25,6 +25,7 @@ func TestRenderTop(t *testing.T) {
 		{"top-40x10.txt", fixture(), 40, 10},
 		{"top-120x40.txt", fixture(), 120, 40},
 		{"top-fleet-80x24.txt", fleet, 80, 24},
+		{"top-accounts-80x24.txt", twoAccounts(), 80, 24},
 		{"top-fresh-80x24.txt", Snapshot{Version: "0.3.1", PID: 1, StartedAt: now, MaxRunners: 4}, 80, 24},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
