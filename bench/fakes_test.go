@@ -10,6 +10,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/engine"
+	"github.com/runner-manager/runner-manager/engine/enginetest"
 )
 
 // host fakes GitHub (Demand, Registrar) and the runner processes (Launcher) for the engine
@@ -88,22 +89,11 @@ func (h *host) passCount() int64 {
 	return h.passes
 }
 
-// awaitPasses waits until at least n passes happened or timeout passes; it returns the count.
-func (h *host) awaitPasses(n int64, timeout time.Duration) int64 {
+// awaitPasses waits until at least n passes happened or timeout passes.
+func (h *host) awaitPasses(n int64, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	stop := context.AfterFunc(ctx, func() {
-		h.mu.Lock()
-		h.cond.Broadcast()
-		h.mu.Unlock()
-	})
-	defer stop()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for h.passes < n && ctx.Err() == nil {
-		h.cond.Wait()
-	}
-	return h.passes
+	_ = enginetest.WaitCond(ctx, h.cond, func() bool { return h.passes >= n })
 }
 
 // writeSetup writes s (with a fresh token file) as dir/config.toml and returns its path.

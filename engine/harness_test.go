@@ -163,16 +163,8 @@ func (h *harness) passCount(name string) int {
 // waitPass waits until target name has completed more than n passes.
 func (h *harness) waitPass(name string, n int) {
 	h.t.Helper()
-	ctx := h.deadline()
-	stop := context.AfterFunc(ctx, func() { h.mu.Lock(); h.cond.Broadcast(); h.mu.Unlock() })
-	defer stop()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for h.passes[name] <= n {
-		if ctx.Err() != nil {
-			h.t.Fatalf("target %s did not complete pass %d", name, n+1)
-		}
-		h.cond.Wait()
+	if enginetest.WaitCond(h.deadline(), h.cond, func() bool { return h.passes[name] > n }) != nil {
+		h.t.Fatalf("target %s did not complete pass %d", name, n+1)
 	}
 }
 

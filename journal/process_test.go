@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // The child processes below are this test binary re-executed with JOURNAL_TEST_CHILD set.
@@ -66,24 +68,7 @@ func TestChildProcess(t *testing.T) {
 
 func startChild(t *testing.T, mode, dir string) (*exec.Cmd, *bufio.Scanner, io.WriteCloser) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChildProcess$")
-	cmd.Env = append(os.Environ(), childEnv+"="+mode, "JOURNAL_TEST_DIR="+dir)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+	cmd, stdin, stdout := livetest.Child(t, []string{childEnv + "=" + mode, "JOURNAL_TEST_DIR=" + dir}, "-test.run=^TestChildProcess$")
 	return cmd, bufio.NewScanner(stdout), stdin
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // countingRun is ExecRun that counts executions, to prove an unchanged stamp is not probed again.
@@ -193,9 +195,7 @@ func TestWatcherRetriesATextFileBusy(t *testing.T) {
 // never offered; once fixed, the same file is offered at the next period. Needs root (CI is root)
 // to give files to another user.
 func TestWatcherRefusesAnUnsafeSource(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("this test gives files to another user (uid 65534) and needs root, which CI has: run it as root")
-	}
+	livetest.Root(t, "giving files to another user (uid 65534)")
 	const nobody = 65534
 	tests := []struct {
 		name        string

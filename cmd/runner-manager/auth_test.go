@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runner-manager/runner-manager/internal/ghsim"
+	"github.com/runner-manager/runner-manager/internal/golden"
 )
 
 // runCmd executes one command tree as main would and returns stdout+stderr and the exit code.
@@ -86,7 +87,7 @@ func TestAuthCommands(t *testing.T) {
 		if code != st.code {
 			t.Errorf("%s: exit %d, want %d\n%s", st.name, code, st.code, out)
 		}
-		golden(t, filepath.Join("testdata", "auth", st.name+".golden"), out)
+		golden.Check(t, filepath.Join("testdata", "auth", st.name+".golden"), []byte(out), *update)
 		if st.name == "login" {
 			b, err := os.ReadFile(filepath.Join(w.stateDir, "credentials", "github-user.json"))
 			if err != nil {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/internal/golden"
 )
 
 func TestConfigPrint(t *testing.T) {
@@ -20,7 +22,7 @@ func TestConfigPrint(t *testing.T) {
 			if strings.Contains(stdout, "/opt/hostedtoolcache") {
 				t.Errorf("a target env value was printed:\n%s", stdout)
 			}
-			golden(t, filepath.Join(testdata, "config-print."+format+".golden"), stdout)
+			golden.Check(t, filepath.Join(testdata, "config-print."+format+".golden"), []byte(stdout), *update)
 		})
 	}
 }
@@ -66,7 +68,7 @@ func TestConfigDiff(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	golden(t, "testdata/config-diff.golden", stdout)
+	golden.Check(t, "testdata/config-diff.golden", []byte(stdout), *update)
 	if strings.Contains(stdout, "s3cret") || strings.Contains(stdout, "other") {
 		t.Fatalf("an env value was printed:\n%s", stdout)
 	}

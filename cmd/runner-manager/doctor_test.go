@@ -13,6 +13,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/internal/atomicfile"
 	"github.com/runner-manager/runner-manager/internal/doctor"
+	"github.com/runner-manager/runner-manager/internal/golden"
 	"github.com/runner-manager/runner-manager/internal/verify"
 )
 
@@ -106,7 +107,7 @@ func TestDoctorUnderRoot(t *testing.T) {
 		if strings.Contains(out, "doctorTreeSecret") {
 			t.Fatalf("doctor %v printed the token:\n%s", s.args, out)
 		}
-		golden(t, filepath.Join("testdata", "doctor", s.golden), strings.ReplaceAll(out, root, "$ROOT"))
+		golden.Check(t, filepath.Join("testdata", "doctor", s.golden), []byte(strings.ReplaceAll(out, root, "$ROOT")), *update)
 	}
 	for p, want := range map[string]os.FileMode{"var/lib/runner-manager": 0o700, "home/rm-r0": 0o700, "etc/runner-manager/token": 0o600} {
 		fi, err := os.Stat(filepath.Join(root, p))

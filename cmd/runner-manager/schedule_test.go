@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/golden"
 )
 
 // TestConfigDiffSchedule: a changed schedule is one next-pass change, and config diff ends with the
@@ -22,7 +24,7 @@ func TestConfigDiffSchedule(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stdout)
 	}
-	golden(t, "testdata/config-diff-schedule.golden", stdout)
+	golden.Check(t, "testdata/config-diff-schedule.golden", []byte(stdout), *update)
 	if stdout, _ := runCmd(configDiffCmd(now), "--config", cur, cur); !strings.Contains(stdout, "no change") ||
 		!strings.Contains(stdout, `target "api": schedule #1 in force`) {
 		t.Fatalf("same file: %q", stdout)

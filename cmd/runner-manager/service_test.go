@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-manager/runner-manager/internal/golden"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 	"github.com/runner-manager/runner-manager/internal/service"
 	"github.com/runner-manager/runner-manager/internal/status"
 	"github.com/runner-manager/runner-manager/selfupdate/selfupdatetest"
@@ -47,7 +49,7 @@ func TestServiceInstallStatusUninstallUnderRoot(t *testing.T) {
 		if code != s.code {
 			t.Fatalf("service %s: exit %d, want %d; stderr:\n%s", s.args[0], code, s.code, errOut)
 		}
-		golden(t, filepath.Join("testdata", "service", s.golden), strings.ReplaceAll(out+errOut, root, "$ROOT"))
+		golden.Check(t, filepath.Join("testdata", "service", s.golden), []byte(strings.ReplaceAll(out+errOut, root, "$ROOT")), *update)
 	}
 	if _, err := os.Stat(filepath.Join(root, "var", "lib", "runner-manager")); err != nil {
 		t.Errorf("uninstall removed the state directory: %v", err)
@@ -84,13 +86,7 @@ func TestServiceUnit(t *testing.T) {
 		t.Errorf("service unit on an invalid config: exit %d, want 1", code)
 	}
 
-	tool, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("systemd-analyze is missing in CI; `make tools` installs it")
-		}
-		t.Skip("systemd-analyze not installed; `make tools` installs it")
-	}
+	tool := livetest.Tool(t, "systemd-analyze", "run `make tools` (Debian package systemd)")
 	// The unit's programs, as absolute paths that exist here.
 	self, err := os.Executable()
 	if err != nil {
@@ -188,7 +184,7 @@ func TestServiceUserInstallsALaunchAgent(t *testing.T) {
 		if code != s.code {
 			t.Fatalf("service %s: exit %d, want %d; stderr:\n%s", s.args[0], code, s.code, errOut)
 		}
-		golden(t, filepath.Join("testdata", "service", s.golden), strings.ReplaceAll(out+errOut, root, "$ROOT"))
+		golden.Check(t, filepath.Join("testdata", "service", s.golden), []byte(strings.ReplaceAll(out+errOut, root, "$ROOT")), *update)
 		if s.args[0] == "install" {
 			plist := filepath.Join(root, "Users/ci/Library/LaunchAgents", service.LaunchdLabel+".plist")
 			if _, err := os.Stat(plist); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runner-manager/runner-manager/internal/golden"
 	"github.com/runner-manager/runner-manager/internal/status"
 )
 
@@ -124,7 +125,7 @@ func TestStatusAndRunnersGolden(t *testing.T) {
 			if code != exitOK || errOut != "" {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
-			golden(t, filepath.Join("testdata", "status", tc.golden), out)
+			golden.Check(t, filepath.Join("testdata", "status", tc.golden), []byte(out), *update)
 		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/daemon"
+	"github.com/runner-manager/runner-manager/internal/golden"
 	"github.com/runner-manager/runner-manager/selfupdate"
 )
 
@@ -34,23 +35,6 @@ func executeIn(t *testing.T, stdin io.Reader, args ...string) (string, string, i
 	return stdout.String(), stderr.String(), code
 }
 
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden %s (run go test -update to create it): %v", path, err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (rerun with -update if intended)\n--- got\n%s--- want\n%s", path, got, want)
-	}
-}
-
 // TestValidateInvalidExamples runs every file of examples/invalid through the real validate
 // command: each must exit 1 with exactly its golden message.
 func TestValidateInvalidExamples(t *testing.T) {
@@ -68,7 +52,7 @@ func TestValidateInvalidExamples(t *testing.T) {
 			if code != exitFailure || stderr != "" {
 				t.Fatalf("exit %d, stderr %q; want exit 1 and no stderr", code, stderr)
 			}
-			golden(t, strings.TrimSuffix(f, filepath.Ext(f))+".golden", stdout)
+			golden.Check(t, strings.TrimSuffix(f, filepath.Ext(f))+".golden", []byte(stdout), *update)
 		})
 	}
 	if n < 10 {
@@ -96,7 +80,7 @@ func TestValidateFormats(t *testing.T) {
 			if code != tc.code || stderr != "" {
 				t.Fatalf("exit %d, stderr %q; want exit %d", code, stderr, tc.code)
 			}
-			golden(t, tc.name+".golden", stdout)
+			golden.Check(t, tc.name+".golden", []byte(stdout), *update)
 		})
 	}
 }
@@ -312,7 +296,7 @@ func TestValidateWarnsOfSecretsJobsCanRead(t *testing.T) {
 	if strings.Contains(stdout, "s3cret") || strings.Contains(stdout, "hostedtoolcache") {
 		t.Errorf("validate printed an env value:\n%s", stdout)
 	}
-	golden(t, want, stdout)
+	golden.Check(t, want, []byte(stdout), *update)
 }
 
 // installFile is a file installed() writes: from a file of the repository, or body.

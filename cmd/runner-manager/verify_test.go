@@ -18,6 +18,7 @@ import (
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 	"github.com/runner-manager/runner-manager/internal/github"
+	"github.com/runner-manager/runner-manager/internal/golden"
 	"github.com/runner-manager/runner-manager/internal/scaleset"
 	"github.com/runner-manager/runner-manager/internal/verify"
 )
@@ -174,7 +175,7 @@ func TestVerifyReady(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0:\n%s", code, out)
 	}
-	golden(t, "testdata/verify/ready.txt", out)
+	golden.Check(t, "testdata/verify/ready.txt", []byte(out), *update)
 
 	r, code := w.report(cfg)
 	if code != exitOK || len(r.Targets) != 2 {

@@ -67,7 +67,7 @@ func AssertNoLeaks(t testing.TB, sim *Sim, stateDir string) {
 	t.Helper()
 	var l Leaks
 	var err error
-	poll(SettleTimeout, func() bool {
+	Poll(SettleTimeout, func() bool {
 		l, err = FindLeaks(sim, stateDir)
 		return err == nil && l.Empty()
 	})

@@ -64,7 +64,7 @@ func (d *Daemon) WaitLog(t testing.TB, mark LogMark, pattern string, timeout tim
 func (d *Daemon) WaitRecord(t testing.TB, mark LogMark, timeout time.Duration, what string, match func(LogLine) bool) LogLine {
 	t.Helper()
 	var found LogLine
-	ok := poll(timeout, func() bool {
+	ok := Poll(timeout, func() bool {
 		for _, l := range d.LogsSince(mark) {
 			if match(l) {
 				found = l

@@ -89,7 +89,7 @@ func (s *Sim) JobsDone(ids ...int64) bool {
 // WaitJobsDone waits until every job in ids is completed.
 func (s *Sim) WaitJobsDone(t testing.TB, timeout time.Duration, ids ...int64) {
 	t.Helper()
-	if !poll(timeout, func() bool { return s.JobsDone(ids...) }) {
+	if !Poll(timeout, func() bool { return s.JobsDone(ids...) }) {
 		t.Fatalf("timed out after %s waiting for jobs to complete:\n%s", timeout, s.describeJobs(ids))
 	}
 }
@@ -98,7 +98,7 @@ func (s *Sim) WaitJobsDone(t testing.TB, timeout time.Duration, ids ...int64) {
 func (s *Sim) WaitJobStatus(t testing.TB, timeout time.Duration, id int64, status string) ghsim.Job {
 	t.Helper()
 	var j ghsim.Job
-	if !poll(timeout, func() bool { j, _ = s.Job(id); return j.Status == status }) {
+	if !Poll(timeout, func() bool { j, _ = s.Job(id); return j.Status == status }) {
 		t.Fatalf("timed out after %s waiting for job %d to be %s; it is %q", timeout, id, status, j.Status)
 	}
 	return j

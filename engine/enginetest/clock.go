@@ -93,19 +93,5 @@ func (c *FakeClock) Waiters() int {
 // BlockUntil waits until exactly n timers are pending, so a test advances time only once
 // the goroutines it drives are parked on their timers. It gives up when ctx ends.
 func (c *FakeClock) BlockUntil(ctx context.Context, n int) error {
-	stop := context.AfterFunc(ctx, func() {
-		c.mu.Lock()
-		c.cond.Broadcast()
-		c.mu.Unlock()
-	})
-	defer stop()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for len(c.waiters) != n {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		c.cond.Wait()
-	}
-	return nil
+	return WaitCond(ctx, c.cond, func() bool { return len(c.waiters) == n })
 }

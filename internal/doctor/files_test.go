@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 func TestCheckConfig(t *testing.T) {
@@ -125,7 +126,7 @@ func TestCheckStateDirs(t *testing.T) {
 		{name: "a file fails", setup: func(t *testing.T, e *Env) { write(t, e, state+"-runners", "", 0o600) },
 			want: []Status{OK, OK, Fail}},
 		{name: "owned by another user fails and is not fixed", fix: true, setup: func(t *testing.T, e *Env) {
-			needRoot(t, "chown")
+			livetest.Root(t, "chown")
 			if err := os.Chown(mkdir(t, e, state, 0o755), 4242, 4242); err != nil {
 				t.Fatal(err)
 			}

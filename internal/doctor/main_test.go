@@ -67,14 +67,6 @@ func mode(t *testing.T, p string) os.FileMode {
 	return fi.Mode().Perm()
 }
 
-// needRoot fails a test that chowns or creates users when it cannot: it does not skip.
-func needRoot(t *testing.T, what string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatalf("%s needs root (CI runs the tests as root); run go test as root", what)
-	}
-}
-
 // only keeps the findings of check.
 func only(fs []Finding, check string) []Finding {
 	var out []Finding

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 	"github.com/runner-manager/runner-manager/internal/runner"
 	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 )
@@ -99,7 +100,7 @@ func TestCheckSlotUsers(t *testing.T) {
 // TestFixCreatesMissingSlotUsers runs the check on this host: --fix creates the missing users with
 // the runner package's own code (as service install does), each with a 0700 home.
 func TestFixCreatesMissingSlotUsers(t *testing.T) {
-	needRoot(t, "creating runner users")
+	livetest.Root(t, "creating runner users")
 	users := &runner.SlotUsers{Prefix: runnerusertest.Prefix()}
 	e := &Env{EUID: os.Geteuid(), Users: HostUsers{}, Fix: true, CreateUsers: users.Provision,
 		Config: &config.Config{Daemon: config.Daemon{StateDir: t.TempDir(), MaxRunners: 2, RunnerUserPrefix: users.Prefix}}}

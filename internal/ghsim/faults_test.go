@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 func asErr[T error](err error, target *T) bool { return errors.As(err, target) }
@@ -190,11 +192,7 @@ func TestLatencyFaultServesAfterTheClientLeft(t *testing.T) {
 			if tc.done(s) {
 				t.Fatal("served before the delay ended")
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for !tc.done(s) && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if !tc.done(s) {
+			if livetest.Poll(5*time.Second, 10*time.Millisecond, func() bool { return tc.done(s) }) != nil {
 				t.Fatalf("not served after the delay: registrations %+v, runners %+v", s.Registrations(), s.Runners())
 			}
 			if took := time.Since(start); took < delay {

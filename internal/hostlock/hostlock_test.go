@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/internal/clocktest"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // fakeTime is the injected clock: After advances it instantly and runs onWait first, so a test
@@ -178,24 +179,7 @@ func TestChildProcess(t *testing.T) {
 
 func startChild(t *testing.T, mode, path string) (*exec.Cmd, io.Closer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChildProcess$")
-	cmd.Env = append(os.Environ(), childEnv+"="+mode, "HOSTLOCK_TEST_PATH="+path)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+	cmd, stdin, stdout := livetest.Child(t, []string{childEnv + "=" + mode, "HOSTLOCK_TEST_PATH=" + path}, "-test.run=^TestChildProcess$")
 	sc := bufio.NewScanner(stdout)
 	if !sc.Scan() || sc.Text() != "ready" {
 		t.Fatalf("child %s: %q %v", mode, sc.Text(), sc.Err())

@@ -1,10 +1,12 @@
 package livetest
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -93,4 +95,28 @@ func TestServeHandsOverALoopbackListenerAndStopReturnsItsEnd(t *testing.T) {
 		t.Errorf("serve got %v, want the listener at %s", got.Addr(), addr)
 	}
 	got.Close()
+}
+
+// TestChildEcho is the child of TestChildPipesStdinAndStdout: it echoes its first line of stdin
+// with the value it was given in its environment.
+func TestChildEcho(t *testing.T) {
+	v := os.Getenv("LIVETEST_CHILD")
+	if v == "" {
+		return // not a child
+	}
+	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	fmt.Printf("%s %s", v, line)
+	os.Exit(0)
+}
+
+func TestChildPipesStdinAndStdout(t *testing.T) {
+	cmd, stdin, stdout := Child(t, []string{"LIVETEST_CHILD=echo"}, "-test.run=^TestChildEcho$")
+	fmt.Fprintln(stdin, "hello")
+	got, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || got != "echo hello\n" {
+		t.Fatalf("child wrote %q, %v; want %q", got, err, "echo hello\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("child: %v", err)
+	}
 }

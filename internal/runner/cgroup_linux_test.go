@@ -71,7 +71,7 @@ func staysGone(t *testing.T, what string, scan func() []int) {
 // testCgroups is DetectCgroups; a host where it finds nothing usable fails the test with why.
 func testCgroups(t *testing.T) *Cgroups {
 	t.Helper()
-	mustBeRoot(t)
+	livetest.Root(t, "creating cgroups")
 	c, err := DetectCgroups()
 	if err != nil {
 		t.Fatalf("this test needs a usable cgroup v2 hierarchy (Linux 5.14+, mounted, writable by root): %v", err)

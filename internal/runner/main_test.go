@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/runner-manager/runner-manager/internal/livetest"
 	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 )
 
@@ -63,29 +63,9 @@ func fakeRunnerMain() int {
 // Windows) and returns the handle and the dead daemon's pid.
 func startAndKillTestDaemon(t *testing.T, root, dir, jit string) (Handle, int) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	daemon := exec.Command(exe, "test-daemon")
-	daemon.Env = append(os.Environ(), "TEST_RUNTIME_ROOT="+root, "TEST_RUNTIME_DIR="+dir, "TEST_JIT="+jit)
-	stdin, err := daemon.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	stdout, err := daemon.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	daemon.Stderr = os.Stderr
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
+	daemon, _, stdout := livetest.Child(t, []string{"TEST_RUNTIME_ROOT=" + root, "TEST_RUNTIME_DIR=" + dir, "TEST_JIT=" + jit}, "test-daemon")
 	line, err := bufio.NewReader(stdout).ReadBytes('\n')
 	if err != nil {
-		_ = daemon.Process.Kill()
-		_ = daemon.Wait()
 		t.Fatalf("test daemon did not report a handle: %v", err)
 	}
 	var h Handle

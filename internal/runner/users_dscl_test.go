@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 // fakeDscl is dscl on a Mac's local node as far as SlotUsers uses it, answering in dscl's formats
@@ -112,9 +114,7 @@ func xmlEscape(s string) string {
 // the homes are given to the made-up uids.
 func dsclUsers(t *testing.T, f *fakeDscl) (*SlotUsers, string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test gives homes to made-up uids, which needs root: run go test as root (CI does)")
-	}
+	livetest.Root(t, "giving homes to made-up uids")
 	homes := filepath.Join(t.TempDir(), "users")
 	return &SlotUsers{Prefix: "rm-r", db: &dscl{run: f.run, homes: homes, first: 3000, last: 3003}}, homes
 }

@@ -17,19 +17,11 @@ import (
 	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 )
 
-// mustBeRoot fails, loudly, a test that needs root for real users and cgroups (CI runs as root).
-func mustBeRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test needs root (real runner users and cgroups); run `go test` as root, as CI does")
-	}
-}
-
 // testSlotUsers is the SlotUsers of this test process: runnerusertest's prefix, whose users
 // TestMain removes. It fails the test unless run as root.
 func testSlotUsers(t *testing.T) *SlotUsers {
 	t.Helper()
-	mustBeRoot(t)
+	livetest.Root(t, "creating runner users")
 	return &SlotUsers{Prefix: runnerusertest.Prefix()}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/config"
+	"github.com/runner-manager/runner-manager/internal/golden"
 	"github.com/runner-manager/runner-manager/internal/heartbeat"
 )
 
@@ -22,7 +23,7 @@ func TestLaunchAgentPlistGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "com.github.runner-manager.agent.plist", plist)
+	golden.Check(t, "testdata/com.github.runner-manager.agent.plist", []byte(plist), *update)
 	// The golden file pins the rest; these two a golden update must not lose silently.
 	if !strings.Contains(plist, "<key>RUNNER_MANAGER_STATE_DIR</key>\n\t\t<string>/Users/ci/Library/Application Support/runner-manager</string>") {
 		t.Error("the agent's plist does not give the daemon its state dir")
@@ -87,7 +88,7 @@ func TestLaunchctlSequences(t *testing.T) {
 			step("service stop", m.Stop(t.Context()))
 			_, err = m.Uninstall(t.Context())
 			step("service uninstall", err)
-			golden(t, "launchctl-"+tc.name+".golden", log.String())
+			golden.Check(t, "testdata/launchctl-"+tc.name+".golden", []byte(log.String()), *update)
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runner-manager/runner-manager/internal/atomicfile"
+	"github.com/runner-manager/runner-manager/internal/golden"
 	"github.com/runner-manager/runner-manager/internal/heartbeat"
 	"github.com/runner-manager/runner-manager/selfupdate"
 )
@@ -98,7 +99,7 @@ func TestStatusGolden(t *testing.T) {
 			if err := m.Status(t.Context(), tt.src).Render(&out, fixedNow()); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "status-"+tt.name+".golden", out.String())
+			golden.Check(t, "testdata/status-"+tt.name+".golden", []byte(out.String()), *update)
 		})
 	}
 }

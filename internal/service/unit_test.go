@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runner-manager/runner-manager/internal/golden"
+	"github.com/runner-manager/runner-manager/internal/livetest"
 )
 
 func defaultSpec(sys System) Spec {
@@ -23,9 +26,9 @@ func TestSystemdUnitGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "runner-manager.service", unit)
+	golden.Check(t, "testdata/runner-manager.service", []byte(unit), *update)
 	// The example operators read is the generated unit, not a hand-edited cousin.
-	golden(t, "../../../examples/runner-manager.service", unit)
+	golden.Check(t, "../../examples/runner-manager.service", []byte(unit), *update)
 	// The promises the unit carries; a golden update must not lose them silently.
 	for _, must := range []string{"\nKillMode=process\n", "\nDelegate=yes\n", "\nRestart=always\n", "\nRestartForceExitStatus=75\n",
 		"\nSuccessExitStatus=75\n", "\nStateDirectory=runner-manager\n", "\nConfigurationDirectory=runner-manager\n",
@@ -49,7 +52,7 @@ func TestLaunchdPlistGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "com.github.runner-manager.plist", plist)
+	golden.Check(t, "testdata/com.github.runner-manager.plist", []byte(plist), *update)
 	dec := xml.NewDecoder(strings.NewReader(plist))
 	for {
 		if _, err := dec.Token(); errors.Is(err, io.EOF) {
@@ -95,13 +98,7 @@ func TestSpecQuotingAndRejects(t *testing.T) {
 // values are only warnings (exit 0), so any output is a failure. It needs ExecStart to exist, so the
 // unit is installed into a temp tree with its real paths there.
 func TestSystemdUnitVerifies(t *testing.T) {
-	tool, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("systemd-analyze is missing in CI; `make tools` installs it")
-		}
-		t.Skip("systemd-analyze not installed; `make tools` installs it")
-	}
+	tool := livetest.Tool(t, "systemd-analyze", "run `make tools` (Debian package systemd)")
 	dir := t.TempDir()
 	fm := &fakeManager{}
 	m := &Manager{System: Systemd, Run: fm.run, Clock: fixedNow, Logger: slog.New(slog.DiscardHandler), Paths: Paths{

@@ -3,13 +3,13 @@ package service
 import (
 	"context"
 	"errors"
-	"os"
 	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/runner-manager/runner-manager/internal/livetest"
 	"github.com/runner-manager/runner-manager/internal/runner"
 	"github.com/runner-manager/runner-manager/internal/runner/runnerusertest"
 )
@@ -17,9 +17,7 @@ import (
 // Install creates the per-slot runner users ahead of the daemon, with the runner package's own
 // code; Uninstall keeps and reports them, or removes them when asked.
 func TestInstallCreatesRunnerUsersAndUninstallRemovesThemWhenAsked(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("creating runner users needs root (CI runs the tests as root); run `go test` as root to run this test")
-	}
+	livetest.Root(t, "creating runner users")
 	m, _, src := testHost(t, Systemd, "v1.2.3")
 	users := &runner.SlotUsers{Prefix: runnerusertest.Prefix()}
 	m.RunnerUsers, m.RunnerSlots = users, 2

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runner-manager/runner-manager/internal/golden"
 )
 
 // fakeSCM is the Windows service control manager as a record of calls; exists and state answer
@@ -186,5 +188,5 @@ func TestWindowsDescription(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "windows-service.txt", got)
+	golden.Check(t, "testdata/windows-service.txt", []byte(got), *update)
 }
