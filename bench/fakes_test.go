@@ -21,7 +21,7 @@ type host struct {
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	passes  int64 // Runners calls: one per loop pass
+	passes  int64 // Queued calls: one per full loop pass (the runner list is read only every few passes)
 	nextID  int64
 	deletes int64
 }
@@ -33,6 +33,10 @@ func newHost(queued int, alive bool) *host {
 }
 
 func (h *host) Queued(context.Context, config.Target) ([]engine.Job, error) {
+	h.mu.Lock()
+	h.passes++
+	h.cond.Broadcast()
+	h.mu.Unlock()
 	jobs := make([]engine.Job, h.queued)
 	for i := range jobs {
 		jobs[i] = engine.Job{ID: int64(i + 1), Labels: []string{"bench"}}
@@ -48,10 +52,6 @@ func (h *host) JITConfig(context.Context, config.Target, engine.JITRequest) (eng
 }
 
 func (h *host) Runners(context.Context, config.Target) ([]engine.Runner, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.passes++
-	h.cond.Broadcast()
 	return nil, nil
 }
 
