@@ -11,7 +11,7 @@ import (
 // of each pass only: it starts the pass (begin, light, quiet) and hands back the pass's side of
 // the edge (via), through which the pass reads GitHub, decides and, once it acted, publishes.
 // The pass calls it whatever the host is; a host alone has lone, which asks nothing and plans
-// plan(in), so the pass has no fleet branch and a fleet feature changes this file, not loop.go.
+// plan(in), so the pass has no fleet branch and a fleet feature changes this file, not pass.go.
 // One edge per loop: what it keeps (the takes the fleet's view must see) is the loop's, kept
 // across its passes; what one pass needs of the fleet is in that pass's via, not kept anywhere.
 type edge interface {

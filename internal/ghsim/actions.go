@@ -17,7 +17,8 @@ import (
 // The Actions service: the second host a scale-set listener talks to (docs/simulator.md,
 // "Actions service"). It listens on its own port so a test can tell which credential went to which
 // host: the GitHub credential belongs to the REST host only, the admin and queue tokens to this one.
-// Shapes follow the facts file's sections 1-3 (scaleset.md); scaleset_test.go pins them.
+// Shapes follow the facts file's sections 1-3 (scaleset.md); scaleset_test.go and
+// scaleset_queue_test.go pin them.
 
 // ActionsOptions configure the simulated Actions service. Zero values take the defaults shown.
 type ActionsOptions struct {
