@@ -158,7 +158,7 @@ func TestRemovalDrainsOnlyThatTarget(t *testing.T) {
 	h.waitPass("a", before)
 	h.settle(2)
 	h.w.setQueued("repo:acme/b", 3)
-	h.tick(poll, 2, "b") // a drains on its 1 s drain poll meanwhile
+	h.tick(poll, 2, "b", "a") // a drains on its 1 s drain poll meanwhile
 	if got := h.byState("b"); got["started"] != 3 {
 		t.Fatalf("b must keep launching while a drains: %v", got)
 	}
