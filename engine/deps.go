@@ -16,8 +16,9 @@ type Journal interface {
 	Plan(ctx context.Context, req journal.PlanRequest) (journal.Attempt, error)
 	Transition(ctx context.Context, id string, to journal.State, update func(*journal.Attempt)) (journal.Attempt, error)
 	Live(ctx context.Context) ([]journal.Attempt, error)
-	// RecordGitHubContact stores the time of the last successful GitHub answer (at most once a minute).
-	RecordGitHubContact(ctx context.Context, t time.Time) error
+	// RecordGitHubContact stores the time of the last successful GitHub answer of account (at most
+	// once a minute per account).
+	RecordGitHubContact(ctx context.Context, account string, t time.Time) error
 }
 
 // Job is one workflow job whose runs-on labels the target's runners satisfy: queued, or in

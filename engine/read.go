@@ -139,7 +139,7 @@ func (l *loop) readGitHub(ctx context.Context, t config.Target, rd via, draining
 			v.err = fmt.Errorf("list runners of target %s: %w", t.Name, err)
 			return v // without the list nothing can launch: spare the budget
 		}
-		s.recordContact(ctx)
+		s.recordContact(ctx, t)
 		v.regs, v.listed, v.byName = regs, true, make(map[string]Runner, len(regs))
 		for _, r := range regs {
 			v.byName[r.Name] = r
@@ -157,7 +157,7 @@ func (l *loop) readGitHub(ctx context.Context, t config.Target, rd via, draining
 		v.err = fmt.Errorf("read queued jobs of target %s: %w", t.Name, err)
 	}
 	if v.err == nil {
-		s.recordContact(ctx)
+		s.recordContact(ctx, t)
 	}
 	v.jobOf = map[string]int64{}
 	for _, j := range jobs {

@@ -59,3 +59,27 @@ func TestGitHubContactRecordedAtMostOncePerMinute(t *testing.T) {
 		t.Fatalf("a failed pass recorded a contact: %v", got)
 	}
 }
+
+// TestGitHubContactRecordedPerAccount: the journal's contact is recorded under each target's
+// account and throttled per account, so an account whose credential broke keeps its last contact
+// while another account's answers move only their own (both recorded in the same minute, which a
+// host-wide throttle would not allow).
+func TestGitHubContactRecordedPerAccount(t *testing.T) {
+	h := newHarness(t)
+	a, b := baseTarget("a"), baseTarget("b")
+	b.Account = "globex"
+	h.begin(cfgOf(a, b))
+	first := h.clock.Now()
+	if d, g := h.j.GitHubContactOf("default"), h.j.GitHubContactOf("globex"); !d.Equal(first) || !g.Equal(first) {
+		t.Fatalf("contacts after the first passes: default %v, globex %v; want both %v", d, g, first)
+	}
+	h.w.setFail(b.Identity(), errOffline)
+	h.tick(poll, 2, "a", "b") // b's pass fails
+	h.tick(poll, 2, "a")
+	if d := h.j.GitHubContactOf("default"); !d.Equal(first.Add(time.Minute)) {
+		t.Fatalf("default's contact = %v, want %v", d, first.Add(time.Minute))
+	}
+	if g := h.j.GitHubContactOf("globex"); !g.Equal(first) {
+		t.Fatalf("globex failed since %v but its contact moved to %v", first, g)
+	}
+}

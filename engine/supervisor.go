@@ -28,10 +28,11 @@ type Supervisor struct {
 	log    *slog.Logger
 	events *eventLog
 
-	planMu  sync.Mutex   // one Plan at a time in this process; the journal is the authority across restarts
-	contact atomic.Int64 // unix nanos of the last RecordGitHubContact, to write it at most once a minute
-	cfg     atomic.Pointer[config.Config]
-	drain   atomic.Int32 // drainNone, drainUpgrade, drainShutdown
+	planMu    sync.Mutex // one Plan at a time in this process; the journal is the authority across restarts
+	contactMu sync.Mutex
+	contact   map[string]time.Time // by account: the last RecordGitHubContact, to write each at most once a minute
+	cfg       atomic.Pointer[config.Config]
+	drain     atomic.Int32 // drainNone, drainUpgrade, drainShutdown
 
 	mu         sync.Mutex
 	gen        int64
@@ -73,7 +74,7 @@ type Supervisor struct {
 func New(deps Deps, opts Options) *Supervisor {
 	s := &Supervisor{deps: deps, opts: opts.withDefaults(), clock: deps.Clock, rand: deps.Rand, log: deps.Logger,
 		loops: map[loopKey]*loop{}, changed: make(chan struct{}), shutdownCh: make(chan struct{}), startedCh: make(chan struct{}), left: map[string]bool{},
-		unsure: map[string]config.Target{}, claims: newClaims(), names: map[string]int{}}
+		unsure: map[string]config.Target{}, contact: map[string]time.Time{}, claims: newClaims(), names: map[string]int{}}
 	s.hard, s.hardCancel = context.WithCancel(context.Background())
 	if s.clock == nil {
 		s.clock = RealClock{}
@@ -176,15 +177,24 @@ func (s *Supervisor) leftForRecovery(id string) bool {
 	return s.left[id]
 }
 
-// recordContact notes a successful GitHub answer in the journal, throttled to one write a minute.
-func (s *Supervisor) recordContact(ctx context.Context) {
+// recordContact notes a successful GitHub answer for target t in the journal under t's account,
+// throttled to one write a minute per account: one account answering never stands in for another
+// whose credential is broken (TestGitHubContactRecordedPerAccount).
+func (s *Supervisor) recordContact(ctx context.Context, t config.Target) {
+	account := t.Account
+	if account == "" {
+		account = config.DefaultAccount // [github]'s, as config.AccountOf names it
+	}
 	now := s.clock.Now()
-	last := s.contact.Load()
-	if now.UnixNano()-last < int64(time.Minute) || !s.contact.CompareAndSwap(last, now.UnixNano()) {
+	s.contactMu.Lock()
+	if last, ok := s.contact[account]; ok && now.Sub(last) < time.Minute {
+		s.contactMu.Unlock()
 		return
 	}
-	if err := s.deps.Journal.RecordGitHubContact(ctx, now); err != nil {
-		s.log.Warn("could not record the last GitHub contact in the journal", "err", err)
+	s.contact[account] = now
+	s.contactMu.Unlock()
+	if err := s.deps.Journal.RecordGitHubContact(ctx, account, now); err != nil {
+		s.log.Warn("could not record the last GitHub contact in the journal", "account", account, "err", err)
 	}
 }
 

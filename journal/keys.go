@@ -10,7 +10,9 @@ var (
 	keySchema  = []byte("meta/schema")         // decimal SchemaVersion
 	keyHostID  = []byte("meta/host_id")        // 8 lowercase base32 chars
 	keySeq     = []byte("meta/seq")            // decimal, last attempt sequence handed out
-	keyContact = []byte("meta/github_contact") // RFC 3339 (nanoseconds, UTC)
+	keyContact = []byte("meta/github_contact") // RFC 3339 (nanoseconds, UTC), the newest of every account's
+
+	prefixContact = "meta/github_contact/" // meta/github_contact/<account> -> RFC 3339 (nanoseconds, UTC)
 
 	prefixAttempt = "attempt/" // attempt/<id> -> attemptRecord JSON
 	prefixLive    = "live/"    // live/<id> -> liveEntry JSON, present iff the attempt is not terminal

@@ -164,7 +164,7 @@ func TestMetaAndGitHubContact(t *testing.T) {
 	t1 := time.Date(2026, 12, 2, 12, 0, 0, 123, time.UTC)
 	before := writes
 	for _, tm := range []time.Time{t1, t1.Add(-time.Hour)} { // the older one must not move it back
-		if err := j.RecordGitHubContact(ctx, tm); err != nil {
+		if err := j.RecordGitHubContact(ctx, "default", tm); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -29,13 +29,13 @@ type Journal struct {
 	attempts map[string]journal.Attempt
 	history  map[string][]journal.State
 	maxHost  int
-	contact  time.Time
+	contact  map[string]time.Time // by account
 }
 
 // NewJournal returns an empty journal whose attempt ids are "<hostID>-<n>", n zero-padded to ten
 // digits as the journal's.
 func NewJournal(hostID string) *Journal {
-	return &Journal{Now: time.Now, hostID: hostID, attempts: map[string]journal.Attempt{}, history: map[string][]journal.State{}}
+	return &Journal{Now: time.Now, hostID: hostID, attempts: map[string]journal.Attempt{}, history: map[string][]journal.State{}, contact: map[string]time.Time{}}
 }
 
 func (j *Journal) fail(op string) error {
@@ -186,19 +186,32 @@ func (j *Journal) MaxHostLive() int {
 	return j.maxHost
 }
 
-// RecordGitHubContact keeps the newest time it is given.
-func (j *Journal) RecordGitHubContact(_ context.Context, t time.Time) error {
+// RecordGitHubContact keeps the newest time it is given for account.
+func (j *Journal) RecordGitHubContact(_ context.Context, account string, t time.Time) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if t.After(j.contact) {
-		j.contact = t
+	if t.After(j.contact[account]) {
+		j.contact[account] = t
 	}
 	return nil
 }
 
-// LastGitHubContact returns the newest recorded contact.
+// LastGitHubContact returns the newest recorded contact of any account, as the journal's host-wide one.
 func (j *Journal) LastGitHubContact() time.Time {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.contact
+	var last time.Time
+	for _, t := range j.contact {
+		if t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
+// GitHubContactOf returns account's newest recorded contact (zero: none).
+func (j *Journal) GitHubContactOf(account string) time.Time {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.contact[account]
 }
