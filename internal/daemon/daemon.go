@@ -243,8 +243,8 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 	if err != nil {
 		return nil, classed(ErrLocalState, err)
 	}
-	if last, err := j.LastGitHubContact(ctx); err == nil && !last.IsZero() {
-		m.RestoreGitHubContact(last)
+	if c, err := j.GitHubContacts(ctx); err == nil {
+		m.RestoreGitHubContact(c.Newest, c.ByAccount)
 	}
 
 	gh := newGitHub(cfg, func(account string, gc config.GitHub) (*github.Client, error) {

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -20,11 +21,14 @@ func (m *Metrics) GitHubContact(account string, t time.Time) {
 }
 
 // RestoreGitHubContact sets what an account shows until its first answer since the daemon started:
-// the journal's last contact, which it keeps for the host as a whole. So after a restart an alert
-// on the contact's age keeps its memory instead of losing the series.
-func (m *Metrics) RestoreGitHubContact(t time.Time) {
+// the journal's last contact of that account in byAccount, or, for an account without one there (a
+// journal written before contacts were kept per account), newest, the host's. So after a restart
+// an alert on the contact's age keeps its memory instead of losing the series, and an account
+// whose credential broke before the restart does not inherit another account's freshness.
+func (m *Metrics) RestoreGitHubContact(newest time.Time, byAccount map[string]time.Time) {
 	m.contact.mu.Lock()
-	m.contact.restored = t
+	m.contact.restored = newest
+	m.contact.restoredBy = maps.Clone(byAccount)
 	m.contact.mu.Unlock()
 }
 
@@ -40,15 +44,16 @@ type contactCollector struct {
 	desc *prometheus.Desc
 	src  source[[]string]
 
-	mu       sync.Mutex
-	at       map[string]time.Time // by account
-	restored time.Time            // the journal's, for an account not contacted since the start
+	mu         sync.Mutex
+	at         map[string]time.Time // by account
+	restoredBy map[string]time.Time // the journal's by account, for an account not contacted since the start
+	restored   time.Time            // the journal's host-wide, for an account without its own there
 }
 
 func newContactCollector() *contactCollector {
 	return &contactCollector{
 		desc: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "github", "last_successful_contact_timestamp_seconds"),
-			"When a GitHub API request of the account last succeeded (Unix time; before its first since the start, the host's last contact kept in the journal; 0: none known).",
+			"When a GitHub API request of the account last succeeded (Unix time; before its first since the start, its last contact kept in the journal, else the host's; 0: none known).",
 			[]string{"account"}, nil),
 		at: map[string]time.Time{},
 	}
@@ -63,8 +68,11 @@ func (c *contactCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, account := range accounts {
-		at := c.at[account]
-		if at.IsZero() {
+		at, ok := c.at[account]
+		if !ok {
+			at, ok = c.restoredBy[account]
+		}
+		if !ok {
 			at = c.restored
 		}
 		v := 0.0
