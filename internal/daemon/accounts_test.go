@@ -3,16 +3,19 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/ghsim"
 	"github.com/runner-manager/runner-manager/internal/ghsim/ghsimtest"
 	"github.com/runner-manager/runner-manager/internal/github"
 	"github.com/runner-manager/runner-manager/internal/status"
+	"github.com/runner-manager/runner-manager/journal"
 )
 
 // TestTwoAccounts: a daemon with [github] on one simulator and an [[account]] on another runs a
@@ -31,29 +34,7 @@ func TestTwoAccounts(t *testing.T) {
 	other.ServeRunnerPackage(pkg)
 	otherToken := filepath.Join(e.dir, "other-token")
 	e.writeFile(otherToken, other.AddToken(ghsim.TokenOptions{Login: "globex-ops"}))
-	e.writeConfig(webTarget(1) + fmt.Sprintf(`
-[[account]]
-name = "globex"
-api_url = %q
-token_file = %q
-points_per_minute = 300
-
-[[target]]
-name = "api"
-repository = "globex/api"
-account = "globex"
-labels = ["linux"]
-max_runners = 1
-poll_interval = "1s"
-
-[[target]]
-name = "api2"
-repository = "globex/api2"
-account = "globex"
-labels = ["linux"]
-max_runners = 1
-poll_interval = "1s"
-`, other.URL(), otherToken))
+	e.writeConfig(withGlobex(other.URL(), otherToken, "points_per_minute = 300\n", "api", "api2"))
 	e.start()
 
 	webJob, err := e.srv.QueueJob("acme/web", []string{"linux"}, 0)
@@ -265,5 +246,64 @@ func TestAccountReloadClasses(t *testing.T) {
 	}
 	if snap.Config.Generation != 2 {
 		t.Fatalf("generation %d after a rejected reload, want 2", snap.Config.Generation)
+	}
+}
+
+// withGlobex is webTarget(1) and an [[account]] globex on apiURL with the token in tokenFile
+// (settings: more lines of its section), with a target of each of its repositories, polled every
+// second.
+func withGlobex(apiURL, tokenFile, settings string, repos ...string) string {
+	cfg := webTarget(1) + fmt.Sprintf("\n[[account]]\nname = \"globex\"\napi_url = %q\ntoken_file = %q\n%s", apiURL, tokenFile, settings)
+	for _, r := range repos {
+		cfg += fmt.Sprintf("\n[[target]]\nname = %q\nrepository = \"globex/%s\"\naccount = \"globex\"\nlabels = [\"linux\"]\nmax_runners = 1\npoll_interval = \"1s\"\n", r, r)
+	}
+	return cfg
+}
+
+// TestContactByAccountAfterRestart: an account whose credential broke before a restart keeps its
+// own last contact from the journal, in status and in its metric series, while [github]'s answers
+// move only [github]'s: before contacts were kept per account, both showed the host's newest.
+func TestContactByAccountAfterRestart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	broken := time.Now().Add(-2 * time.Hour).UTC().Truncate(time.Millisecond)
+	if err := os.MkdirAll(e.stateDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.Open(filepath.Join(e.stateDir, "journal"), journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for account, at := range map[string]time.Time{"globex": broken, "default": broken.Add(time.Hour)} {
+		if err := j.RecordGitHubContact(t.Context(), account, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other := ghsimtest.Start(t, ghsim.Options{})
+	other.CreateRepo("globex", "api")
+	otherToken := filepath.Join(e.dir, "other-token")
+	e.writeFile(otherToken, "ghp_"+"revokedrevokedrevokedrevokedrevoked0") // the simulator knows no such token: 401
+	e.writeConfig(withGlobex(other.URL(), otherToken, "", "api"))
+	e.start()
+
+	snap := e.waitStatus("[github]'s first contact since the start", func(s status.Snapshot) bool {
+		return s.GitHubLastContactByAccount["default"].After(broken.Add(time.Hour))
+	})
+	if got := snap.GitHubLastContactByAccount["globex"]; !got.Equal(broken) {
+		t.Errorf("status: globex's last contact %v, want its own from the journal, %v", got, broken)
+	}
+	if !snap.GitHubLastContact.Equal(snap.GitHubLastContactByAccount["default"]) {
+		t.Errorf("status: github_last_contact %v, want the newest of all, [github]'s %v", snap.GitHubLastContact, snap.GitHubLastContactByAccount["default"])
+	}
+	const contact = "runner_manager_github_last_successful_contact_timestamp_seconds"
+	fams := e.scrape()
+	if v, ok := sample(fams, contact, map[string]string{"account": "globex"}); !ok || math.Abs(v-float64(broken.UnixMilli())/1e3) > 1e-3 {
+		t.Errorf("globex's last contact series = %v (present %v), want its own journal time %v", v, ok, float64(broken.UnixMilli())/1e3)
+	}
+	if v, ok := sample(fams, contact, map[string]string{"account": "default"}); !ok || v <= float64(broken.Add(time.Hour).Unix()) {
+		t.Errorf("[github]'s last contact series = %v (present %v), want its answer since the start", v, ok)
 	}
 }

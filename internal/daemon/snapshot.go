@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/runner-manager/runner-manager/config"
 	"github.com/runner-manager/runner-manager/internal/github"
@@ -63,8 +64,19 @@ func (d *daemon) snapshot(ctx context.Context) (status.Snapshot, error) {
 		snap.GitHubPolling = d.polling(d.gh, plans[config.DefaultAccount])
 		snap.GitHubPolling.UsedPerMinute = d.gh.usedPerMinute()
 	}
-	if t, err := d.journal.LastGitHubContact(ctx); err == nil {
-		snap.GitHubLastContact = t
+	if c, err := d.journal.GitHubContacts(ctx); err == nil {
+		snap.GitHubLastContact = c.Newest
+		// Each configured account's own, without the host-wide fallback: an account that never
+		// answered says so instead of borrowing another's time. With [github] alone the
+		// document is as it was before accounts.
+		if names := cfg.AccountNames(); len(names) > 1 {
+			snap.GitHubLastContactByAccount = make(map[string]time.Time, len(names))
+			for _, name := range names {
+				if t, ok := c.ByAccount[name]; ok {
+					snap.GitHubLastContactByAccount[name] = t
+				}
+			}
+		}
 	}
 	for _, ts := range st.Targets {
 		t := status.Target{

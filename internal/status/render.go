@@ -43,16 +43,25 @@ func RenderStatus(w io.Writer, s Snapshot, now time.Time) error {
 	if w := s.Config.Watch; w != nil && !w.Healthy {
 		p.linef("            file watch LOST (%s): edits are seen within 10 s by a stat check; SIGHUP reloads at once", w.Error)
 	}
-	if s.GitHubLastContact.IsZero() {
-		p.linef("github:     no successful contact yet")
-	} else {
-		p.linef("github:     last successful contact %s ago", age(now, s.GitHubLastContact))
+	// With several accounts each has its own contact, and its own plan against its own ceiling, so
+	// each gets its lines: one account's broken credential is not hidden by another's answers. With
+	// [github] alone the lines are those of the versions before accounts; so is the contact line
+	// of a daemon older than github_last_contact_by_account.
+	accounts := s.accounts()
+	contacts := len(accounts) > 1 && s.GitHubLastContactByAccount != nil
+	if !contacts {
+		p.linef("github:     %s", contactAge(now, s.GitHubLastContact))
 	}
-	// With several accounts each has its own plan against its own ceiling, so each gets its lines;
-	// with [github] alone the lines are those of the versions before accounts.
-	if by := s.GitHubPollingByAccount; len(by) > 1 {
-		for _, name := range slices.Sorted(maps.Keys(by)) {
-			p.polling("account "+name+": ", by[name])
+	if len(accounts) > 1 {
+		lead := "github:     "
+		for _, name := range accounts {
+			if contacts {
+				p.linef("%saccount %s: %s", lead, name, contactAge(now, s.GitHubLastContactByAccount[name]))
+				lead = "            "
+			}
+			if pl := s.GitHubPollingByAccount[name]; pl != nil {
+				p.polling("account "+name+": ", pl)
+			}
 		}
 	} else if pl := s.GitHubPolling; pl != nil {
 		p.polling("", pl)
@@ -107,6 +116,26 @@ func RenderStatus(w io.Writer, s Snapshot, now time.Time) error {
 }
 
 // polling writes one account's poll plan, each line after prefix.
+// accounts names, sorted, every account the snapshot has a contact or a poll plan of.
+func (s Snapshot) accounts() []string {
+	names := slices.Collect(maps.Keys(s.GitHubPollingByAccount))
+	for name := range s.GitHubLastContactByAccount {
+		if _, ok := s.GitHubPollingByAccount[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// contactAge is status's phrase for a last successful contact at t (zero: none).
+func contactAge(now, t time.Time) string {
+	if t.IsZero() {
+		return "no successful contact yet"
+	}
+	return "last successful contact " + age(now, t) + " ago"
+}
+
 func (p *printer) polling(prefix string, pl *Polling) {
 	if pl.Message != "" {
 		p.linef("            %spolling STRETCHED: %s", prefix, pl.Message)

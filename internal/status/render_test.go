@@ -96,6 +96,17 @@ func twoAccounts() Snapshot {
 		"globex": {PointsPerMinute: 60, NeedPerMinute: 240, Stretch: 4, UsedPerMinute: 15, Fleet: &PollingFleet{Hosts: 3, SharePerMinute: 20},
 			Message: "2 targets need 240 points/min at poll_interval 1s; the ceiling is 60: polling every 4s instead"},
 	}
+	// globex's credential broke two hours ago while [github]'s answers keep the newest fresh.
+	s.GitHubLastContactByAccount = map[string]time.Time{"default": s.GitHubLastContact, "globex": ago(2 * time.Hour)}
+	return s
+}
+
+// threeAccounts is twoAccounts with an [[account]] initech that has never answered and has no
+// poll plan (no enabled target), and globex never answered either.
+func threeAccounts() Snapshot {
+	s := twoAccounts()
+	delete(s.GitHubLastContactByAccount, "globex")
+	s.GitHubLastContactByAccount["initech"] = ago(3 * time.Minute)
 	return s
 }
 
@@ -124,6 +135,7 @@ func TestGoldenRenderings(t *testing.T) {
 		{"status-fleet-degraded.txt", func(b *bytes.Buffer) error { return RenderStatus(b, inFleet(0), now) }},
 		{"status-accounts.txt", func(b *bytes.Buffer) error { return RenderStatus(b, twoAccounts(), now) }},
 		{"status-accounts.json", func(b *bytes.Buffer) error { return WriteJSON(b, twoAccounts()) }},
+		{"status-accounts-contact.txt", func(b *bytes.Buffer) error { return RenderStatus(b, threeAccounts(), now) }},
 		{"status-cgroups.txt", func(b *bytes.Buffer) error { return RenderStatus(b, isolated(true), now) }},
 		{"status-no-cgroups.txt", func(b *bytes.Buffer) error { return RenderStatus(b, isolated(false), now) }},
 		{"status.json", func(b *bytes.Buffer) error { return WriteJSON(b, fixture()) }},

@@ -41,8 +41,12 @@ type Snapshot struct {
 	MaxRunners        int       `json:"max_runners"`        // host-wide daemon.max_runners
 	Draining          string    `json:"draining,omitempty"` // "", "shutdown" or "upgrade"
 	Config            Config    `json:"config"`
-	GitHubLastContact time.Time `json:"github_last_contact,omitzero"` // last successful GitHub API request
-	GitHubPolling     *Polling  `json:"github_polling,omitempty"`     // the [github] account's poll plan
+	GitHubLastContact time.Time `json:"github_last_contact,omitzero"` // last successful GitHub API request of any account
+	// GitHubLastContactByAccount is, with several accounts configured, each one's last successful
+	// GitHub API request by account name ("default" for [github]), from the journal; an account
+	// without one is absent. Absent with [github] alone, where github_last_contact says it all.
+	GitHubLastContactByAccount map[string]time.Time `json:"github_last_contact_by_account,omitempty"`
+	GitHubPolling              *Polling             `json:"github_polling,omitempty"` // the [github] account's poll plan
 	// GitHubPollingByAccount is every configured account's poll plan, by account name ("default"
 	// for [github]): each account has its own governor and ceiling. Absent when GitHubPolling is.
 	GitHubPollingByAccount map[string]*Polling `json:"github_polling_by_account,omitempty"`

@@ -71,6 +71,17 @@ func topHeader(s Snapshot, now time.Time) []string {
 	if !s.GitHubLastContact.IsZero() {
 		gh = fmt.Sprintf("github: last contact %s ago", age(now, s.GitHubLastContact))
 	}
+	if accounts := s.accounts(); len(accounts) > 1 && s.GitHubLastContactByAccount != nil {
+		// Each account's own, so one whose credential broke shows while another answers.
+		ages := make([]string, len(accounts))
+		for i, name := range accounts {
+			ages[i] = name + " none yet"
+			if t := s.GitHubLastContactByAccount[name]; !t.IsZero() {
+				ages[i] = name + " " + age(now, t) + " ago"
+			}
+		}
+		gh = "github: last contact " + strings.Join(ages, ", ")
+	}
 	// Each account has its own governor and ceiling, so with several each gets a line, as in
 	// `status`; with [github] alone the governor shares the GitHub line.
 	by := s.GitHubPollingByAccount

@@ -26,6 +26,7 @@ func TestRenderTop(t *testing.T) {
 		{"top-120x40.txt", fixture(), 120, 40},
 		{"top-fleet-80x24.txt", fleet, 80, 24},
 		{"top-accounts-80x24.txt", twoAccounts(), 80, 24},
+		{"top-accounts-contact-80x24.txt", threeAccounts(), 80, 24},
 		{"top-fresh-80x24.txt", Snapshot{Version: "0.3.1", PID: 1, StartedAt: now, MaxRunners: 4}, 80, 24},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
