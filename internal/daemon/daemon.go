@@ -244,7 +244,7 @@ func start(ctx context.Context, o Options, cfg *config.Config, log *slog.Logger,
 		return nil, classed(ErrLocalState, err)
 	}
 	if c, err := j.GitHubContacts(ctx); err == nil {
-		m.RestoreGitHubContact(c.Newest, c.ByAccount)
+		m.RestoreGitHubContact(c.Of)
 	}
 
 	gh := newGitHub(cfg, func(account string, gc config.GitHub) (*github.Client, error) {

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"maps"
 	"sync"
 	"time"
 
@@ -21,14 +20,14 @@ func (m *Metrics) GitHubContact(account string, t time.Time) {
 }
 
 // RestoreGitHubContact sets what an account shows until its first answer since the daemon started:
-// the journal's last contact of that account in byAccount, or, for an account without one there (a
-// journal written before contacts were kept per account), newest, the host's. So after a restart
-// an alert on the contact's age keeps its memory instead of losing the series, and an account
-// whose credential broke before the restart does not inherit another account's freshness.
-func (m *Metrics) RestoreGitHubContact(newest time.Time, byAccount map[string]time.Time) {
+// of(account), the journal's last contact of the account (journal.Contacts.Of: its own, or the
+// host's from a journal written before contacts were kept per account; nil: none). So after a
+// restart an alert on the contact's age keeps its memory instead of losing the series, and an
+// account whose credential broke before the restart does not inherit another account's freshness.
+// of must be fast and safe for concurrent use.
+func (m *Metrics) RestoreGitHubContact(of func(account string) time.Time) {
 	m.contact.mu.Lock()
-	m.contact.restored = newest
-	m.contact.restoredBy = maps.Clone(byAccount)
+	m.contact.restored = of
 	m.contact.mu.Unlock()
 }
 
@@ -44,10 +43,9 @@ type contactCollector struct {
 	desc *prometheus.Desc
 	src  source[[]string]
 
-	mu         sync.Mutex
-	at         map[string]time.Time // by account
-	restoredBy map[string]time.Time // the journal's by account, for an account not contacted since the start
-	restored   time.Time            // the journal's host-wide, for an account without its own there
+	mu       sync.Mutex
+	at       map[string]time.Time           // by account
+	restored func(account string) time.Time // the journal's, for an account not contacted since the start
 }
 
 func newContactCollector() *contactCollector {
@@ -69,11 +67,8 @@ func (c *contactCollector) Collect(ch chan<- prometheus.Metric) {
 	defer c.mu.Unlock()
 	for _, account := range accounts {
 		at, ok := c.at[account]
-		if !ok {
-			at, ok = c.restoredBy[account]
-		}
-		if !ok {
-			at = c.restored
+		if !ok && c.restored != nil {
+			at = c.restored(account)
 		}
 		v := 0.0
 		if !at.IsZero() {

@@ -14,7 +14,7 @@ func TestGitHubContactIsPerAccount(t *testing.T) {
 	m := New("test")
 	accounts := []string{DefaultAccount, "globex", "initech"}
 	m.SetContactAccountSource(func() []string { return accounts })
-	m.RestoreGitHubContact(t0, nil)
+	m.RestoreGitHubContact(func(string) time.Time { return t0 })
 	m.GitHubContact(DefaultAccount, t0.Add(time.Minute))
 	m.GitHubContact("globex", t0.Add(2*time.Minute))
 	m.GitHubContact("globex", t0.Add(time.Second)) // an older answer arriving late never moves it back
@@ -30,13 +30,19 @@ func TestGitHubContactIsPerAccount(t *testing.T) {
 			map[string]float64{DefaultAccount: secs(time.Minute), "initech": secs(0)}},
 		{"a late answer of the removed account", func() { m.GitHubContact("globex", t0.Add(3*time.Minute)) },
 			map[string]float64{DefaultAccount: secs(time.Minute), "initech": secs(0)}},
-		{"an empty journal", func() { m.RestoreGitHubContact(time.Time{}, nil) },
+		{"an empty journal", func() { m.RestoreGitHubContact(nil) },
 			map[string]float64{DefaultAccount: secs(time.Minute), "initech": 0}},
 		// The journal keeps each account's own: initech's broken credential shows its own age,
 		// not the host's newest; an account without its own falls back to the host's.
 		{"a journal by account", func() {
 			accounts = []string{DefaultAccount, "initech", "umbrella"}
-			m.RestoreGitHubContact(t0.Add(5*time.Minute), map[string]time.Time{"initech": t0.Add(-time.Hour), DefaultAccount: t0})
+			own := map[string]time.Time{"initech": t0.Add(-time.Hour), DefaultAccount: t0}
+			m.RestoreGitHubContact(func(account string) time.Time {
+				if t, ok := own[account]; ok {
+					return t
+				}
+				return t0.Add(5 * time.Minute)
+			})
 		}, map[string]float64{DefaultAccount: secs(time.Minute), "initech": secs(-time.Hour), "umbrella": secs(5 * time.Minute)}},
 	} {
 		step.do()
