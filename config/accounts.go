@@ -17,10 +17,16 @@ import (
 // naming none (or DefaultAccount). ok is false for a name no [[account]] has (Validate refuses such a file).
 func (c *Config) AccountOf(t Target) (name string, g GitHub, ok bool) {
 	g, ok = c.GitHubOf(t.Account)
+	return t.AccountName(), g, ok
+}
+
+// AccountName is the name of the account t is served under: its `account`, or DefaultAccount
+// for [github]'s.
+func (t Target) AccountName() string {
 	if t.Account == "" {
-		return DefaultAccount, g, ok
+		return DefaultAccount
 	}
-	return t.Account, g, ok
+	return t.Account
 }
 
 // AccountNames lists DefaultAccount and every [[account]]'s name, in file order.

@@ -181,10 +181,7 @@ func (s *Supervisor) leftForRecovery(id string) bool {
 // throttled to one write a minute per account: one account answering never stands in for another
 // whose credential is broken (TestGitHubContactRecordedPerAccount).
 func (s *Supervisor) recordContact(ctx context.Context, t config.Target) {
-	account := t.Account
-	if account == "" {
-		account = config.DefaultAccount // [github]'s, as config.AccountOf names it
-	}
+	account := t.AccountName()
 	now := s.clock.Now()
 	s.contactMu.Lock()
 	if last, ok := s.contact[account]; ok && now.Sub(last) < time.Minute {

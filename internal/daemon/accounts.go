@@ -35,7 +35,7 @@ func (g *gitHub) setAccounts(accts []config.Account) {
 
 // forTarget is the gitHub of t's account: g for [github], else its [[account]]'s.
 func (g *gitHub) forTarget(t config.Target) (*gitHub, error) {
-	if t.Account == "" || t.Account == config.DefaultAccount {
+	if t.AccountName() == config.DefaultAccount {
 		return g, nil
 	}
 	g.mu.Lock()
